@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+from workspaces.models import Workspace
+
+
+class Session(models.Model):
+    """A conversation thread of one end user in one workspace."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="sessions")
+    external_user_id = models.CharField(max_length=255)
+    title = models.CharField(max_length=200)
+    message_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Last activity: bumped by every message; drives ordering and retention.
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [
+            # "This end user's sessions, most recently active first".
+            models.Index(
+                fields=["workspace", "external_user_id", "-updated_at", "-id"], name="session_user_recent_idx"
+            ),
+            # Admin listing of a workspace, export by updated_since, retention.
+            models.Index(fields=["workspace", "-updated_at", "-id"], name="session_ws_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class MessageRole(models.TextChoices):
+    USER = "user", "user"
+    ASSISTANT = "assistant", "assistant"
+
+
+class Grounding(models.TextChoices):
+    DOCUMENTS = "documents", "documents"
+    GENERAL_KNOWLEDGE = "general_knowledge", "general_knowledge"
+
+
+class Message(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    # Position in the session, 0-based; unique so that concurrent posts to one
+    # session cannot interleave or duplicate positions.
+    sequence = models.PositiveIntegerField()
+    role = models.CharField(max_length=10, choices=MessageRole.choices)
+    content = models.TextField()
+    # Assistant messages: {"type", "parts", "form"} as returned by the API.
+    response = models.JSONField(null=True, blank=True)
+    grounding = models.CharField(max_length=20, choices=Grounding.choices, blank=True, default="")
+    model = models.CharField(max_length=200, blank=True, default="")
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    generation_ms = models.PositiveIntegerField(null=True, blank=True)
+    # [{"passage_id", "resource_id", "score", "rank"}] retrieved for this turn.
+    retrieved = models.JSONField(default=list, blank=True)
+    # Citations the model made to passages that were not retrieved (dropped).
+    invalid_citations = models.JSONField(default=list, blank=True)
+    # Set when the answer is the safe fallback after a failed generation.
+    is_fallback = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session", "sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "sequence"], name="message_unique_sequence"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} #{self.sequence}"
+
+
+class FeedbackRating(models.TextChoices):
+    UP = "up", "up"
+    DOWN = "down", "down"
+
+
+class Feedback(models.Model):
+    """An end user's rating of an assistant message; one per message and user."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
+    external_user_id = models.CharField(max_length=255)
+    rating = models.CharField(max_length=4, choices=FeedbackRating.choices)
+    comment = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["message", "external_user_id"], name="feedback_one_per_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rating} on {self.message_id}"

@@ -1,0 +1,96 @@
+"""Envelope and cursor pagination shared by every API view."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from django.db.models import Model, Q, QuerySet
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from daneshyar.exceptions import ValidationFailed
+
+M = TypeVar("M", bound=Model)
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+def ok(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response({"status": "ok", "data": data}, status=status, headers=headers)
+
+
+class PageParamsSerializer(serializers.Serializer[Any]):
+    cursor = serializers.CharField(required=False, max_length=512)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT)
+
+
+def _encode_cursor(values: Sequence[Any]) -> str:
+    raw = json.dumps([v if isinstance(v, int | float | bool) or v is None else str(v) for v in values])
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, size: int) -> list[Any]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        values = json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        values = None
+    if not isinstance(values, list) or len(values) != size:
+        raise ValidationFailed("Invalid cursor.", fields={"cursor": ["Invalid cursor."]})
+    return values
+
+
+def paginate(
+    request: Request,
+    queryset: QuerySet[M],
+    *,
+    ordering: Sequence[str],
+    serialize: Callable[[list[M]], Any],
+) -> Response:
+    """Keyset pagination over ``ordering`` (which must end in a unique field).
+
+    The cursor is opaque to clients; it encodes the sort key of the last item,
+    so pages stay stable while new rows arrive (unlike offsets).
+    """
+    params = PageParamsSerializer(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    limit: int = params.validated_data["limit"]
+    cursor: str | None = params.validated_data.get("cursor")
+
+    fields = [f.lstrip("-") for f in ordering]
+    queryset = queryset.order_by(*ordering)
+    if cursor:
+        values = _decode_cursor(cursor, len(fields))
+        queryset = queryset.filter(_after(ordering, values))
+    rows = list(queryset[: limit + 1])
+    next_cursor = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        last = rows[-1]
+        next_cursor = _encode_cursor([_attr(last, f) for f in fields])
+    return ok({"items": serialize(rows), "next_cursor": next_cursor})
+
+
+def _attr(obj: Any, path: str) -> Any:
+    for part in path.split("__"):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _after(ordering: Sequence[str], values: Sequence[Any]) -> Q:
+    """Rows strictly after ``values`` in ``ordering`` (lexicographic keyset)."""
+    condition = Q()
+    for index, field in enumerate(ordering):
+        name = field.lstrip("-")
+        lookup = "lt" if field.startswith("-") else "gt"
+        step = Q(**{f"{name}__{lookup}": values[index]})
+        for prev_field, prev_value in zip(ordering[:index], values[:index], strict=False):
+            step &= Q(**{prev_field.lstrip("-"): prev_value})
+        condition |= step
+    return condition

@@ -1,0 +1,169 @@
+"""The one error shape of the API and the handler that produces it.
+
+Every failure, whether raised by a service (:class:`ApplicationError`), by DRF
+(validation, parsing, authentication) or by Django itself (unknown route, body
+too large, an unhandled bug), leaves as::
+
+    {"status": "error", "error": {"code": ..., "message": ..., "fields"?: {...}}}
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+
+class ApplicationError(Exception):
+    """An expected failure with a contract error code. Services raise these."""
+
+    status_code = 400
+    code = "validation_error"
+    default_message = "The request could not be processed."
+
+    def __init__(self, message: str | None = None, *, fields: dict[str, list[str]] | None = None):
+        self.message = message or self.default_message
+        self.fields = fields
+        super().__init__(self.message)
+
+
+class ValidationFailed(ApplicationError):
+    status_code = 400
+    code = "validation_error"
+
+
+class NotFound(ApplicationError):
+    status_code = 404
+    code = "not_found"
+    default_message = "Not found."
+
+
+class Forbidden(ApplicationError):
+    status_code = 403
+    code = "forbidden"
+    default_message = "This API key's scope does not allow this operation."
+
+
+class PayloadTooLarge(ApplicationError):
+    status_code = 413
+    code = "payload_too_large"
+    default_message = "The request body is over the size limit."
+
+
+class UnsupportedMediaType(ApplicationError):
+    status_code = 415
+    code = "unsupported_media_type"
+
+
+class LLMUnavailable(ApplicationError):
+    status_code = 503
+    code = "llm_unavailable"
+    default_message = "The generation backend is unavailable or timed out. Try again."
+
+
+def error_body(code: str, message: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if fields:
+        error["fields"] = fields
+    return {"status": "error", "error": error}
+
+
+def error_response(
+    status: int, code: str, message: str, fields: dict[str, Any] | None = None
+) -> JsonResponse:
+    return JsonResponse(error_body(code, message, fields), status=status)
+
+
+def _flatten_fields(detail: Any) -> dict[str, list[str]]:
+    """DRF's nested ``detail`` → ``{"field": ["message", ...]}`` (dotted paths)."""
+    out: dict[str, list[str]] = {}
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                walk(inner, f"{path}.{key}" if path else str(key))
+        elif isinstance(value, list) and value and all(not isinstance(v, dict | list) for v in value):
+            out.setdefault(path or "non_field_errors", []).extend(str(v) for v in value)
+        elif isinstance(value, list):
+            for index, inner in enumerate(value):
+                if inner:
+                    walk(inner, f"{path}.{index}" if path else str(index))
+        else:
+            out.setdefault(path or "non_field_errors", []).append(str(value))
+
+    walk(detail, "")
+    return out
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """DRF's ``EXCEPTION_HANDLER``: map everything to the envelope."""
+    status, code, message, fields = _classify(exc)
+    headers: dict[str, str] = {}
+    wait = getattr(exc, "wait", None)
+    if isinstance(exc, drf.Throttled) and wait is not None:
+        headers["Retry-After"] = str(int(wait) + 1)
+    if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
+        headers["WWW-Authenticate"] = "X-API-Key"
+    return Response(error_body(code, message, fields), status=status, headers=headers)
+
+
+def _classify(exc: Exception) -> tuple[int, str, str, dict[str, list[str]] | None]:
+    if isinstance(exc, ApplicationError):
+        return exc.status_code, exc.code, exc.message, exc.fields
+    if isinstance(exc, drf.ValidationError):
+        return 400, "validation_error", "The request has invalid fields.", _flatten_fields(exc.detail)
+    if isinstance(exc, DjangoValidationError):
+        fields = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        return 400, "validation_error", "The request has invalid fields.", fields
+    if isinstance(exc, drf.ParseError):
+        return 400, "validation_error", f"Malformed request body: {exc.detail}", None
+    if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
+        return 401, "unauthenticated", str(exc.detail), None
+    if isinstance(exc, drf.PermissionDenied | DjangoPermissionDenied):
+        message = str(getattr(exc, "detail", "")) or Forbidden.default_message
+        return 403, "forbidden", message, None
+    if isinstance(exc, drf.NotFound | Http404):
+        return 404, "not_found", "Not found.", None
+    if isinstance(exc, drf.MethodNotAllowed):
+        return 405, "method_not_allowed", str(exc.detail), None
+    if isinstance(exc, drf.NotAcceptable):
+        return 406, "not_acceptable", str(exc.detail), None
+    if isinstance(exc, drf.UnsupportedMediaType):
+        return 415, "unsupported_media_type", str(exc.detail), None
+    if isinstance(exc, RequestDataTooBig):
+        return 413, "payload_too_large", PayloadTooLarge.default_message, None
+    if isinstance(exc, TooManyFieldsSent):
+        return 400, "validation_error", "Too many form fields.", None
+    if isinstance(exc, drf.Throttled):
+        return 429, "rate_limited", "Too many requests.", None
+    if isinstance(exc, drf.APIException):
+        return exc.status_code, "error", str(exc.detail), None
+    logger.exception("Unhandled error in API view", exc_info=exc)
+    return 500, "internal_error", "An internal error occurred.", None
+
+
+# Django-level handlers (routes that never reach a DRF view).
+def handler400(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    if isinstance(exception, RequestDataTooBig):
+        return error_response(413, "payload_too_large", PayloadTooLarge.default_message)
+    return error_response(400, "validation_error", "Bad request.")
+
+
+def handler403(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return error_response(403, "forbidden", Forbidden.default_message)
+
+
+def handler404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return error_response(404, "not_found", "Not found.")
+
+
+def handler500(request: HttpRequest) -> JsonResponse:
+    return error_response(500, "internal_error", "An internal error occurred.")

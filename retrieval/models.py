@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from resources.models import Resource
+from workspaces.models import Workspace
+
+# The column's dimension is fixed in the schema: a model with another
+# dimension needs a migration and a re-embedding of every passage
+# (docs/configuration.md, EMBEDDING_DIMENSIONS).
+EMBEDDING_DIMENSIONS = 384
+
+
+class Passage(models.Model):
+    """A chunk of a resource with its embedding."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Denormalised from the resource so search filters without a join.
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="passages")
+    resource = models.ForeignKey(Resource, on_delete=models.CASCADE, related_name="passages")
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    page = models.PositiveIntegerField(null=True, blank=True)
+    token_count = models.PositiveIntegerField()
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    embedding_model = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["resource", "ordinal"]
+        indexes = [
+            # Nearest neighbours by cosine distance (filtered by workspace with
+            # iterative index scans, see retrieval/search.py).
+            HnswIndex(
+                name="passage_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            # Exact search and per-resource picks within a workspace.
+            models.Index(fields=["workspace", "resource"], name="passage_ws_resource_idx"),
+        ]
+        constraints = [
+            # Idempotent ingestion: a resource never has two passages at one ordinal.
+            models.UniqueConstraint(fields=["resource", "ordinal"], name="passage_unique_ordinal"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.resource_id}#{self.ordinal}"

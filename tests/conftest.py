@@ -1,0 +1,75 @@
+"""Tenant fixtures shared by every test: an owner organization with admin and
+chat keys, and an outsider organization whose keys must always get 404."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from tests.factories import OrganizationFactory, WorkspaceFactory
+from workspaces import services
+from workspaces.models import ApiKeyScope, Organization, Workspace
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@dataclass
+class Tenant:
+    organization: Organization
+    workspace: Workspace
+    admin_key: str
+    chat_key: str
+
+    def client(self, scope: str = "admin") -> APIClient:
+        return api_client(self.admin_key if scope == "admin" else self.chat_key)
+
+
+def api_client(key: str | None) -> APIClient:
+    client = APIClient()
+    if key is not None:
+        client.credentials(HTTP_X_API_KEY=key)
+    return client
+
+
+def make_tenant(name: str = "Owner") -> Tenant:
+    organization = OrganizationFactory(name=name)
+    workspace = WorkspaceFactory(organization=organization)
+    admin = services.api_key_create(organization=organization, name="admin", scope=ApiKeyScope.ADMIN)
+    chat = services.api_key_create(organization=organization, name="chat", scope=ApiKeyScope.CHAT)
+    return Tenant(organization, workspace, admin.plaintext, chat.plaintext)
+
+
+@pytest.fixture
+def owner(db: Any) -> Tenant:
+    return make_tenant("Owner")
+
+
+@pytest.fixture
+def outsider(db: Any) -> Tenant:
+    return make_tenant("Outsider")
+
+
+@pytest.fixture
+def admin_client(owner: Tenant) -> APIClient:
+    return owner.client("admin")
+
+
+@pytest.fixture
+def chat_client(owner: Tenant) -> APIClient:
+    return owner.client("chat")
+
+
+@pytest.fixture
+def outsider_client(outsider: Tenant) -> APIClient:
+    return outsider.client("admin")
+
+
+@pytest.fixture
+def tenant_factory(db: Any) -> Callable[[str], Tenant]:
+    return make_tenant

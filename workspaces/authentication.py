@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from workspaces.keys import hash_key, looks_like_key
+from workspaces.models import ApiKey
+
+HEADER = "HTTP_X_API_KEY"
+# last_used_at is advisory: refresh it at most this often per key so that a
+# busy key does not turn every read into a write.
+LAST_USED_RESOLUTION = timedelta(minutes=5)
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    """``X-API-Key: dk_live_…``. One indexed lookup on ``key_hash``; no cache,
+    so a revoked key stops working on its next request."""
+
+    def authenticate(self, request: Request) -> tuple[ApiKey, ApiKey] | None:
+        raw = request.META.get(HEADER)
+        if raw is None:
+            return None  # -> NotAuthenticated (401) from the permission check
+        plaintext = raw.strip()
+        if not looks_like_key(plaintext):
+            raise exceptions.AuthenticationFailed("Invalid API key.")
+        try:
+            api_key = ApiKey.objects.active().get(key_hash=hash_key(plaintext))
+        except ApiKey.DoesNotExist:
+            raise exceptions.AuthenticationFailed("Invalid or revoked API key.") from None
+        now = timezone.now()
+        if api_key.last_used_at is None or now - api_key.last_used_at > LAST_USED_RESOLUTION:
+            ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+            api_key.last_used_at = now
+        return api_key, api_key
+
+    def authenticate_header(self, request: Request) -> str:
+        # Makes DRF answer 401 (not 403) when no key was sent.
+        return "X-API-Key"
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    target_class = "workspaces.authentication.ApiKeyAuthentication"
+    name = "ApiKeyAuth"
+
+    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
+        return {"type": "apiKey", "in": "header", "name": "X-API-Key"}

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+
+class Organization(models.Model):
+    """A tenant: one integrator. Owns workspaces and API keys."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Workspace(models.Model):
+    """Documents and conversations that belong together, with retrieval settings."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="workspaces")
+    name = models.CharField(max_length=200)
+    system_prompt = models.TextField(blank=True, default="")
+    history_turns = models.PositiveSmallIntegerField(
+        default=20, validators=[MinValueValidator(0), MaxValueValidator(100)]
+    )
+    top_k = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1), MaxValueValidator(50)]
+    )
+    widened_top_k = models.PositiveSmallIntegerField(
+        default=15, validators=[MinValueValidator(1), MaxValueValidator(50)]
+    )
+    per_resource_k = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    # Sessions idle for longer are deleted by the retention task; null keeps them.
+    retention_days = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(36500)]
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [
+            # Workspace list of an organization, oldest first (keyset pagination).
+            models.Index(fields=["organization", "created_at", "id"], name="workspace_org_created_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(top_k__gte=1, top_k__lte=50), name="workspace_top_k_range"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(widened_top_k__gte=1, widened_top_k__lte=50),
+                name="workspace_widened_top_k_range",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(per_resource_k__gte=1, per_resource_k__lte=20),
+                name="workspace_per_resource_k_range",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(history_turns__lte=100), name="workspace_history_turns_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiKeyScope(models.TextChoices):
+    CHAT = "chat", "chat"
+    ADMIN = "admin", "admin"
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def active(self) -> ApiKeyQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiKey(models.Model):
+    """An integrator's credential. Only a keyed hash and a display prefix are stored."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=200)
+    scope = models.CharField(max_length=10, choices=ApiKeyScope.choices, default=ApiKeyScope.CHAT)
+    # HMAC-SHA256 of the plaintext (hex). Unique: the authentication lookup.
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    # First characters of the key, enough to recognise it in a list.
+    prefix = models.CharField(max_length=16, editable=False)
+    # Workspaces this key may use; empty means every workspace of the
+    # organization. Kept on the row so authentication stays one query.
+    allowed_workspace_ids = ArrayField(models.UUIDField(), blank=True, default=list)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    # DRF stores the authenticated key as ``request.user`` as well.
+    is_authenticated = True
+
+    @property
+    def is_admin(self) -> bool:
+        return self.scope == ApiKeyScope.ADMIN
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def allows_workspace(self, workspace_id: uuid.UUID) -> bool:
+        return not self.allowed_workspace_ids or workspace_id in self.allowed_workspace_ids

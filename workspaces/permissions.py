@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+
+from workspaces.models import ApiKey
+
+
+class HasApiKey(BasePermission):
+    """Any valid key (either scope)."""
+
+    message = "An X-API-Key header with a valid key is required."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return isinstance(request.auth, ApiKey)
+
+
+class IsAdminKey(HasApiKey):
+    """Keys with the ``admin`` scope only; a ``chat`` key gets 403."""
+
+    message = "This operation needs an API key with the admin scope."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return isinstance(request.auth, ApiKey) and request.auth.is_admin
