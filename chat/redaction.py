@@ -186,7 +186,10 @@ def redact_message(
             if isinstance(part, dict) and isinstance(part.get("text"), str):
                 part = dict(part)
                 part["text"] = redact_text(
-                    part["text"], path=f"{path}.response.parts[{index}].text", redactor=redactor, report=report
+                    part["text"],
+                    path=f"{path}.response.parts[{index}].text",
+                    redactor=redactor,
+                    report=report,
                 )
             parts.append(part)
         out["response"] = {**response, "parts": parts}
@@ -197,7 +200,10 @@ def redact_message(
             if isinstance(item, dict) and isinstance(item.get("comment"), str) and item["comment"]:
                 item = dict(item)
                 item["comment"] = redact_text(
-                    item["comment"], path=f"{path}.feedback[{index}].comment", redactor=redactor, report=report
+                    item["comment"],
+                    path=f"{path}.feedback[{index}].comment",
+                    redactor=redactor,
+                    report=report,
                 )
             items.append(item)
         out["feedback"] = items

@@ -52,9 +52,7 @@ def end_user_data_delete(
     )
     # Feedback is scoped to the session's end user, so the cascade took it;
     # this catches any left on other sessions should that rule ever loosen.
-    Feedback.objects.filter(
-        message__session__workspace=workspace, external_user_id=external_user_id
-    ).delete()
+    Feedback.objects.filter(message__session__workspace=workspace, external_user_id=external_user_id).delete()
     return deleted
 
 

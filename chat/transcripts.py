@@ -121,9 +121,7 @@ def _message_rows(session_ids: list[Any], chunk: int) -> Iterator[dict[str, Any]
     while True:
         page = base
         if after is not None:
-            page = page.filter(
-                Q(position__gt=after[0]) | Q(position=after[0], sequence__gt=after[1])
-            )
+            page = page.filter(Q(position__gt=after[0]) | Q(position=after[0], sequence__gt=after[1]))
         rows = list(page[:chunk])
         if not rows:
             return
@@ -185,7 +183,10 @@ class TranscriptWriter:
         if self.redactor is not None and self.report is not None:
             # The title is made from the first user message: it is content too.
             title = redact_text(
-                title, path=f"sessions[{self.session_index}].title", redactor=self.redactor, report=self.report
+                title,
+                path=f"sessions[{self.session_index}].title",
+                redactor=self.redactor,
+                report=self.report,
             )
         head = {
             "type": "session",

@@ -16,7 +16,11 @@ from tests.transcripts.factories import answer_response, conversation, feedback
 
 pytestmark = pytest.mark.django_db
 
-SOURCE = {"resource_id": "0b6f5f7e-1d1e-4a53-9f4e-0e8e3c1b2a10", "resource_title": "Policy", "passage_id": "p1"}
+SOURCE = {
+    "resource_id": "0b6f5f7e-1d1e-4a53-9f4e-0e8e3c1b2a10",
+    "resource_title": "Policy",
+    "passage_id": "p1",
+}
 
 
 def test_export_holds_exactly_the_workspaces_sessions(owner: Tenant, outsider: Tenant) -> None:
@@ -34,7 +38,7 @@ def test_export_holds_exactly_the_workspaces_sessions(owner: Tenant, outsider: T
 
 
 def test_session_line_has_the_contract_shape_and_messages_oldest_first(owner: Tenant) -> None:
-    session, messages = conversation(
+    _, messages = conversation(
         owner.workspace,
         turns=[
             ("first?", answer_response(("One.", SOURCE))),
@@ -45,7 +49,15 @@ def test_session_line_has_the_contract_shape_and_messages_oldest_first(owner: Te
 
     _, [line] = export(owner.client(), owner.workspace.id)
 
-    assert set(line) == {"type", "session_id", "external_user_id", "title", "created_at", "updated_at", "messages"}
+    assert set(line) == {
+        "type",
+        "session_id",
+        "external_user_id",
+        "title",
+        "created_at",
+        "updated_at",
+        "messages",
+    }
     assert line["external_user_id"] == "alice"
     assert [m["id"] for m in line["messages"]] == [str(m.id) for m in messages]
     assert [m["role"] for m in line["messages"]] == ["user", "assistant", "user", "assistant"]
@@ -122,7 +134,12 @@ def test_external_user_id_filter(owner: Tenant) -> None:
 
 @pytest.mark.parametrize(
     "params",
-    [{"updated_since": "yesterday"}, {"updated_since": "2026-13-40T00:00:00Z"}, {"redact": "all"}, {"redact": ""}],
+    [
+        {"updated_since": "yesterday"},
+        {"updated_since": "2026-13-40T00:00:00Z"},
+        {"redact": "all"},
+        {"redact": ""},
+    ],
 )
 def test_invalid_filters_get_400_envelope(owner: Tenant, params: dict[str, str]) -> None:
     response, _ = export(owner.client(), owner.workspace.id, **params)
@@ -166,10 +183,16 @@ def test_small_batches_give_the_same_export_with_or_without_server_side_cursors(
     now = timezone.now()
     for i in range(7):
         turns = [(f"q{i}.{t}", answer_response((f"a{i}.{t}", None))) for t in range(i % 4)]
-        conversation(owner.workspace, external_user_id=f"u{i}", turns=turns or None,
-                     updated_at=now - dt.timedelta(minutes=i % 3))
+        conversation(
+            owner.workspace,
+            external_user_id=f"u{i}",
+            turns=turns or None,
+            updated_at=now - dt.timedelta(minutes=i % 3),
+        )
     Session.objects.create(workspace=owner.workspace, external_user_id="empty", title="No messages")
-    sessions = transcripts.transcript_session_list(workspace=owner.workspace, filters=transcripts.ExportFilters())
+    sessions = transcripts.transcript_session_list(
+        workspace=owner.workspace, filters=transcripts.ExportFilters()
+    )
     reference = b"".join(_lines(sessions=sessions))
 
     monkeypatch.setitem(connection.settings_dict, "DISABLE_SERVER_SIDE_CURSORS", not server_side)
@@ -184,7 +207,9 @@ def test_a_database_failure_mid_stream_ends_with_an_error_line(
 ) -> None:
     for i in range(3):
         conversation(owner.workspace, external_user_id=f"u{i}")
-    sessions = transcripts.transcript_session_list(workspace=owner.workspace, filters=transcripts.ExportFilters())
+    sessions = transcripts.transcript_session_list(
+        workspace=owner.workspace, filters=transcripts.ExportFilters()
+    )
     calls = {"n": 0}
     original = transcripts._feedback_by_message
 
