@@ -42,15 +42,14 @@ _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za
 # Country code, check digits, then 11-30 alphanumerics, optionally in groups
 # separated by single spaces. Greedy: the match is trimmed until the mod-97
 # check passes (so a trailing word in capitals is not swallowed).
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}", re.IGNORECASE)
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d\d(?: ?[A-Za-z0-9]){11,30}")
 # A run of digits, possibly "+country", "(area)" and single space/dash
 # separators between groups of two or more digits. Classified afterwards.
-# UUIDs (a message may quote a resource id) are matched first and kept whole.
-_DIGITS = re.compile(
-    r"(?P<uuid>\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)"
-    r"|(?<![\d+])(?:\+\d{1,3}[ -]?)?(?:\(\d{1,5}\)[ -]?)?\d+(?:[ -]\d{2,})*(?!\d)",
-    re.IGNORECASE,
-)
+# The leading lookahead lets the engine skip non-candidates cheaply.
+_DIGITS = re.compile(r"(?=[\d+(])(?<![\d+])(?:\+\d{1,3}[ -]?)?(?:\(\d{1,5}\)[ -]?)?\d+(?:[ -]\d{2,})*(?!\d)")
+_ANY_DIGIT = re.compile(r"\d")
+# A message may quote a resource id: digits inside a UUID are not a number.
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -79,6 +78,15 @@ def _classify_digits(candidate: str) -> str | None:
     return None
 
 
+def _inside_uuid(match: re.Match[str]) -> bool:
+    start, end = match.span()
+    window_start = max(0, start - 36)
+    for uuid in _UUID.finditer(match.string, window_start, end + 36):
+        if uuid.start() <= start and end <= uuid.end():
+            return True
+    return False
+
+
 class RuleRedactor:
     """Rule-based redactor for e-mail addresses, IBANs, phone numbers and long digit runs.
 
@@ -104,7 +112,10 @@ class RuleRedactor:
             return candidate
 
         def digits(match: re.Match[str]) -> str:
-            if match.group("uuid"):
+            # Too short to be a phone or a long number (the common case: "14 days").
+            if match.end() - match.start() < min(PHONE_DIGITS.start, MIN_NUMBER_DIGITS):
+                return match.group(0)
+            if _inside_uuid(match):
                 return match.group(0)
             kind = _classify_digits(match.group(0))
             if kind is None:
@@ -112,9 +123,12 @@ class RuleRedactor:
             found[kind] += 1
             return PLACEHOLDERS[kind]
 
-        text = _EMAIL.sub(email, text)
-        text = _IBAN.sub(iban, text)
-        text = _DIGITS.sub(digits, text)
+        # Cheap gates first: most chat text has no "@" and many have no digit.
+        if "@" in text:
+            text = _EMAIL.sub(email, text)
+        if _ANY_DIGIT.search(text):
+            text = _IBAN.sub(iban, text)
+            text = _DIGITS.sub(digits, text)
         return text, found
 
 
