@@ -75,6 +75,10 @@ def test_staff_logs_in_and_reads_a_transcript_with_citations(
     browser: Any, live_server: Any, tenant_factory: Any
 ) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 20)
 
     owner: Tenant = tenant_factory("Owner")
     source = {
@@ -100,12 +104,13 @@ def test_staff_logs_in_and_reads_a_transcript_with_citations(
     browser.find_element(By.ID, "id_username").send_keys("operator")
     browser.find_element(By.ID, "id_password").send_keys("a-long-test-password-91")
     browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    assert "Site administration" in browser.page_source
+    # click() does not wait for the navigation it starts: wait for the index page.
+    wait.until(ec.title_contains("Site administration"))
 
     browser.get(f"{live_server.url}/admin/chat/session/?q=alice")
-    browser.find_element(By.LINK_TEXT, "Refund question").click()
+    wait.until(ec.element_to_be_clickable((By.LINK_TEXT, "Refund question"))).click()
 
-    transcript = browser.find_element(By.ID, "transcript")
+    transcript = wait.until(ec.presence_of_element_located((By.ID, "transcript")))
     rendered = [el.get_attribute("data-role") for el in transcript.find_elements(By.CSS_SELECTOR, "article")]
     assert rendered == ["user", "assistant"]
     text = transcript.text
