@@ -238,3 +238,24 @@ def test_streaming_after_the_view_returns_works_in_autocommit(tenant_factory: An
     # The view has returned; the generator runs now, as under a WSGI server.
     body = b"".join(response.streaming_content)
     assert len(body.splitlines()) == 5
+
+
+def test_messages_are_read_in_bounded_pages_never_for_the_whole_workspace(owner: Tenant) -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    for i in range(6):
+        turns = [(f"q{t}", answer_response((f"a{t}", None))) for t in range(3)]
+        conversation(owner.workspace, external_user_id=f"u{i}", turns=turns)
+    sessions = transcripts.transcript_session_list(
+        workspace=owner.workspace, filters=transcripts.ExportFilters()
+    )
+
+    with CaptureQueriesContext(connection) as queries:
+        lines = _lines(sessions=sessions, session_batch=2, message_chunk=4)
+
+    assert len(b"".join(lines).splitlines()) == 6
+    message_queries = [q["sql"] for q in queries.captured_queries if 'FROM "chat_message"' in q["sql"]]
+    assert message_queries
+    for sql in message_queries:
+        assert "LIMIT 4" in sql
+        assert "array_position" in sql

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from chat import transcripts
 from chat.models import Message, Session
 from chat.redaction import RedactionReport, RuleRedactor, redact_message
 from tests.conftest import Tenant
@@ -192,3 +193,35 @@ def test_export_redacts_planted_pii_and_keeps_structure_byte_for_byte(owner: Ten
 def test_redacted_export_of_an_empty_workspace_is_just_the_report(owner: Tenant) -> None:
     _, lines = export(owner.client(), owner.workspace.id, redact="pii")
     assert lines == [{"type": "report", "counts": {}, "paths": []}]
+
+
+@pytest.mark.django_db
+def test_a_custom_redactor_is_only_ever_shown_text(owner: Tenant) -> None:
+    session, messages = conversation(
+        owner.workspace,
+        external_user_id="alice",
+        title="Title text",
+        turns=[("Question text", {**answer_response(("Part text", SOURCE)), "form": FORM})],
+    )
+    feedback(messages[1], comment="Comment text")
+    seen: list[str] = []
+
+    def spy(text: str) -> tuple[str, dict[str, int]]:
+        seen.append(text)
+        return text.upper(), {"spy": 1}
+
+    sessions = transcripts.transcript_session_list(
+        workspace=owner.workspace, filters=transcripts.ExportFilters()
+    )
+    lines = [
+        json.loads(x)
+        for x in b"".join(transcripts.transcript_export_lines(sessions=sessions, redactor=spy)).splitlines()
+    ]
+
+    assert sorted(seen) == sorted(["Title text", "Question text", "Part text", "Part text", "Comment text"])
+    line = lines[0]
+    assert line["session_id"] == str(session.id) and line["external_user_id"] == "alice"
+    assert [m["role"] for m in line["messages"]] == ["user", "assistant"]
+    assert line["messages"][1]["response"]["parts"][0] == {"text": "PART TEXT", "source": SOURCE}
+    assert line["messages"][1]["response"]["form"] == FORM
+    assert lines[-1]["counts"] == {"spy": 5}
