@@ -259,3 +259,22 @@ def test_messages_are_read_in_bounded_pages_never_for_the_whole_workspace(owner:
     for sql in message_queries:
         assert "LIMIT 4" in sql
         assert "array_position" in sql
+
+
+def test_admin_key_limited_to_another_workspace_gets_404(owner: Tenant) -> None:
+    from tests.conftest import api_client
+    from workspaces import services
+    from workspaces.models import ApiKeyScope
+
+    conversation(owner.workspace)
+    other = WorkspaceFactory(organization=owner.organization)
+    limited = services.api_key_create(
+        organization=owner.organization, name="limited", scope=ApiKeyScope.ADMIN, workspace_ids=[other.id]
+    )
+    client = api_client(limited.plaintext)
+    response, lines = export(client, owner.workspace.id)
+    assert response.status_code == 404
+    assert lines == []
+    assert client.delete(f"/api/v1/workspaces/{owner.workspace.id}/end-users/alice/").status_code == 404
+    assert Session.objects.filter(workspace=owner.workspace).count() == 1
+    assert export(client, other.id)[0].status_code == 200
