@@ -157,7 +157,10 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "daneshyar")
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 1, minimum=1)
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    # Workspace.retention_days: delete sessions idle for longer (chat/retention.py).
+    "chat-delete-expired-sessions": {"task": "chat.delete_expired_sessions", "schedule": 3600.0},
+}
 
 # --- Limits -------------------------------------------------------------------
 # JSON bodies (chat messages are at most 32,000 characters).

@@ -18,6 +18,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("workspaces/<uuid:workspace_id>/", include("resources.urls")),
     path("workspaces/<uuid:workspace_id>/", include("retrieval.urls")),
     path("workspaces/<uuid:workspace_id>/", include("chat.urls")),
+    path("workspaces/<uuid:workspace_id>/", include("chat.urls_data")),
 ]
 
 urlpatterns = [

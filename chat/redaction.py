@@ -1,0 +1,224 @@
+"""PII redaction of transcript text.
+
+A *redactor* is any callable ``text -> (redacted_text, findings)`` where
+``findings`` maps a kind (``"email"``, ``"phone"``, ...) to how many times it
+was replaced. The export visits message *content* only (see
+:func:`redact_message` for the exact boundary) and feeds each text value to the
+redactor; ids, roles, order, timestamps, sources and other metadata are never
+shown to it, so they cannot be altered.
+
+:class:`RuleRedactor` is the default: deterministic regular expressions, no
+model, no network. Another implementation (a local NER model, say) only has to
+honour the same signature.
+
+A :class:`RedactionReport` collects counts and *structural* paths
+(``sessions[3].messages[2].content``), never the original or the replacement
+text, so the report itself can be logged or shared.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any
+
+Findings = Mapping[str, int]
+Redactor = Callable[[str], tuple[str, Findings]]
+
+PLACEHOLDERS: dict[str, str] = {
+    "email": "[EMAIL]",
+    "iban": "[IBAN]",
+    "phone": "[PHONE]",
+    "number": "[NUMBER]",
+}
+
+# Plain digit runs at least this long are treated as account, card or policy numbers.
+MIN_NUMBER_DIGITS = 8
+# E.164 allows at most 15 digits; fewer than 7 is not a reachable phone number.
+PHONE_DIGITS = range(7, 16)
+
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# Country code, check digits, then 11-30 alphanumerics, optionally in groups
+# separated by single spaces. Greedy: the match is trimmed until the mod-97
+# check passes (so a trailing word in capitals is not swallowed).
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d\d(?: ?[A-Za-z0-9]){11,30}")
+# A run of digits, possibly "+country", "(area)" and single space/dash
+# separators between groups of two or more digits. Classified afterwards.
+# The leading lookahead lets the engine skip non-candidates cheaply.
+_DIGITS = re.compile(r"(?=[\d+(])(?<![\d+])(?:\+\d{1,3}[ -]?)?(?:\(\d{1,5}\)[ -]?)?\d+(?:[ -]\d{2,})*(?!\d)")
+_ANY_DIGIT = re.compile(r"\d")
+# A message may quote a resource id: digits inside a UUID are not a number.
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _iban_valid(candidate: str) -> bool:
+    compact = candidate.replace(" ", "").upper()
+    if not 15 <= len(compact) <= 34 or not compact[:2].isalpha() or not compact[2:4].isdigit():
+        return False
+    rearranged = compact[4:] + compact[:4]
+    try:
+        return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
+    except ValueError:
+        return False
+
+
+def _classify_digits(candidate: str) -> str | None:
+    """``"phone"``, ``"number"`` or None (keep) for a run matched by ``_DIGITS``."""
+    if _ISO_DATE.fullmatch(candidate):
+        return None
+    digits = sum(ch.isdigit() for ch in candidate)
+    groups = len(re.findall(r"\d+", candidate))
+    formatted = candidate.startswith("+") or "(" in candidate or groups >= 3
+    if formatted and digits in PHONE_DIGITS:
+        return "phone"
+    if digits >= MIN_NUMBER_DIGITS:
+        return "number"
+    return None
+
+
+def _inside_uuid(match: re.Match[str]) -> bool:
+    start, end = match.span()
+    window_start = max(0, start - 36)
+    for uuid in _UUID.finditer(match.string, window_start, end + 36):
+        if uuid.start() <= start and end <= uuid.end():
+            return True
+    return False
+
+
+class RuleRedactor:
+    """Rule-based redactor for e-mail addresses, IBANs, phone numbers and long digit runs.
+
+    Rules run in that order, so an e-mail's or an IBAN's digits are never
+    counted twice. Placeholders contain no digits or ``@``, so a later rule
+    never matches a placeholder.
+    """
+
+    def __call__(self, text: str) -> tuple[str, Findings]:
+        found: Counter[str] = Counter()
+
+        def email(match: re.Match[str]) -> str:
+            found["email"] += 1
+            return PLACEHOLDERS["email"]
+
+        def iban(match: re.Match[str]) -> str:
+            candidate = match.group(0)
+            for end in range(len(candidate), 14, -1):
+                head = candidate[:end]
+                if not head.endswith(" ") and _iban_valid(head):
+                    found["iban"] += 1
+                    return PLACEHOLDERS["iban"] + candidate[end:]
+            return candidate
+
+        def digits(match: re.Match[str]) -> str:
+            # Too short to be a phone or a long number (the common case: "14 days").
+            if match.end() - match.start() < min(PHONE_DIGITS.start, MIN_NUMBER_DIGITS):
+                return match.group(0)
+            if _inside_uuid(match):
+                return match.group(0)
+            kind = _classify_digits(match.group(0))
+            if kind is None:
+                return match.group(0)
+            found[kind] += 1
+            return PLACEHOLDERS[kind]
+
+        # Cheap gates first: most chat text has no "@" and many have no digit.
+        if "@" in text:
+            text = _EMAIL.sub(email, text)
+        if _ANY_DIGIT.search(text):
+            text = _IBAN.sub(iban, text)
+            text = _DIGITS.sub(digits, text)
+        return text, found
+
+
+default_redactor: Redactor = RuleRedactor()
+
+
+class RedactionReport:
+    """Counts per kind and the structural paths of every value that changed.
+
+    Paths are capped at ``max_paths`` so that the report stays bounded however
+    large the export; ``paths_truncated`` says how many were left out.
+    """
+
+    def __init__(self, *, max_paths: int = 10_000) -> None:
+        self.counts: Counter[str] = Counter()
+        self.paths: list[str] = []
+        self.paths_truncated = 0
+        self.max_paths = max_paths
+
+    def add(self, path: str, findings: Findings) -> None:
+        total = 0
+        for kind, count in findings.items():
+            if count:
+                self.counts[kind] += count
+                total += count
+        if not total:
+            return
+        if len(self.paths) < self.max_paths:
+            self.paths.append(path)
+        else:
+            self.paths_truncated += 1
+
+    def as_line(self) -> dict[str, Any]:
+        line: dict[str, Any] = {
+            "type": "report",
+            "counts": dict(sorted(self.counts.items())),
+            "paths": self.paths,
+        }
+        if self.paths_truncated:
+            line["paths_truncated"] = self.paths_truncated
+        return line
+
+
+def redact_text(value: str, *, path: str, redactor: Redactor, report: RedactionReport) -> str:
+    redacted, findings = redactor(value)
+    report.add(path, findings)
+    return redacted
+
+
+def redact_message(
+    message: dict[str, Any], *, path: str, redactor: Redactor, report: RedactionReport
+) -> dict[str, Any]:
+    """A copy of an exported message with its text redacted; the input is not mutated.
+
+    Visited: ``content`` (a string), each ``response.parts[i].text`` (the
+    answer's claims and a form's question text) and each feedback ``comment``
+    (free text typed by the end user). Everything else (``id``, ``role``,
+    ``created_at``, ``response.type``, ``response.form``, every ``source``,
+    feedback ratings and user ids) is copied by reference, untouched.
+    """
+    out = dict(message)
+    content = message.get("content")
+    if isinstance(content, str):
+        out["content"] = redact_text(content, path=f"{path}.content", redactor=redactor, report=report)
+    response = message.get("response")
+    if isinstance(response, dict) and isinstance(response.get("parts"), list):
+        parts: list[Any] = []
+        for index, part in enumerate(response["parts"]):
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                part = dict(part)
+                part["text"] = redact_text(
+                    part["text"],
+                    path=f"{path}.response.parts[{index}].text",
+                    redactor=redactor,
+                    report=report,
+                )
+            parts.append(part)
+        out["response"] = {**response, "parts": parts}
+    feedback = message.get("feedback")
+    if isinstance(feedback, list):
+        items: list[Any] = []
+        for index, item in enumerate(feedback):
+            if isinstance(item, dict) and isinstance(item.get("comment"), str) and item["comment"]:
+                item = dict(item)
+                item["comment"] = redact_text(
+                    item["comment"],
+                    path=f"{path}.feedback[{index}].comment",
+                    redactor=redactor,
+                    report=report,
+                )
+            items.append(item)
+        out["feedback"] = items
+    return out

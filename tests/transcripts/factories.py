@@ -1,0 +1,80 @@
+"""Sessions and messages made directly with the ORM (the chat endpoint lives elsewhere)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import factory
+from django.utils import timezone
+
+from chat.models import Feedback, Message, MessageRole, Session
+from workspaces.models import Workspace
+
+
+class SessionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Session
+
+    workspace = factory.SubFactory("tests.factories.WorkspaceFactory")
+    external_user_id = factory.Sequence(lambda n: f"user-{n}")
+    title = factory.Sequence(lambda n: f"Conversation {n}")
+
+
+class MessageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Message
+
+    session = factory.SubFactory(SessionFactory)
+    sequence = factory.Sequence(lambda n: n)
+    role = MessageRole.USER
+    content = "Hello"
+
+
+def answer_response(*parts: tuple[str, dict[str, str] | None], form: Any = None) -> dict[str, Any]:
+    return {
+        "type": "form" if form else "answer",
+        "parts": [{"text": text, "source": source} for text, source in parts],
+        "form": form,
+    }
+
+
+def conversation(
+    workspace: Workspace,
+    *,
+    external_user_id: str = "alice",
+    title: str = "A conversation",
+    turns: list[tuple[str, dict[str, Any]]] | None = None,
+    updated_at: dt.datetime | None = None,
+) -> tuple[Session, list[Message]]:
+    """A session with user/assistant turns; ``turns`` is [(question, response JSON)]."""
+    session = SessionFactory(workspace=workspace, external_user_id=external_user_id, title=title)
+    turns = turns or [("What is the refund window?", answer_response(("Thirty days.", None)))]
+    messages: list[Message] = []
+    for question, response in turns:
+        messages.append(
+            MessageFactory(session=session, sequence=len(messages), role=MessageRole.USER, content=question)
+        )
+        text = " ".join(part["text"] for part in response["parts"])
+        messages.append(
+            MessageFactory(
+                session=session,
+                sequence=len(messages),
+                role=MessageRole.ASSISTANT,
+                content=text,
+                response=response,
+                grounding="documents",
+                model="test-model",
+            )
+        )
+    Session.objects.filter(pk=session.pk).update(
+        message_count=len(messages), updated_at=updated_at or timezone.now()
+    )
+    session.refresh_from_db()
+    return session, messages
+
+
+def feedback(message: Message, *, rating: str = "up", comment: str = "") -> Feedback:
+    return Feedback.objects.create(
+        message=message, external_user_id=message.session.external_user_id, rating=rating, comment=comment
+    )
