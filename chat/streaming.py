@@ -62,13 +62,21 @@ def start_worker(prepared: PreparedTurn) -> tuple[threading.Thread, queue.Queue[
 
 
 def event_stream(prepared: PreparedTurn) -> Iterator[bytes]:
-    """The response body: ``session``, [``prompt_trace``], ``delta``*, then
-    ``message`` or ``error``."""
+    """Start the worker now, and return the response body: ``session``,
+    [``prompt_trace``], ``delta``*, then ``message`` or ``error``.
+
+    The worker starts here, not inside the body generator: a client that
+    disconnects before the first byte is read must still get its turn stored.
+    """
+    _, events = start_worker(prepared)
+    return _drain(prepared, events)
+
+
+def _drain(prepared: PreparedTurn, events: queue.Queue[Event | None]) -> Iterator[bytes]:
     question = prepared.question
     yield sse("session", session_summary(question.session, created=question.created))
     if prepared.include_trace:
         yield sse("prompt_trace", prepared.trace())
-    _, events = start_worker(prepared)
     while True:
         try:
             item = events.get(timeout=KEEPALIVE_SECONDS)
