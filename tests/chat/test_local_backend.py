@@ -1,0 +1,94 @@
+"""The embedded backend for real: SmolLM2-135M (GGUF) + xgrammar. Slow."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from chat.backends import get_backend, local_model_path, use_backend
+from chat.backends.base import Generation
+from chat.backends.local import LocalBackend
+from chat.models import Message
+from chat.output import output_schema
+from tests.chat.helpers import ingest_text
+from tests.conftest import Tenant
+
+DOCUMENT = """The Daneshyar clinic is open from 8 am to 6 pm on weekdays.
+
+Inpatient claims must be filed within 30 days of discharge."""
+
+
+@pytest.fixture(scope="module")
+def local() -> Iterator[LocalBackend]:
+    # Generous timeout: the test machine is shared and slow; the point is the pipeline.
+    backend = LocalBackend(
+        "smollm2-135m-instruct", model_path=local_model_path(), max_new_tokens=80, timeout=600
+    )
+    backend.load()
+    yield backend
+
+
+def test_registry_serves_the_default_model_with_the_local_backend(settings: object) -> None:
+    backend = get_backend("smollm2-135m-instruct")
+    assert isinstance(backend, LocalBackend)
+    assert backend.model_path == local_model_path()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_local_model_answers_over_a_document_with_schema_valid_json(
+    owner: Tenant, local: LocalBackend
+) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    ingest_text(owner.workspace, "Clinic", DOCUMENT)
+    calls: list[Generation] = []
+    original = local.generate
+
+    def recording_generate(*args: object, **kwargs: object) -> Generation:
+        generation = original(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append(generation)
+        return generation
+
+    local.generate = recording_generate  # type: ignore[method-assign]
+    try:
+        with use_backend(local):
+            response = owner.client("admin").post(
+                f"/api/v1/workspaces/{owner.workspace.id}/chat/",
+                {
+                    "external_user_id": "u",
+                    "message": "When is the clinic open?",
+                    "include_prompt_trace": True,
+                },
+                format="json",
+            )
+    finally:
+        del local.generate
+    assert response.status_code == 200, response.json()
+    assistant = response.json()["data"]["assistant_message"]
+    stored = Message.objects.get(id=assistant["id"])
+    assert calls, "the model ran"
+    jsonschema.validate(json.loads(calls[0].text), output_schema())
+    assert stored.is_fallback is False
+    assert assistant["grounding"] == "documents"
+    assert assistant["content"]
+    assert stored.prompt_tokens and stored.prompt_tokens > 50
+    assert stored.completion_tokens and 0 < stored.completion_tokens <= 80
+    for part in assistant["response"]["parts"]:
+        assert part["source"] is None or part["source"]["resource_title"] == "Clinic"
+
+
+@pytest.mark.slow
+def test_local_stream_yields_deltas_then_the_generation(local: LocalBackend) -> None:
+    messages = [
+        {"role": "system", "content": "Reply in JSON."},
+        {"role": "user", "content": "Say hello."},
+    ]
+    items = list(local.stream(messages, schema=output_schema(), max_tokens=40))  # type: ignore[arg-type]
+    final = items[-1]
+    assert isinstance(final, Generation)
+    deltas = items[:-1]
+    assert deltas and all(isinstance(d, str) for d in deltas)
+    assert "".join(deltas) == final.text  # type: ignore[arg-type]
+    assert final.text.startswith('{"type":')
