@@ -45,22 +45,34 @@ class BaseBackend(ABC):
 
     @abstractmethod
     def generate(
-        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Generation:
         """Generate a complete reply constrained to ``schema``.
 
+        ``temperature`` None means the backend's default (greedy locally);
+        the turn service samples on a retry, where greedy would repeat itself.
         Raises ``LLMUnavailable`` when the backend is down, busy past its
         timeout, or timed out.
         """
 
     def stream(
-        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Iterator[StreamItem]:
         """Yield text deltas, then one final :class:`Generation`.
 
         The default produces the whole text at once; real backends override it.
         """
-        generation = self.generate(messages, schema=schema, max_tokens=max_tokens)
+        generation = self.generate(messages, schema=schema, max_tokens=max_tokens, temperature=temperature)
         if generation.text:
             yield generation.text
         yield generation

@@ -35,6 +35,10 @@ class _Runtime:
     model: Any
     tokenizer_info: Any
     compiler: Any
+    # Token ids that contain a letter or digit: the repetition penalty
+    # applies to words, never to JSON punctuation (a penalised closing quote
+    # would make every string run on).
+    word_tokens: frozenset[int]
 
 
 class LocalBackend(BaseBackend):
@@ -47,8 +51,10 @@ class LocalBackend(BaseBackend):
         model_path: Path,
         max_new_tokens: int | None = None,
         timeout: float | None = None,
+        repetition_penalty: float = 1.3,
     ) -> None:
         super().__init__(model_id)
+        self.repetition_penalty = repetition_penalty
         self.model_path = model_path
         self.max_new_tokens = max_new_tokens or settings.LOCAL_MAX_NEW_TOKENS
         self.timeout = timeout or settings.LOCAL_TIMEOUT_SECONDS
@@ -87,11 +93,18 @@ class LocalBackend(BaseBackend):
             tokenizer, vocab_size=model.config.vocab_size
         )
         compiler = xgrammar.GrammarCompiler(tokenizer_info)
+        word_tokens = frozenset(
+            token_id
+            for token_id in range(len(tokenizer))
+            if any(char.isalnum() for char in tokenizer.convert_ids_to_tokens(token_id) or "")
+        )
         logger.info("Loaded %s in %.1fs", self.model_path.name, time.monotonic() - started)
-        return _Runtime(tokenizer, model, tokenizer_info, compiler)
+        return _Runtime(tokenizer, model, tokenizer_info, compiler, word_tokens)
 
     def _grammar(self, runtime: _Runtime, schema: dict[str, Any]) -> Any:
-        key = json.dumps(schema, sort_keys=True)
+        # Not sort_keys: property order is the order the model writes them in
+        # ("type" first, so the model decides answer-or-form up front).
+        key = json.dumps(schema)
         grammar = self._grammars.get(key)
         if grammar is None:
             # Compact JSON (no free whitespace): fewer tokens, and a tiny
@@ -103,17 +116,27 @@ class LocalBackend(BaseBackend):
     # --- generation ------------------------------------------------------------
 
     def generate(
-        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Generation:
         final: Generation | None = None
-        for item in self.stream(messages, schema=schema, max_tokens=max_tokens):
+        for item in self.stream(messages, schema=schema, max_tokens=max_tokens, temperature=temperature):
             if isinstance(item, Generation):
                 final = item
         assert final is not None
         return final
 
     def stream(
-        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Iterator[StreamItem]:
         runtime = self.load()
         grammar = self._grammar(runtime, schema)
@@ -121,12 +144,20 @@ class LocalBackend(BaseBackend):
         if not self._generate_lock.acquire(timeout=self.timeout):
             raise LLMUnavailable("The local generation model is busy. Try again.")
         try:
-            yield from self._decode(runtime, grammar, messages, max_tokens or self.max_new_tokens, deadline)
+            yield from self._decode(
+                runtime, grammar, messages, max_tokens or self.max_new_tokens, deadline, temperature
+            )
         finally:
             self._generate_lock.release()
 
     def _decode(
-        self, runtime: _Runtime, grammar: Any, messages: list[ChatMessage], limit: int, deadline: float
+        self,
+        runtime: _Runtime,
+        grammar: Any,
+        messages: list[ChatMessage],
+        limit: int,
+        deadline: float,
+        temperature: float | None,
     ) -> Iterator[StreamItem]:
         import torch
         import xgrammar
@@ -150,9 +181,22 @@ class LocalBackend(BaseBackend):
                 output = runtime.model(input_ids=step_input, cache=cache, use_cache=True)
                 cache = output.cache
                 logits = output.logits[:, -1, :].float()
+                repeated = sorted(set(generated) & runtime.word_tokens)
+                if repeated and self.repetition_penalty != 1.0:
+                    # A 135M model decoding greedily loops easily ("ref_ref_ref");
+                    # damp words it has already written (CTRL-style penalty).
+                    seen = torch.tensor(repeated)
+                    picked = logits[0, seen]
+                    logits[0, seen] = torch.where(
+                        picked > 0, picked / self.repetition_penalty, picked * self.repetition_penalty
+                    )
                 matcher.fill_next_token_bitmask(bitmask)
                 xgrammar.apply_token_bitmask_inplace(logits, bitmask)
-                token = int(torch.argmax(logits, dim=-1).item())  # greedy: reproducible
+                if temperature:
+                    probabilities = torch.softmax(logits / temperature, dim=-1)
+                    token = int(torch.multinomial(probabilities, num_samples=1).item())
+                else:
+                    token = int(torch.argmax(logits, dim=-1).item())  # greedy: reproducible
                 if not matcher.accept_token(token) or matcher.is_terminated():
                     break
                 generated.append(token)

@@ -46,10 +46,14 @@ class OpenAIBackend(BaseBackend):
         )
 
     def request(
-        self, messages: list[ChatMessage], schema: dict[str, Any], max_tokens: int | None
+        self,
+        messages: list[ChatMessage],
+        schema: dict[str, Any],
+        max_tokens: int | None,
+        temperature: float | None = None,
     ) -> dict[str, Any]:
         """The ``chat.completions.create`` arguments (without ``stream``)."""
-        return {
+        arguments: dict[str, Any] = {
             "model": self.model_id,
             "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
             "response_format": {
@@ -58,12 +62,22 @@ class OpenAIBackend(BaseBackend):
             },
             "max_tokens": max_tokens or self.max_tokens,
         }
+        if temperature is not None:
+            arguments["temperature"] = temperature
+        return arguments
 
     def generate(
-        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Generation:
         try:
-            completion = self._client.chat.completions.create(**self.request(messages, schema, max_tokens))
+            completion = self._client.chat.completions.create(
+                **self.request(messages, schema, max_tokens, temperature)
+            )
         except openai.OpenAIError as exc:
             raise _unavailable(exc) from exc
         text = ""
@@ -77,11 +91,16 @@ class OpenAIBackend(BaseBackend):
         )
 
     def stream(
-        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Iterator[StreamItem]:
         try:
             chunks = self._client.chat.completions.create(
-                **self.request(messages, schema, max_tokens),
+                **self.request(messages, schema, max_tokens, temperature),
                 stream=True,
                 stream_options={"include_usage": True},
             )

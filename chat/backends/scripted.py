@@ -43,9 +43,22 @@ class ScriptedBackend(BaseBackend):
         self.gate = threading.Event()
         self.gate.set()
 
-    def _next(self, messages: list[ChatMessage], schema: dict[str, Any], max_tokens: int | None) -> str:
+    def _next(
+        self,
+        messages: list[ChatMessage],
+        schema: dict[str, Any],
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> str:
         with self._lock:
-            self.calls.append({"messages": list(messages), "schema": schema, "max_tokens": max_tokens})
+            self.calls.append(
+                {
+                    "messages": list(messages),
+                    "schema": schema,
+                    "max_tokens": max_tokens,
+                    "temperature": temperature,
+                }
+            )
             reply = self.replies.pop(0) if self.replies else self.default
         if isinstance(reply, Exception):
             raise reply
@@ -54,9 +67,14 @@ class ScriptedBackend(BaseBackend):
         return reply
 
     def generate(
-        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Generation:
-        text = self._next(messages, schema, max_tokens)
+        text = self._next(messages, schema, max_tokens, temperature)
         return Generation(
             text=text,
             prompt_tokens=sum(len(m["content"]) for m in messages) // 4,
@@ -64,9 +82,14 @@ class ScriptedBackend(BaseBackend):
         )
 
     def stream(
-        self, messages: list[ChatMessage], *, schema: dict[str, Any], max_tokens: int | None = None
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Iterator[StreamItem]:
-        text = self._next(messages, schema, max_tokens)
+        text = self._next(messages, schema, max_tokens, temperature)
         for start in range(0, len(text), self.chunk_size):
             if start and not self.gate.wait(timeout=30):
                 raise LLMUnavailable("The scripted backend was never released.")

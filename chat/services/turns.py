@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 # Attempts per turn: an empty or invalid reply is retried once, then the
 # safe fallback answer is stored.
 MAX_ATTEMPTS = 2
+# The retry samples: a greedy decoder would write the same invalid reply again.
+RETRY_TEMPERATURE = 0.7
 
 
 @dataclass
@@ -165,7 +167,11 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
         if on_delta is not None and attempt == 1:
             generation = _stream_once(prepared, on_delta, DeltaExtractor())
         else:
-            generation = prepared.backend.generate(prepared.messages, schema=prepared.schema)
+            generation = prepared.backend.generate(
+                prepared.messages,
+                schema=prepared.schema,
+                temperature=RETRY_TEMPERATURE if attempt > 1 else None,
+            )
         prompt_tokens = generation.prompt_tokens if generation.prompt_tokens is not None else prompt_tokens
         completion_tokens += generation.completion_tokens or 0
         try:

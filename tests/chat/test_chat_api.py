@@ -256,6 +256,8 @@ def test_invalid_generation_is_retried_once(owner: Tenant, scripted: ScriptedBac
     assistant = chat(owner, message="hi").json()["data"]["assistant_message"]
     assert assistant["content"] == "Second try."
     assert Message.objects.get(id=assistant["id"]).is_fallback is False
+    # Greedy decoding would repeat the same mistake: the retry samples.
+    assert [call["temperature"] for call in scripted.calls] == [None, 0.7]
 
 
 def test_empty_generation_twice_gives_the_fallback(owner: Tenant, scripted: ScriptedBackend) -> None:
