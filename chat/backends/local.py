@@ -101,6 +101,34 @@ class LocalBackend(BaseBackend):
         logger.info("Loaded %s in %.1fs", self.model_path.name, time.monotonic() - started)
         return _Runtime(tokenizer, model, tokenizer_info, compiler, word_tokens)
 
+    @staticmethod
+    def fit_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+        """``schema`` with bounds that fit the token budget.
+
+        A constrained decoder cannot close the JSON when the budget runs out,
+        and a reply cut short is invalid. So strings get a ``maxLength`` and
+        arrays a smaller ``maxItems``, sized to roughly fill ``max_tokens``
+        (about 3 characters a token, some left for the JSON around them).
+        """
+        items = max(1, min(4, max_tokens // 48))
+        chars = max(16, max_tokens * 2 // items)
+
+        def fit(node: Any) -> Any:
+            if isinstance(node, list):
+                return [fit(item) for item in node]
+            if not isinstance(node, dict):
+                return node
+            out = {key: fit(value) for key, value in node.items()}
+            if out.get("type") == "string" and "enum" not in out:
+                out["maxLength"] = min(int(out.get("maxLength", chars)), chars)
+            if out.get("type") == "array":
+                out["maxItems"] = min(int(out.get("maxItems", items)), items)
+                out["minItems"] = min(int(out.get("minItems", 0)), out["maxItems"])
+            return out
+
+        fitted: dict[str, Any] = fit(schema)
+        return fitted
+
     def _grammar(self, runtime: _Runtime, schema: dict[str, Any]) -> Any:
         # Not sort_keys: property order is the order the model writes them in
         # ("type" first, so the model decides answer-or-form up front).
@@ -139,14 +167,13 @@ class LocalBackend(BaseBackend):
         temperature: float | None = None,
     ) -> Iterator[StreamItem]:
         runtime = self.load()
-        grammar = self._grammar(runtime, schema)
+        limit = max_tokens or self.max_new_tokens
+        grammar = self._grammar(runtime, self.fit_schema(schema, limit))
         deadline = time.monotonic() + self.timeout
         if not self._generate_lock.acquire(timeout=self.timeout):
             raise LLMUnavailable("The local generation model is busy. Try again.")
         try:
-            yield from self._decode(
-                runtime, grammar, messages, max_tokens or self.max_new_tokens, deadline, temperature
-            )
+            yield from self._decode(runtime, grammar, messages, limit, deadline, temperature)
         finally:
             self._generate_lock.release()
 

@@ -24,8 +24,9 @@ from chat import selectors
 from chat.backends import BaseBackend, ChatMessage, Generation, get_backend, resolve_model
 from chat.models import Grounding, Message
 from chat.output import InvalidOutput, ParsedReply, fallback_reply, output_schema, parse_reply
+from chat.partial_json import DeltaExtractor
 from chat.prompting import build_messages
-from chat.services.sessions import StoredQuestion, question_store
+from chat.services.sessions import StoredQuestion, question_store, reply_store
 from daneshyar.exceptions import Forbidden, ValidationFailed
 from resources.models import Resource, ResourceStatus
 from retrieval.search import ScoredPassage, search
@@ -158,8 +159,6 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
 
     Raises ``LLMUnavailable`` when the backend is down or timed out.
     """
-    from chat.partial_json import DeltaExtractor
-
     started = time.monotonic()
     prompt_tokens: int | None = None
     completion_tokens = 0
@@ -183,7 +182,9 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
     return TurnOutcome(fallback_reply(), True, prompt_tokens, completion_tokens or None, _ms_since(started))
 
 
-def _stream_once(prepared: PreparedTurn, on_delta: Callable[[str], None], extractor: Any) -> Generation:
+def _stream_once(
+    prepared: PreparedTurn, on_delta: Callable[[str], None], extractor: DeltaExtractor
+) -> Generation:
     final: Generation | None = None
     chunks: list[str] = []
     for item in prepared.backend.stream(prepared.messages, schema=prepared.schema):
@@ -202,8 +203,7 @@ def _ms_since(started: float) -> int:
 
 
 def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
-    from chat.services.sessions import reply_store
-
+    """Store the reply (short transaction)."""
     return reply_store(
         question=prepared.question,
         content=outcome.reply.content,
@@ -225,11 +225,3 @@ def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
         invalid_citations=outcome.reply.invalid_citations,
         is_fallback=outcome.is_fallback,
     )
-
-
-def chat_turn(**kwargs: Any) -> tuple[PreparedTurn, Message]:
-    """A whole non-streaming turn (see :func:`turn_prepare` for arguments)."""
-    prepared = turn_prepare(**kwargs)
-    release_connection()
-    outcome = turn_generate(prepared)
-    return prepared, turn_finish(prepared, outcome)
