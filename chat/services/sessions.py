@@ -53,22 +53,23 @@ class StoredQuestion:
         return self.message.sequence + 1
 
 
-def _next_question_sequence(session_id: uuid.UUID) -> int:
+def _next_question_sequence(last: int | None) -> int:
     # Questions take even positions and their replies the odd one right
     # after, reserved at once: however concurrent turns finish, each reply
     # sits next to its question. An unanswered question leaves a gap.
-    last = Message.objects.filter(session_id=session_id).aggregate(last=Max("sequence"))["last"]
     return 0 if last is None else (last // 2 + 1) * 2
 
 
 def question_store(
     *, workspace: Workspace, external_user_id: str, session_id: uuid.UUID | None, content: str
 ) -> StoredQuestion:
-    """Store the user's message in a new or existing session.
+    """Store the user's message in a new or existing session (404 if the
+    session is not this end user's in this workspace).
 
     Short transaction: the session row is locked only while the sequence
     number is assigned and the row inserted, never across generation.
     """
+    now = timezone.now()
     with transaction.atomic():
         if session_id is None:
             session = Session.objects.create(
@@ -88,16 +89,21 @@ def question_store(
         )
         if locked is None:
             raise NotFound()
-        session = locked
-        sequence = _next_question_sequence(session.id)
+        # A separate statement, after the lock is granted: under READ
+        # COMMITTED it sees the rows committed by the turn we waited for. (A
+        # subquery inside the locking SELECT would use the older snapshot and
+        # hand two waiting turns the same position.)
+        last = Message.objects.filter(session_id=locked.id).aggregate(last=Max("sequence"))["last"]
         message = Message.objects.create(
-            session=session, sequence=sequence, role=MessageRole.USER, content=content
+            session=locked,
+            sequence=_next_question_sequence(last),
+            role=MessageRole.USER,
+            content=content,
         )
-        Session.objects.filter(id=session.id).update(
-            message_count=F("message_count") + 1, updated_at=message.created_at
-        )
-        session.refresh_from_db(fields=["message_count", "updated_at"])
-        return StoredQuestion(session, False, message)
+        Session.objects.filter(id=locked.id).update(message_count=F("message_count") + 1, updated_at=now)
+        locked.message_count += 1
+        locked.updated_at = now
+        return StoredQuestion(locked, False, message)
 
 
 def reply_store(
@@ -120,7 +126,11 @@ def reply_store(
     to attach it to: 404, like any request for a deleted session.
     """
     with transaction.atomic():
-        if not Session.objects.select_for_update().filter(id=question.session.id).exists():
+        # The UPDATE takes the row lock; no row means the session is gone.
+        bumped = Session.objects.filter(id=question.session.id).update(
+            message_count=F("message_count") + 1, updated_at=timezone.now()
+        )
+        if not bumped:
             raise NotFound()
         message = Message.objects.create(
             session_id=question.session.id,
@@ -136,8 +146,5 @@ def reply_store(
             retrieved=retrieved,
             invalid_citations=invalid_citations,
             is_fallback=is_fallback,
-        )
-        Session.objects.filter(id=question.session.id).update(
-            message_count=F("message_count") + 1, updated_at=timezone.now()
         )
     return message

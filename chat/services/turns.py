@@ -85,8 +85,6 @@ def _check_resource_ids(workspace: Workspace, resource_ids: Sequence[uuid.UUID])
 def _retrieve(
     workspace: Workspace, question: str, resource_ids: Sequence[uuid.UUID]
 ) -> tuple[Grounding, list[ScoredPassage]]:
-    if resource_ids:
-        _check_resource_ids(workspace, resource_ids)
     if not Resource.objects.filter(workspace=workspace, status=ResourceStatus.READY).exists():
         return Grounding.GENERAL_KNOWLEDGE, []
     passages = search(
@@ -113,13 +111,14 @@ def turn_prepare(
         raise Forbidden("include_prompt_trace needs an API key with the admin scope.")
     model_id = str(resolve_model(model)["id"])
     backend = get_backend(model_id)
-    if session_id is not None:
-        # Cheap early 404, before the embedding and search run.
-        selectors.session_get(workspace=workspace, session_id=session_id, external_user_id=external_user_id)
-    grounding, passages = _retrieve(workspace, message, resource_ids)
+    if resource_ids:
+        _check_resource_ids(workspace, resource_ids)
+    # Stored before retrieval: a wrong session is a 404 before the embedding
+    # runs, and nothing below can fail with a 4xx any more.
     stored = question_store(
         workspace=workspace, external_user_id=external_user_id, session_id=session_id, content=message
     )
+    grounding, passages = _retrieve(workspace, message, resource_ids)
     history = selectors.history_turns(
         session_id=stored.session.id, before_sequence=stored.message.sequence, turns=workspace.history_turns
     )
