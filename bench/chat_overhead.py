@@ -226,6 +226,7 @@ def main() -> None:
             run(str(tenant.workspace.id), tenant.chat_key, questions, turns=16, concurrency=1)  # warm-up
             PHASES.clear()
             print(f"\nper-turn server time, generation excluded ({args.turns} turns each):")
+            print(f"  (host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start)")
             for concurrency in (1, 8):
                 latencies, wall = run(
                     str(tenant.workspace.id),
@@ -239,6 +240,7 @@ def main() -> None:
                     f"p95 {percentile(latencies, 95):.1f} ms, max {max(latencies):.1f} ms, "
                     f"throughput {len(latencies) / wall:.1f} turns/s"
                 )
+            print(f"  (load average {os.getloadavg()[0]:.1f} at end)")
             print("\nphase medians at concurrency 1 (ms):")
             for name, values in PHASES.items():
                 if name.startswith("1:"):

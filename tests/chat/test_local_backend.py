@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -92,3 +93,33 @@ def test_local_stream_yields_deltas_then_the_generation(local: LocalBackend) -> 
     assert deltas and all(isinstance(d, str) for d in deltas)
     assert "".join(deltas) == final.text  # type: ignore[arg-type]
     assert final.text.startswith('{"type":')
+
+
+def test_a_busy_local_model_is_llm_unavailable_after_the_timeout() -> None:
+    from types import SimpleNamespace
+
+    from chat.backends.local import _Runtime
+    from daneshyar.exceptions import LLMUnavailable
+
+    backend = LocalBackend("m", model_path=local_model_path(), timeout=0.2)
+    compiler = SimpleNamespace(compile_json_schema=lambda *a, **k: object())
+    backend._runtime = _Runtime(None, None, None, compiler, frozenset())
+    backend._generate_lock.acquire()  # another request is generating
+    try:
+        started = time.monotonic()
+        with pytest.raises(LLMUnavailable, match="busy"):
+            backend.generate([{"role": "user", "content": "hi"}], schema=output_schema())
+        assert time.monotonic() - started < 2
+    finally:
+        backend._generate_lock.release()
+
+
+def test_schema_bounds_fit_the_token_budget() -> None:
+    small = LocalBackend.fit_schema(output_schema(), 80)
+    answer = small["anyOf"][0]["properties"]
+    assert answer["parts"]["maxItems"] == 1
+    assert answer["parts"]["items"]["properties"]["text"]["maxLength"] == 160
+    assert "maxLength" not in answer["type"]  # enums stay as they are
+    large = LocalBackend.fit_schema(output_schema(), 256)
+    assert large["anyOf"][0]["properties"]["parts"]["maxItems"] == 4
+    assert output_schema()["anyOf"][0]["properties"]["parts"]["maxItems"] == 12  # input untouched

@@ -146,6 +146,13 @@ def test_generate_sends_a_json_schema_request_vllm_accepts(server: FakeServer) -
     assert server.headers[0]["authorization"] == "Bearer secret-token"
 
 
+def test_temperature_is_sent_only_when_set(server: FakeServer) -> None:
+    backend(server).generate(MESSAGES, schema=output_schema(), temperature=0.7)
+    backend(server).generate(MESSAGES, schema=output_schema())
+    assert server.requests[0]["temperature"] == 0.7
+    assert "temperature" not in server.requests[1]
+
+
 def test_stream_parses_sse_deltas(server: FakeServer) -> None:
     items = list(backend(server).stream(MESSAGES, schema=output_schema()))
     *deltas, final = items
