@@ -173,15 +173,42 @@ class LocalBackend(BaseBackend):
         if not self._generate_lock.acquire(timeout=self.timeout):
             raise LLMUnavailable("The local generation model is busy. Try again.")
         try:
-            yield from self._decode(runtime, grammar, messages, limit, deadline, temperature)
+            input_ids = self._encode(runtime, messages, limit)
+            yield from self._decode(runtime, grammar, input_ids, limit, deadline, temperature)
+        except LLMUnavailable:
+            raise
+        except Exception as exc:
+            # Whatever torch or the tokenizer raise stays in this module.
+            logger.exception("Local generation failed")
+            raise LLMUnavailable("The local generation model failed.") from exc
         finally:
             self._generate_lock.release()
+
+    def _encode(self, runtime: _Runtime, messages: list[ChatMessage], limit: int) -> Any:
+        """Token ids of the prompt, leaving room for ``limit`` new tokens.
+
+        Past the model's context the oldest history turns are dropped (the
+        system message and the final question with its passages stay).
+        """
+        context = int(getattr(runtime.model.config, "max_position_embeddings", 2048))
+        kept = list(messages)
+        while True:
+            encoded = runtime.tokenizer.apply_chat_template(
+                [dict(m) for m in kept], add_generation_prompt=True, return_dict=True, return_tensors="pt"
+            )
+            input_ids = encoded["input_ids"]
+            if int(input_ids.shape[1]) + limit <= context:
+                return input_ids
+            if len(kept) > 3 and kept[1]["role"] == "user" and kept[2]["role"] == "assistant":
+                del kept[1:3]
+                continue
+            raise LLMUnavailable("The question and its passages are too long for the local model.")
 
     def _decode(
         self,
         runtime: _Runtime,
         grammar: Any,
-        messages: list[ChatMessage],
+        input_ids: Any,
         limit: int,
         deadline: float,
         temperature: float | None,
@@ -190,10 +217,6 @@ class LocalBackend(BaseBackend):
         import xgrammar
 
         tokenizer = runtime.tokenizer
-        encoded = tokenizer.apply_chat_template(
-            [dict(m) for m in messages], add_generation_prompt=True, return_dict=True, return_tensors="pt"
-        )
-        input_ids = encoded["input_ids"]
         prompt_tokens = int(input_ids.shape[1])
         matcher = xgrammar.GrammarMatcher(grammar)
         bitmask = xgrammar.allocate_token_bitmask(1, runtime.tokenizer_info.vocab_size)

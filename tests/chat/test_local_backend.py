@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,31 @@ def test_schema_bounds_fit_the_token_budget() -> None:
     large = LocalBackend.fit_schema(output_schema(), 256)
     assert large["anyOf"][0]["properties"]["parts"]["maxItems"] == 4
     assert output_schema()["anyOf"][0]["properties"]["parts"]["maxItems"] == 12  # input untouched
+
+
+def test_oldest_history_turns_are_dropped_to_fit_the_context() -> None:
+    from types import SimpleNamespace
+
+    import torch
+
+    from chat.backends.local import _Runtime
+    from daneshyar.exceptions import LLMUnavailable
+
+    def template(messages: list[dict[str, str]], **kwargs: object) -> dict[str, torch.Tensor]:
+        return {"input_ids": torch.zeros((1, sum(len(m["content"]) for m in messages)))}
+
+    model = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=100))
+    runtime = _Runtime(SimpleNamespace(apply_chat_template=template), model, None, None, frozenset())
+    backend = LocalBackend("m", model_path=local_model_path())
+    messages: list[Any] = [
+        {"role": "system", "content": "s" * 10},
+        {"role": "user", "content": "old" * 10},
+        {"role": "assistant", "content": "a" * 10},
+        {"role": "user", "content": "new" * 5},
+        {"role": "assistant", "content": "b" * 5},
+        {"role": "user", "content": "q" * 20},
+    ]
+    ids = backend._encode(runtime, messages, limit=50)  # 10 + 15 + 5 + 20 = 50 fits; with turn 1 it does not
+    assert ids.shape[1] == 50
+    with pytest.raises(LLMUnavailable, match="too long"):
+        backend._encode(runtime, [messages[0], {"role": "user", "content": "q" * 95}], limit=50)
