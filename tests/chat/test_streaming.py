@@ -125,3 +125,27 @@ def test_concurrent_posts_to_one_session_keep_turns_together(
         assert (user_role, reply_role) == ("user", "assistant")
         assert reply == f"re: {question}"
     assert Session.objects.get(id=session_id).message_count == 18
+
+
+def test_no_database_connection_is_held_while_the_model_runs(
+    owner: Tenant, scripted: ScriptedBackend
+) -> None:
+    seen: list[bool] = []
+
+    def check(messages: list[Any]) -> str:
+        seen.append(connection.connection is None)  # this thread's connection is closed
+        return answer(("ok", None))
+
+    scripted.default = check
+    client = owner.client("chat")
+    assert (
+        client.post(
+            f"/api/v1/workspaces/{owner.workspace.id}/chat/",
+            {"external_user_id": "u", "message": "hi"},
+            format="json",
+        ).status_code
+        == 200
+    )
+    events = list(sse_events(stream_of(stream(owner, message="hi again"))))
+    assert events[-1][0] == "message"
+    assert seen == [True, True]
