@@ -152,15 +152,18 @@ def run(
 
 
 def bench_local(runs: int, max_tokens: int) -> None:
+    import torch
+
     from chat.backends import local_model_path
     from chat.backends.local import LocalBackend
     from chat.output import output_schema
     from chat.prompting import build_messages
 
+    print(f"\nlocal backend: torch threads {torch.get_num_threads()}, load average {os.getloadavg()[0]:.1f}")
     backend = LocalBackend("smollm2-135m-instruct", model_path=local_model_path(), timeout=600)
     started = time.perf_counter()
     backend.load()
-    print(f"\nlocal backend: model loaded in {time.perf_counter() - started:.1f}s")
+    print(f"  model loaded in {time.perf_counter() - started:.1f}s")
     messages = build_messages(
         workspace_prompt="",
         history=[],
@@ -198,6 +201,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument("--only-local", action="store_true", help="only the local backend's tokens/s")
     parser.add_argument("--local-runs", type=int, default=3)
     parser.add_argument("--local-max-tokens", type=int, default=64)
     args = parser.parse_args()
@@ -207,6 +211,9 @@ def main() -> None:
     from tests.chat.helpers import ingest_text
     from tests.conftest import make_tenant
 
+    if args.only_local:
+        bench_local(args.local_runs, args.local_max_tokens)
+        return
     setup_test_environment()
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
