@@ -68,7 +68,7 @@ def timed(phase: str, func: Callable[..., Any]) -> Callable[..., Any]:
 
 def instrument() -> None:
     """Wrap the phases of a turn to report where the time goes."""
-    from chat import apis, selectors
+    from chat import selectors
     from chat.services import turns
     from retrieval import search as search_module
     from workspaces import authentication
@@ -82,9 +82,9 @@ def instrument() -> None:
     turns.question_store = timed("store question", turns.question_store)
     selectors.history_turns = timed("load history", selectors.history_turns)
     turns.build_messages = timed("build prompt", turns.build_messages)
-    apis.release_connection = timed("close connection", apis.release_connection)
-    apis.turn_generate = timed("generate (double)", apis.turn_generate)
-    apis.turn_finish = timed("store reply", apis.turn_finish)
+    turns.release_connection = timed("close connection", turns.release_connection)
+    turns.turn_generate = timed("generate (double)", turns.turn_generate)
+    turns.turn_finish = timed("store reply", turns.turn_finish)
 
 
 def load_corpus(count: int) -> list[tuple[str, str]]:

@@ -24,7 +24,7 @@ from chat.serializers import (
     session_summary,
 )
 from chat.services import sessions as session_services
-from chat.services.turns import PreparedTurn, release_connection, turn_finish, turn_generate, turn_prepare
+from chat.services.turns import PreparedTurn, release_connection, turn_complete, turn_prepare
 from chat.streaming import event_stream
 from daneshyar.api import ok, paginate
 from daneshyar.exceptions import ValidationFailed
@@ -81,9 +81,7 @@ class ChatApi(APIView):
     )
     def post(self, request: Request, workspace_id: str) -> Response:
         prepared = _prepare(request, workspace_id)
-        release_connection()  # nothing held while the model runs
-        outcome = turn_generate(prepared)
-        reply = turn_finish(prepared, outcome)
+        reply = turn_complete(prepared)
         question = prepared.question
         data: dict[str, Any] = {
             "session": session_summary(question.session, created=question.created),

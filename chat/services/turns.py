@@ -224,3 +224,12 @@ def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
         invalid_citations=outcome.reply.invalid_citations,
         is_fallback=outcome.is_fallback,
     )
+
+
+def turn_complete(prepared: PreparedTurn) -> Message:
+    """Generate and store the reply of a prepared turn (the non-streaming
+    path): the request's connection is released first, so nothing is held
+    while the model runs."""
+    release_connection()
+    outcome = turn_generate(prepared)
+    return turn_finish(prepared, outcome)
