@@ -64,7 +64,9 @@ def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) ->
     questions = dict(
         Message.objects.filter(
             session_id=session_id, role=MessageRole.USER, sequence__in=[seq - 1 for seq, _ in replies]
-        ).values_list("sequence", "content")
+        )
+        .order_by()  # Meta.ordering starts with "session": it would join the session table
+        .values_list("sequence", "content")
     )
     return [
         HistoryTurn(question=questions[seq - 1], answer=content)

@@ -334,3 +334,17 @@ def test_invalid_bodies_are_400(owner: Tenant, scripted: ScriptedBackend, body: 
     response = chat(owner, **body)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "validation_error"
+
+
+def test_a_turn_runs_a_small_fixed_number_of_chat_queries(owner: Tenant, scripted: ScriptedBackend) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    ingest_text(owner.workspace, "Policy", POLICY)
+    session_id = chat(owner, message="first").json()["data"]["session"]["id"]
+    with CaptureQueriesContext(connection) as queries:
+        assert chat(owner, message="second", session_id=session_id).status_code == 200
+    chat_sql = [q["sql"] for q in queries.captured_queries if '"chat_' in q["sql"]]
+    # lock session, last sequence, insert question, bump session; history x2; bump session, insert reply
+    assert len(chat_sql) == 8, chat_sql
+    assert not any("JOIN" in sql for sql in chat_sql)
