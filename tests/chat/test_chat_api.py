@@ -348,3 +348,16 @@ def test_a_turn_runs_a_small_fixed_number_of_chat_queries(owner: Tenant, scripte
     # lock session, last sequence, insert question, bump session; history x2; bump session, insert reply
     assert len(chat_sql) == 8, chat_sql
     assert not any("JOIN" in sql for sql in chat_sql)
+
+
+def test_a_session_deleted_during_generation_is_404_not_500(owner: Tenant, scripted: ScriptedBackend) -> None:
+    session_id = chat(owner, message="first").json()["data"]["session"]["id"]
+
+    def delete_meanwhile(messages: list[Any]) -> str:
+        Session.objects.filter(id=session_id).delete()
+        return answer(("Too late.", None))
+
+    scripted.replies = [delete_meanwhile]
+    response = chat(owner, message="second", session_id=session_id)
+    assert response.status_code == 404
+    assert not Message.objects.filter(session_id=session_id).exists()
