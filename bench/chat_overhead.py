@@ -187,6 +187,8 @@ def bench_local(runs: int, max_tokens: int) -> None:
         tokens = (final.completion_tokens or 1) - 1
         rate = tokens / (ended - first_at) if ended > first_at else 0.0
         rates.append(rate)
+        if len(rates) == 1:
+            print(f"  first reply: {final.text[:160]}")
         print(
             f"  prompt {final.prompt_tokens} tok, first token after {first_at - started:.2f}s, "
             f"{final.completion_tokens} tok in {ended - started:.2f}s -> decode {rate:.1f} tok/s"
