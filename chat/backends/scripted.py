@@ -1,0 +1,97 @@
+"""A test double: replies from a script, instantly.
+
+Used by the API tests and by ``bench/chat_overhead`` (a zero-latency
+generation, so that what is measured is the server's own work). Install it
+with :func:`chat.backends.use_backend`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from chat.backends.base import BaseBackend, ChatMessage, Generation, StreamItem
+from daneshyar.exceptions import LLMUnavailable
+
+# A reply: the raw text, an exception to raise, or a function of the messages.
+Reply = str | Exception | Callable[[list[ChatMessage]], str]
+
+DEFAULT_REPLY = '{"type":"answer","parts":[{"text":"Scripted answer.","passage":null}]}'
+
+
+class ScriptedBackend(BaseBackend):
+    backend_name = "scripted"
+
+    def __init__(
+        self,
+        replies: list[Reply] | None = None,
+        *,
+        default: Reply = DEFAULT_REPLY,
+        chunk_size: int = 7,
+        model_id: str = "scripted",
+    ) -> None:
+        super().__init__(model_id)
+        self.replies: list[Reply] = list(replies or [])
+        self.default = default
+        self.chunk_size = chunk_size
+        # Every call's messages, schema and max_tokens, for assertions.
+        self.calls: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        # Set by tests that need generation to wait (e.g. a client that
+        # disconnects mid-stream); cleared means "block here".
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def _next(
+        self,
+        messages: list[ChatMessage],
+        schema: dict[str, Any],
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> str:
+        with self._lock:
+            self.calls.append(
+                {
+                    "messages": list(messages),
+                    "schema": schema,
+                    "max_tokens": max_tokens,
+                    "temperature": temperature,
+                }
+            )
+            reply = self.replies.pop(0) if self.replies else self.default
+        if isinstance(reply, Exception):
+            raise reply
+        if callable(reply):
+            return reply(messages)
+        return reply
+
+    def generate(
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Generation:
+        text = self._next(messages, schema, max_tokens, temperature)
+        return Generation(
+            text=text,
+            prompt_tokens=sum(len(m["content"]) for m in messages) // 4,
+            completion_tokens=max(1, len(text) // 4),
+        )
+
+    def stream(
+        self,
+        messages: list[ChatMessage],
+        *,
+        schema: dict[str, Any],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Iterator[StreamItem]:
+        text = self._next(messages, schema, max_tokens, temperature)
+        for start in range(0, len(text), self.chunk_size):
+            if start and not self.gate.wait(timeout=30):
+                raise LLMUnavailable("The scripted backend was never released.")
+            yield text[start : start + self.chunk_size]
+        yield Generation(text=text, prompt_tokens=None, completion_tokens=max(1, len(text) // 4))

@@ -1,0 +1,75 @@
+"""Reads for sessions and messages. Every query starts from the workspace and,
+for end-user scoped keys, the ``external_user_id``: a session of another end
+user (or another workspace) is a 404 exactly like a missing one."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db.models import QuerySet
+
+from chat.models import Message, MessageRole, Session
+from chat.prompting import HistoryTurn
+from daneshyar.exceptions import NotFound
+from workspaces.models import Workspace
+
+
+def session_list(*, workspace: Workspace, external_user_id: str | None) -> QuerySet[Session]:
+    """Sessions, most recently active first; all end users' when ``None``."""
+    queryset = Session.objects.filter(workspace=workspace)
+    if external_user_id is not None:
+        queryset = queryset.filter(external_user_id=external_user_id)
+    return queryset
+
+
+def session_get(
+    *, workspace: Workspace, session_id: uuid.UUID | str, external_user_id: str | None
+) -> Session:
+    """The session if it is in ``workspace`` (and belongs to ``external_user_id``
+    when one is given); otherwise 404."""
+    try:
+        session_uuid = uuid.UUID(str(session_id))
+    except ValueError:
+        raise NotFound() from None
+    try:
+        return session_list(workspace=workspace, external_user_id=external_user_id).get(id=session_uuid)
+    except Session.DoesNotExist:
+        raise NotFound() from None
+
+
+def message_list(*, session: Session) -> QuerySet[Message]:
+    return Message.objects.filter(session=session)
+
+
+def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) -> list[HistoryTurn]:
+    """The last ``turns`` *completed* turns before ``before_sequence``, oldest first.
+
+    A turn is a user message (even sequence 2k) and its reply (2k + 1). A user
+    message without a reply (generation failed, or still running in a
+    concurrent request) is left out: the model always sees strict
+    user/assistant alternation, and a question the user never got an answer
+    to is not presented as settled context.
+    """
+    if turns <= 0:
+        return []
+    replies = list(
+        Message.objects.filter(
+            session_id=session_id, role=MessageRole.ASSISTANT, sequence__lt=before_sequence
+        )
+        .order_by("-sequence")
+        .values_list("sequence", "content")[:turns]
+    )
+    if not replies:
+        return []
+    questions = dict(
+        Message.objects.filter(
+            session_id=session_id, role=MessageRole.USER, sequence__in=[seq - 1 for seq, _ in replies]
+        )
+        .order_by()  # Meta.ordering starts with "session": it would join the session table
+        .values_list("sequence", "content")
+    )
+    return [
+        HistoryTurn(question=questions[seq - 1], answer=content)
+        for seq, content in reversed(replies)
+        if seq - 1 in questions
+    ]

@@ -1,0 +1,142 @@
+"""Output shapes of sessions and messages (the "Chat shape" of the spec).
+
+Plain functions rather than ModelSerializers: the shapes depend on the role
+and are also built in the streaming worker thread. The schema-only
+serializers below document them for drf-spectacular.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers
+
+from chat.models import Message, MessageRole, Session
+
+
+def session_summary(session: Session, *, created: bool) -> dict[str, Any]:
+    return {"id": str(session.id), "title": session.title, "created": created}
+
+
+def session_detail(session: Session) -> dict[str, Any]:
+    return {
+        "id": str(session.id),
+        "title": session.title,
+        "external_user_id": session.external_user_id,
+        "message_count": session.message_count,
+        "created_at": _iso(session.created_at),
+        "updated_at": _iso(session.updated_at),
+    }
+
+
+def message_data(message: Message) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": str(message.id),
+        "role": message.role,
+        "content": message.content,
+    }
+    if message.role == MessageRole.ASSISTANT:
+        data["response"] = message.response
+        data["grounding"] = message.grounding
+        data["model"] = message.model
+    data["created_at"] = _iso(message.created_at)
+    return data
+
+
+def _iso(value: Any) -> str:
+    text = str(value.isoformat())
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+# --- OpenAPI descriptions -------------------------------------------------------
+# inline_serializer: some field names ("source", "required", "fields") clash
+# with attributes of DRF's Field classes when declared on a class body.
+
+_source = inline_serializer(
+    "ChatSource",
+    {
+        "resource_id": serializers.UUIDField(),
+        "resource_title": serializers.CharField(),
+        "passage_id": serializers.UUIDField(),
+    },
+    allow_null=True,
+)
+_part = inline_serializer("ChatPart", {"text": serializers.CharField(), "source": _source}, many=True)
+_form_field = inline_serializer(
+    "ChatFormField",
+    {
+        "name": serializers.CharField(),
+        "label": serializers.CharField(),
+        "type": serializers.ChoiceField(
+            choices=["text", "textarea", "number", "select", "checkbox", "radio", "date", "email"]
+        ),
+        "required": serializers.BooleanField(),
+        "placeholder": serializers.CharField(required=False),
+        "options": serializers.ListField(child=serializers.CharField(), required=False),
+    },
+    many=True,
+)
+_form = inline_serializer(
+    "ChatForm", {"title": serializers.CharField(), "fields": _form_field}, allow_null=True
+)
+_response = inline_serializer(
+    "ChatResponse",
+    {"type": serializers.ChoiceField(choices=["answer", "form"]), "parts": _part, "form": _form},
+    required=False,
+    help_text="Assistant messages only.",
+)
+
+
+class MessageSchema(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    role = serializers.ChoiceField(choices=["user", "assistant"])
+    content = serializers.CharField()
+    response = _response
+    grounding = serializers.ChoiceField(
+        choices=["documents", "general_knowledge"], required=False, help_text="Assistant messages only."
+    )
+    model = serializers.CharField(required=False, help_text="Assistant messages only.")
+    created_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "ChatMessage"
+
+
+class SessionSummarySchema(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    created = serializers.BooleanField()
+
+    class Meta:
+        ref_name = "ChatSessionRef"
+
+
+class TraceSchema(serializers.Serializer[Any]):
+    passages = serializers.ListField(child=serializers.DictField())
+    messages = serializers.ListField(child=serializers.DictField())
+
+    class Meta:
+        ref_name = "ChatPromptTrace"
+
+
+class ChatResultSchema(serializers.Serializer[Any]):
+    session = SessionSummarySchema()
+    user_message = MessageSchema()
+    assistant_message = MessageSchema()
+    prompt_trace = TraceSchema(required=False, help_text="Only with include_prompt_trace (admin keys).")
+
+    class Meta:
+        ref_name = "ChatResult"
+
+
+class SessionSchema(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    external_user_id = serializers.CharField()
+    message_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    class Meta:
+        ref_name = "ChatSession"

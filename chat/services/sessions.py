@@ -1,0 +1,150 @@
+"""Writes for sessions: titles, renames, deletion, and the ordered insertion
+of messages (the only place sequence numbers are assigned)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from chat.models import Grounding, Message, MessageRole, Session
+from daneshyar.exceptions import NotFound
+from workspaces.models import Workspace
+
+TITLE_MAX_CHARS = 80
+
+
+def session_title_from(message: str) -> str:
+    """A title from the first message: whitespace collapsed, at most 80
+    characters, cut at a word boundary (with an ellipsis) when longer."""
+    text = " ".join(message.split())
+    if len(text) <= TITLE_MAX_CHARS:
+        return text or "New conversation"
+    cut = text[: TITLE_MAX_CHARS - 1]
+    space = cut.rfind(" ")
+    if space >= TITLE_MAX_CHARS // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def session_update(*, session: Session, title: str) -> Session:
+    session.title = title.strip()[:200]
+    session.save(update_fields=["title", "updated_at"])
+    return session
+
+
+def session_delete(*, session: Session) -> None:
+    session.delete()
+
+
+@dataclass(frozen=True)
+class StoredQuestion:
+    session: Session
+    created: bool
+    message: Message
+
+    @property
+    def reply_sequence(self) -> int:
+        """The slot reserved for this question's reply."""
+        return self.message.sequence + 1
+
+
+def _next_question_sequence(last: int | None) -> int:
+    # Questions take even positions and their replies the odd one right
+    # after, reserved at once: however concurrent turns finish, each reply
+    # sits next to its question. An unanswered question leaves a gap.
+    return 0 if last is None else (last // 2 + 1) * 2
+
+
+def question_store(
+    *, workspace: Workspace, external_user_id: str, session_id: uuid.UUID | None, content: str
+) -> StoredQuestion:
+    """Store the user's message in a new or existing session (404 if the
+    session is not this end user's in this workspace).
+
+    Short transaction: the session row is locked only while the sequence
+    number is assigned and the row inserted, never across generation.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        if session_id is None:
+            session = Session.objects.create(
+                workspace=workspace,
+                external_user_id=external_user_id,
+                title=session_title_from(content),
+                message_count=1,
+            )
+            message = Message.objects.create(
+                session=session, sequence=0, role=MessageRole.USER, content=content
+            )
+            return StoredQuestion(session, True, message)
+        locked = (
+            Session.objects.select_for_update()
+            .filter(id=session_id, workspace=workspace, external_user_id=external_user_id)
+            .first()
+        )
+        if locked is None:
+            raise NotFound()
+        # A separate statement, after the lock is granted: under READ
+        # COMMITTED it sees the rows committed by the turn we waited for. (A
+        # subquery inside the locking SELECT would use the older snapshot and
+        # hand two waiting turns the same position.)
+        last = Message.objects.filter(session_id=locked.id).aggregate(last=Max("sequence"))["last"]
+        message = Message.objects.create(
+            session=locked,
+            sequence=_next_question_sequence(last),
+            role=MessageRole.USER,
+            content=content,
+        )
+        Session.objects.filter(id=locked.id).update(message_count=F("message_count") + 1, updated_at=now)
+        locked.message_count += 1
+        locked.updated_at = now
+        return StoredQuestion(locked, False, message)
+
+
+def reply_store(
+    *,
+    question: StoredQuestion,
+    content: str,
+    response: dict[str, Any],
+    grounding: Grounding,
+    model: str,
+    prompt_tokens: int | None,
+    completion_tokens: int | None,
+    generation_ms: int,
+    retrieved: list[dict[str, Any]],
+    invalid_citations: list[dict[str, Any]],
+    is_fallback: bool,
+) -> Message:
+    """Store the assistant's reply in the slot reserved for it.
+
+    If the session was deleted while the reply was generated, there is nothing
+    to attach it to: 404, like any request for a deleted session.
+    """
+    with transaction.atomic():
+        # The UPDATE takes the row lock; no row means the session is gone.
+        bumped = Session.objects.filter(id=question.session.id).update(
+            message_count=F("message_count") + 1, updated_at=timezone.now()
+        )
+        if not bumped:
+            raise NotFound()
+        message = Message.objects.create(
+            session_id=question.session.id,
+            sequence=question.reply_sequence,
+            role=MessageRole.ASSISTANT,
+            content=content,
+            response=response,
+            grounding=grounding,
+            model=model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            generation_ms=generation_ms,
+            retrieved=retrieved,
+            invalid_citations=invalid_citations,
+            is_fallback=is_fallback,
+        )
+    return message
