@@ -1,0 +1,169 @@
+"""The lexical leg: Okapi BM25 over PostgreSQL full-text search.
+
+Documents are ``Passage.search_vector`` (a generated ``tsvector``: the English
+configuration's stemmed lexemes without stop words, with positions); the
+query is parsed by the same configuration and matched with an OR of its
+lexemes, served by the GIN index. PostgreSQL's own ``ts_rank`` has no inverse
+document frequency, so a rare term weighs as much as a common one; BM25 is
+computed instead, in SQL:
+
+    score(d) = sum over query lexemes t in d of
+               idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
+    idf(t)   = ln(1 + (N - df + 0.5) / (df + 0.5))
+
+``tf`` is the lexeme's number of positions in the passage, ``|d|`` the number
+of distinct lexemes in it; ``df`` is counted exactly in the workspace's ready
+passages for every query; ``N`` and ``avgdl`` change slowly and are cached
+per workspace for :data:`STATS_TTL_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.backends.utils import CursorWrapper
+
+from resources.models import ResourceStatus
+from retrieval.models import TEXT_SEARCH_CONFIG
+
+# BM25 parameters: the usual values for short passages (Anserini, BEIR).
+BM25_K1 = 0.9
+BM25_B = 0.4
+STATS_TTL_SECONDS = 60.0
+
+READY = ResourceStatus.READY.value
+
+_STATS = """
+SELECT count(*), coalesce(avg(length(p.search_vector)), 0)
+FROM retrieval_passage p
+JOIN resources_resource r ON r.id = p.resource_id
+WHERE p.workspace_id = %s AND r.status = %s
+"""
+
+_BM25 = """
+WITH matched AS (
+    SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
+           -- only the query's lexemes, with their positions
+           ts_filter(setweight(p.search_vector, 'A', %(lexemes)s::text[]), '{a}') AS hits
+    FROM retrieval_passage p
+    JOIN resources_resource r ON r.id = p.resource_id
+    WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
+      AND p.search_vector @@ %(tsquery)s::tsquery
+),
+terms AS (
+    SELECT m.id, m.resource_id, m.dl, h.lexeme, cardinality(h.positions) AS tf
+    FROM matched m CROSS JOIN LATERAL unnest(m.hits) AS h
+),
+df AS (SELECT lexeme, count(*) AS df FROM terms GROUP BY lexeme),
+scored AS (
+    SELECT t.id, t.resource_id,
+           sum(ln(1 + (greatest(%(n)s, d.df) - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * (%(k1)s + 1)
+               / (t.tf + %(k1)s * (1 - %(b)s + %(b)s * t.dl / %(avgdl)s))) AS score
+    FROM terms t JOIN df d USING (lexeme)
+    GROUP BY t.id, t.resource_id
+),
+ranked AS (
+    SELECT id, resource_id, score,
+           row_number() OVER (ORDER BY score DESC, id) AS place,
+           row_number() OVER (PARTITION BY resource_id ORDER BY score DESC, id) AS resource_place,
+           max(score) OVER () AS best
+    FROM scored
+)
+SELECT id, score, best FROM ranked
+WHERE place <= %(limit)s
+   OR id = ANY(%(extra)s::uuid[])
+   OR (resource_id = ANY(%(resources)s::uuid[]) AND resource_place <= %(per_resource)s)
+"""
+
+
+@dataclass(frozen=True)
+class WorkspaceStats:
+    passages: int
+    average_length: float
+
+
+@dataclass(frozen=True)
+class LexicalResult:
+    scores: dict[uuid.UUID, float]
+    best: float  # the highest BM25 score of any passage in the workspace
+
+
+_stats_cache: dict[uuid.UUID, tuple[float, WorkspaceStats]] = {}
+_stats_lock = threading.Lock()
+
+
+def workspace_stats(cursor: CursorWrapper, *, workspace_id: uuid.UUID) -> WorkspaceStats:
+    now = time.monotonic()
+    with _stats_lock:
+        cached = _stats_cache.get(workspace_id)
+    if cached is not None and now - cached[0] < STATS_TTL_SECONDS:
+        return cached[1]
+    cursor.execute(_STATS, [workspace_id, READY])
+    row = cursor.fetchone() or (0, 0.0)
+    stats = WorkspaceStats(passages=int(row[0]), average_length=float(row[1]))
+    with _stats_lock:
+        _stats_cache[workspace_id] = (now, stats)
+    return stats
+
+
+def clear_stats_cache() -> None:
+    with _stats_lock:
+        _stats_cache.clear()
+
+
+def query_lexemes(cursor: CursorWrapper, text: str) -> list[str]:
+    """The query's distinct lexemes, normalised exactly as the passages are."""
+    cursor.execute(
+        "SELECT array(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)))", [TEXT_SEARCH_CONFIG, text]
+    )
+    row = cursor.fetchone()
+    return list(row[0]) if row and row[0] else []
+
+
+def or_tsquery(lexemes: Sequence[str]) -> str:
+    """``'a' | 'b' | ...``: quoted, so lexemes are matched as they are (no
+    second normalisation); quotes and backslashes inside are doubled."""
+    return " | ".join("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
+
+
+def bm25(
+    cursor: CursorWrapper,
+    *,
+    workspace_id: uuid.UUID,
+    lexemes: Sequence[str],
+    limit: int,
+    extra_ids: Sequence[uuid.UUID] = (),
+    resource_ids: Sequence[uuid.UUID] = (),
+    per_resource: int = 0,
+) -> LexicalResult:
+    """BM25 scores of the ``limit`` best-matching ready passages, plus those of
+    ``extra_ids`` and the ``per_resource`` best of each of ``resource_ids``
+    (when they match at all: a passage without a query lexeme scores 0)."""
+    if not lexemes:
+        return LexicalResult(scores={}, best=0.0)
+    stats = workspace_stats(cursor, workspace_id=workspace_id)
+    cursor.execute(
+        _BM25,
+        {
+            "lexemes": list(lexemes),
+            "tsquery": or_tsquery(lexemes),
+            "workspace": workspace_id,
+            "ready": READY,
+            "n": stats.passages,
+            "avgdl": max(stats.average_length, 1.0),
+            "k1": BM25_K1,
+            "b": BM25_B,
+            "limit": limit,
+            "extra": list(extra_ids),
+            "resources": list(resource_ids),
+            "per_resource": per_resource,
+        },
+    )
+    rows = cursor.fetchall()
+    best = float(rows[0][2]) if rows else 0.0
+    return LexicalResult(scores={row[0]: float(row[1]) for row in rows}, best=best)
