@@ -81,6 +81,18 @@ WHERE place <= %(limit)s
 """
 
 
+_FIRST_PASSAGES = """
+SELECT id FROM (
+    SELECT p.id, row_number() OVER (PARTITION BY p.resource_id ORDER BY p.ordinal, p.id) AS place
+    FROM retrieval_passage p
+    JOIN resources_resource r ON r.id = p.resource_id
+    WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
+      AND p.resource_id = ANY(%(resources)s::uuid[])
+) ordered
+WHERE place <= %(limit)s
+"""
+
+
 @dataclass(frozen=True)
 class WorkspaceStats:
     passages: int
@@ -167,3 +179,18 @@ def bm25(
     rows = cursor.fetchall()
     best = float(rows[0][2]) if rows else 0.0
     return LexicalResult(scores={row[0]: float(row[1]) for row in rows}, best=best)
+
+
+def first_passages(
+    cursor: CursorWrapper, *, workspace_id: uuid.UUID, resource_ids: Sequence[uuid.UUID], limit: int
+) -> list[uuid.UUID]:
+    """The first ``limit`` ready passages of each resource, in document order.
+
+    With the lexical leg alone, a named resource none of whose passages
+    shares a lexeme with the query is still represented by these (score 0).
+    """
+    cursor.execute(
+        _FIRST_PASSAGES,
+        {"workspace": workspace_id, "ready": READY, "resources": list(resource_ids), "limit": limit},
+    )
+    return [row[0] for row in cursor.fetchall()]

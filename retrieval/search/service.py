@@ -18,6 +18,8 @@ with rank):
   DENSE_WEIGHT) * normalised BM25``. A passage's score depends only on the
   query, the passage and the workspace, not on which candidate list found
   it, so the per-resource picks are scored on the same scale as the rest.
+  With the lexical leg alone, a named resource without any passage sharing
+  a lexeme with the query is represented by its first passages, score 0.
 
 Each leg returns its ``CANDIDATES`` best (plus, for named resources, the
 ``PER_RESOURCE_CANDIDATES`` best within each); every candidate is scored by
@@ -168,6 +170,11 @@ def _scores(
     )
     normalised = {pid: s / found.best for pid, s in found.scores.items()} if found.best > 0 else {}
     if not legs.dense:
+        if named:
+            for pid in lexical.first_passages(
+                cursor, workspace_id=workspace_id, resource_ids=named, limit=per_resource_k
+            ):
+                normalised.setdefault(pid, 0.0)
         return normalised
     missing = [pid for pid in normalised if pid not in similarity]
     similarity.update(dense.similarities(cursor, workspace_id=workspace_id, ids=missing, vector=vector))
