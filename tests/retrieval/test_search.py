@@ -118,9 +118,10 @@ def test_passages_of_unready_and_deleted_resources_never_appear(owner: Tenant, l
     deleted = make_resource(owner.workspace, "Solar deleted", SOLAR[12:16])
     deleted.delete()
     named = [r.id for r in hidden]  # named, valid, but not ready: they add nothing
+    query = "solar panels and tomato sauce"  # every leg finds the ready cooking resource
     for resource_ids in ([], named):
         results = search(
-            workspace=owner.workspace, query=QUERY, resource_ids=resource_ids, legs=legs, top_k=50
+            workspace=owner.workspace, query=query, resource_ids=resource_ids, legs=legs, top_k=50
         )
         assert results, "the ready cooking resource is still searchable"
         assert all(r.resource_title == "Cooking" for r in results)
