@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+BUDGETS = (None, 5000, 2000, 1000, 500)
+
 
 def run(
     workspace: Any,
@@ -43,7 +45,11 @@ def run(
             order = np.argsort(-sims)[:1000]
             dense = [(ids[i], float(sims[i])) for i in order]
             found = lexical.bm25(
-                cursor, workspace_id=workspace.id, lexemes=lexical.query_lexemes(cursor, text), limit=1000
+                cursor,
+                workspace_id=workspace.id,
+                lexemes=lexical.query_lexemes(cursor, text),
+                limit=1000,
+                budget=10**9,
             )
             lex = sorted(found.scores.items(), key=lambda kv: -kv[1])
             legs[text] = (dense, lex, found.best)
@@ -91,6 +97,39 @@ def run(
 
         return score
 
+    # The candidate budget of the lexical leg, as the hybrid service runs it
+    # (the dense leg's top 100 always scored lexically too).
+    budgeted: dict[int | None, dict[str, tuple[dict[uuid.UUID, float], float]]] = {}
+    with transaction.atomic(), connection.cursor() as cursor:
+        for budget in BUDGETS:
+            budgeted[budget] = {}
+            for text in texts:
+                dense_ids = [pid for pid, _ in legs[text][0][:100]]
+                found = lexical.bm25(
+                    cursor,
+                    workspace_id=workspace.id,
+                    lexemes=lexical.query_lexemes(cursor, text),
+                    limit=100,
+                    extra_ids=dense_ids,
+                    budget=budget if budget is not None else 10**9,
+                )
+                budgeted[budget][text] = (found.scores, found.best)
+
+    def hybrid_budget(budget: int | None, alpha: float = 0.7) -> Callable[[str], list[str]]:
+        def go(text: str) -> list[str]:
+            scores, best = budgeted[budget][text]
+            candidates = {pid for pid, _ in legs[text][0][:100]} | set(scores)
+            sims = cosine[text]
+
+            def score(pid: uuid.UUID) -> float:
+                return alpha * sims.get(pid, 0.0) + (1 - alpha) * (
+                    scores.get(pid, 0.0) / best if best else 0.0
+                )
+
+            return [corpus_id[pid] for pid in sorted(candidates, key=lambda pid: -score(pid))[:10]]
+
+        return go
+
     rows: list[tuple[str, float, float]] = []
 
     def add(name: str, run: Callable[[str], list[str]]) -> None:
@@ -105,9 +144,11 @@ def run(
         add(f"RRF k={k} top-100", ranked(rrf(k), 100))
     for w in (0.4, 0.6):
         add(f"RRF k=60 dense weight {w}", ranked(rrf(60, w), 100))
-    for alpha in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+    for alpha in (0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8):
         add(f"convex a={alpha} cos + bm25/best, top-100", ranked(convex(alpha), 100))
-    for alpha in (0.4, 0.5, 0.6):
+    for alpha in (0.5, 0.6, 0.7):
         add(f"convex a={alpha} cos/best + bm25/best", ranked(convex(alpha, True), 100))
-    for depth in (20, 50, 1000):
-        add(f"convex a=0.5 top-{depth}", ranked(convex(0.5), depth))
+    for depth in (10, 20, 50, 1000):
+        add(f"convex a=0.7 top-{depth}", ranked(convex(0.7), depth))
+    for budget in BUDGETS:
+        add(f"service hybrid a=0.7, lexical budget {budget or 'none'}", hybrid_budget(budget))

@@ -69,3 +69,22 @@ class Passage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.resource_id}#{self.ordinal}"
+
+
+class WorkspaceLexeme(models.Model):
+    """How many passages of a workspace contain a lexeme: BM25's document
+    frequency, read by the lexical leg before it touches any passage.
+
+    Kept by statement-level triggers on ``retrieval_passage`` (migration
+    0003), so every writer keeps it right without code of its own. Counts
+    passages of every status: the ready-only filter applies to results, and a
+    corpus statistic that includes a few pending passages is still a good one.
+    """
+
+    pk = models.CompositePrimaryKey("workspace_id", "lexeme")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    lexeme = models.TextField()
+    passages = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.lexeme} ({self.passages})"

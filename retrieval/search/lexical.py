@@ -12,9 +12,14 @@ computed instead, in SQL:
     idf(t)   = ln(1 + (N - df + 0.5) / (df + 0.5))
 
 ``tf`` is the lexeme's number of positions in the passage, ``|d|`` the number
-of distinct lexemes in it; ``df`` is counted exactly in the workspace's ready
-passages for every query; ``N`` and ``avgdl`` change slowly and are cached
+of distinct lexemes in it; ``df`` comes from ``WorkspaceLexeme`` (kept by
+triggers); ``N`` (ready passages) and ``avgdl`` change slowly and are cached
 per workspace for :data:`STATS_TTL_SECONDS`.
+
+Scoring every passage that shares a word with a long query costs time in
+proportion to the workspace; candidates are therefore the passages holding
+the query's *rarest* lexemes, up to :data:`LEXICAL_BUDGET` passages in all
+(plus the dense leg's candidates, which are always scored).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from retrieval.models import TEXT_SEARCH_CONFIG
 BM25_K1 = 0.9
 BM25_B = 0.4
 STATS_TTL_SECONDS = 60.0
+# Most passages the lexical leg selects by its rarest lexemes (bench/retrieval_latency).
+LEXICAL_BUDGET = 5_000
 
 READY = ResourceStatus.READY.value
 
@@ -44,28 +51,36 @@ JOIN resources_resource r ON r.id = p.resource_id
 WHERE p.workspace_id = %s AND r.status = %s
 """
 
+_DOCUMENT_FREQUENCIES = """
+SELECT lexeme, passages FROM retrieval_workspacelexeme
+WHERE workspace_id = %s AND lexeme = ANY(%s::text[]) AND passages > 0
+"""
+
 _BM25 = """
-WITH matched AS (
+WITH query AS (
+    SELECT * FROM unnest(%(lexemes)s::text[], %(df)s::float8[]) AS q(lexeme, df)
+),
+matched AS (
     SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
            -- only the query's lexemes, with their positions
            ts_filter(setweight(p.search_vector, 'A', %(lexemes)s::text[]), '{a}') AS hits
     FROM retrieval_passage p
     JOIN resources_resource r ON r.id = p.resource_id
     WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
-      AND p.search_vector @@ %(tsquery)s::tsquery
+      AND ((%(match)s AND p.search_vector @@ %(tsquery)s::tsquery) OR p.id = ANY(%(extra)s::uuid[]))
 ),
-terms AS (
-    SELECT m.id, m.resource_id, m.dl, h.lexeme, cardinality(h.positions) AS tf
-    FROM matched m CROSS JOIN LATERAL unnest(m.hits) AS h
-),
-df AS (SELECT lexeme, count(*) AS df FROM terms GROUP BY lexeme),
 scored AS (
-    SELECT t.id, t.resource_id,
-           sum(ln(1 + (greatest(%(n)s, d.df) - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * (%(k1)s + 1)
-               / (t.tf + %(k1)s * (1 - %(b)s + %(b)s * t.dl / %(avgdl)s))) AS score
-    FROM terms t JOIN df d USING (lexeme)
-    GROUP BY t.id, t.resource_id
+    SELECT m.id, m.resource_id,
+           -- float8 throughout: numeric arithmetic is several times slower
+           sum(ln(1 + (greatest(%(n)s::float8, q.df) - q.df + 0.5) / (q.df + 0.5))
+               * cardinality(h.positions) * (%(k1)s::float8 + 1)
+               / (cardinality(h.positions)
+                  + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * m.dl / %(avgdl)s::float8))
+           ) AS score
+    FROM matched m
+    CROSS JOIN LATERAL unnest(m.hits) AS h
+    JOIN query q ON q.lexeme = h.lexeme
+    GROUP BY m.id, m.resource_id
 ),
 ranked AS (
     SELECT id, resource_id, score,
@@ -79,7 +94,6 @@ WHERE place <= %(limit)s
    OR id = ANY(%(extra)s::uuid[])
    OR (resource_id = ANY(%(resources)s::uuid[]) AND resource_place <= %(per_resource)s)
 """
-
 
 _FIRST_PASSAGES = """
 SELECT id FROM (
@@ -143,6 +157,32 @@ def or_tsquery(lexemes: Sequence[str]) -> str:
     return " | ".join("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
 
 
+def document_frequencies(
+    cursor: CursorWrapper, *, workspace_id: uuid.UUID, lexemes: Sequence[str]
+) -> dict[str, int]:
+    """Passages of the workspace containing each lexeme (absent: none)."""
+    cursor.execute(_DOCUMENT_FREQUENCIES, [workspace_id, list(lexemes)])
+    return {row[0]: int(row[1]) for row in cursor.fetchall()}
+
+
+def matching_lexemes(frequencies: dict[str, int], *, budget: int, at_least_one: bool) -> list[str]:
+    """The rarest lexemes whose passages together stay within ``budget``.
+
+    They select the lexical leg's candidates; every query lexeme still counts
+    in the score. A passage that contains only the workspace's common
+    lexemes is left out, as it could only reach a low BM25 score. With
+    ``at_least_one`` the rarest lexeme is kept even past the budget.
+    """
+    chosen: list[str] = []
+    total = 0
+    for lexeme, df in sorted(frequencies.items(), key=lambda item: (item[1], item[0])):
+        if total + df > budget and (chosen or not at_least_one):
+            break
+        chosen.append(lexeme)
+        total += df
+    return chosen
+
+
 def bm25(
     cursor: CursorWrapper,
     *,
@@ -152,18 +192,30 @@ def bm25(
     extra_ids: Sequence[uuid.UUID] = (),
     resource_ids: Sequence[uuid.UUID] = (),
     per_resource: int = 0,
+    budget: int | None = None,
 ) -> LexicalResult:
-    """BM25 scores of the ``limit`` best-matching ready passages, plus those of
-    ``extra_ids`` and the ``per_resource`` best of each of ``resource_ids``
-    (when they match at all: a passage without a query lexeme scores 0)."""
-    if not lexemes:
+    """BM25 scores of the ``limit`` best candidates, of ``extra_ids`` and of
+    the ``per_resource`` best candidates of each of ``resource_ids`` (a
+    passage without a query lexeme scores 0 and is left out).
+
+    Candidates: ready passages containing one of the rarest query lexemes
+    (at most ``budget`` passages in all, :func:`matching_lexemes`), plus
+    ``extra_ids``. ``best`` is the highest score among them.
+    """
+    frequencies = document_frequencies(cursor, workspace_id=workspace_id, lexemes=lexemes)
+    if not frequencies:
         return LexicalResult(scores={}, best=0.0)
+    matching = matching_lexemes(
+        frequencies, budget=LEXICAL_BUDGET if budget is None else budget, at_least_one=not extra_ids
+    )
     stats = workspace_stats(cursor, workspace_id=workspace_id)
     cursor.execute(
         _BM25,
         {
-            "lexemes": list(lexemes),
-            "tsquery": or_tsquery(lexemes),
+            "lexemes": list(frequencies),
+            "df": [float(df) for df in frequencies.values()],
+            "match": bool(matching),
+            "tsquery": or_tsquery(matching or list(frequencies)[:1]),
             "workspace": workspace_id,
             "ready": READY,
             "n": stats.passages,

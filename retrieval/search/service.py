@@ -47,7 +47,7 @@ from workspaces.models import Workspace
 CANDIDATES = 100
 PER_RESOURCE_CANDIDATES = 10
 # Weight of the cosine similarity in the hybrid score (bench/retrieval_quality).
-DENSE_WEIGHT = 0.5
+DENSE_WEIGHT = 0.7
 
 
 @dataclass(frozen=True)
