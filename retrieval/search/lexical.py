@@ -44,11 +44,16 @@ LEXICAL_BUDGET = 5_000
 
 READY = ResourceStatus.READY.value
 
+# Ready passages; and the average passage length from the trigger-kept
+# counts (the sum of all document frequencies is the sum of all passage
+# lengths), which spares reading every tsvector of a large workspace.
 _STATS = """
-SELECT count(*), coalesce(avg(length(p.search_vector)), 0)
-FROM retrieval_passage p
-JOIN resources_resource r ON r.id = p.resource_id
-WHERE p.workspace_id = %s AND r.status = %s
+SELECT
+    (SELECT count(*) FROM retrieval_passage p
+     JOIN resources_resource r ON r.id = p.resource_id
+     WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s),
+    (SELECT coalesce(sum(passages), 0) FROM retrieval_workspacelexeme WHERE workspace_id = %(workspace)s)
+    / greatest((SELECT count(*) FROM retrieval_passage WHERE workspace_id = %(workspace)s), 1)::float8
 """
 
 _DOCUMENT_FREQUENCIES = """
@@ -129,7 +134,7 @@ def workspace_stats(cursor: CursorWrapper, *, workspace_id: uuid.UUID) -> Worksp
         cached = _stats_cache.get(workspace_id)
     if cached is not None and now - cached[0] < STATS_TTL_SECONDS:
         return cached[1]
-    cursor.execute(_STATS, [workspace_id, READY])
+    cursor.execute(_STATS, {"workspace": workspace_id, "ready": READY})
     row = cursor.fetchone() or (0, 0.0)
     stats = WorkspaceStats(passages=int(row[0]), average_length=float(row[1]))
     with _stats_lock:
