@@ -40,7 +40,7 @@ BM25_K1 = 0.9
 BM25_B = 0.4
 STATS_TTL_SECONDS = 60.0
 # Most passages the lexical leg selects by its rarest lexemes (bench/retrieval_latency).
-LEXICAL_BUDGET = 5_000
+LEXICAL_BUDGET = 1_000
 
 READY = ResourceStatus.READY.value
 

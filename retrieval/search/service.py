@@ -44,7 +44,7 @@ from retrieval.search import dense, lexical
 from workspaces.models import Workspace
 
 # Depth of each leg's candidate list when both legs run (bench/retrieval_quality).
-CANDIDATES = 100
+CANDIDATES = 50
 PER_RESOURCE_CANDIDATES = 10
 # Weight of the cosine similarity in the hybrid score (bench/retrieval_quality).
 DENSE_WEIGHT = 0.7
