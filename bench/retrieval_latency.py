@@ -206,6 +206,20 @@ def run_size(size: int, data: object, base: np.ndarray, query_vectors: np.ndarra
         service.get_embedder = real_get_embedder
 
     sample = literals[:100]
+    from django.db import connection, transaction
+
+    exact_times: list[float] = []
+    for vector in sample[:30]:
+        with transaction.atomic(), connection.cursor() as cursor:
+            started = time.perf_counter()
+            dense.nearest(cursor, workspace_id=large_id, vector=vector, limit=5, exact=True)
+            exact_times.append((time.perf_counter() - started) * 1000)
+    large_count = size - SMALL_WORKSPACES * SMALL
+    print(
+        f"exact dense search of the large workspace ({large_count:,} passages; the service uses it up to "
+        f"{dense.EXACT_MAX_PASSAGES:,}): p50 {percentile(exact_times, 50):.1f} ms, "
+        f"p95 {percentile(exact_times, 95):.1f} ms"
+    )
     print(f"recall@10 of the index path vs exact, large workspace: {recall_at_10(large_id, sample):.3f}")
     small_recall = statistics.mean(recall_at_10(w, sample[:10]) for w in small_ids[:10])
     print(
