@@ -63,3 +63,15 @@ def test_bm25_prefers_rare_terms_and_ignores_unready_passages(owner: Tenant) -> 
     assert texts_by_id[best] == "common words and a rare zeppelin"
     assert found.best == found.scores[best]
     assert "zeppelin zeppelin" not in texts_by_id.values()
+
+
+def test_deleting_a_workspace_removes_its_counts(owner: Tenant) -> None:
+    from django.db import connection
+
+    make_resource(owner.workspace, "Energy", ["Solar panels.", "Wind."], vectors=[VECTOR] * 2)
+    with connection.cursor() as cursor:
+        # Check foreign keys now, not at the commit a test never reaches.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    workspace_id = owner.workspace.id
+    owner.workspace.delete()
+    assert not WorkspaceLexeme.objects.filter(workspace_id=workspace_id).exists()
