@@ -4,9 +4,10 @@ pgvector applies the ``WHERE`` clause *after* the HNSW scan: with the default
 ``ef_search`` of 40, a workspace holding 1% of the index's rows gets about
 0.4 rows back instead of k. Two strategies keep results complete:
 
-- a workspace with at most :data:`EXACT_MAX_PASSAGES` passages is searched
-  exactly (its rows through the ``(workspace, resource)`` index, every
-  distance computed): cheap at that size, and exact;
+- a workspace with at most :data:`EXACT_MAX_PASSAGES` ready passages
+  (:mod:`retrieval.search.stats`) is searched exactly (its rows through the
+  ``(workspace, resource)`` index, every distance computed): cheap at that
+  size, and exact;
 - a larger one uses the HNSW index with iterative scans (pgvector >= 0.8):
   the scan goes on past ``ef_search`` until ``limit`` rows pass the filter.
   A workspace this large holds enough of the index that the scan stops well
@@ -78,20 +79,6 @@ WHERE p.workspace_id = %(workspace)s AND p.id = ANY(%(ids)s::uuid[])
 
 def vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
-
-
-def workspace_is_small(cursor: CursorWrapper, *, workspace_id: uuid.UUID) -> bool:
-    """Whether the workspace has at most EXACT_MAX_PASSAGES passages.
-
-    Counts at most EXACT_MAX_PASSAGES + 1 index entries, so the cost is bounded
-    however large the workspace is.
-    """
-    cursor.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM retrieval_passage WHERE workspace_id = %s LIMIT %s) s",
-        [workspace_id, EXACT_MAX_PASSAGES + 1],
-    )
-    row = cursor.fetchone()
-    return row is not None and int(row[0]) <= EXACT_MAX_PASSAGES
 
 
 def nearest(

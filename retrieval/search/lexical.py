@@ -14,7 +14,7 @@ computed instead, in SQL:
 ``tf`` is the lexeme's number of positions in the passage, ``|d|`` the number
 of distinct lexemes in it; ``df`` comes from ``WorkspaceLexeme`` (kept by
 triggers); ``N`` (ready passages) and ``avgdl`` change slowly and are cached
-per workspace for :data:`STATS_TTL_SECONDS`.
+per workspace (:mod:`retrieval.search.stats`).
 
 Scoring every passage that shares a word with a long query costs time in
 proportion to the workspace; candidates are therefore the passages holding
@@ -24,8 +24,6 @@ the query's *rarest* lexemes, up to :data:`LEXICAL_BUDGET` passages in all
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,27 +32,15 @@ from django.db.backends.utils import CursorWrapper
 
 from resources.models import ResourceStatus
 from retrieval.models import TEXT_SEARCH_CONFIG
+from retrieval.search.stats import workspace_stats
 
 # BM25 parameters: the usual values for short passages (Anserini, BEIR).
 BM25_K1 = 0.9
 BM25_B = 0.4
-STATS_TTL_SECONDS = 60.0
 # Most passages the lexical leg selects by its rarest lexemes (bench/retrieval_latency).
-LEXICAL_BUDGET = 1_000
+LEXICAL_BUDGET = 500
 
 READY = ResourceStatus.READY.value
-
-# Ready passages; and the average passage length from the trigger-kept
-# counts (the sum of all document frequencies is the sum of all passage
-# lengths), which spares reading every tsvector of a large workspace.
-_STATS = """
-SELECT
-    (SELECT count(*) FROM retrieval_passage p
-     JOIN resources_resource r ON r.id = p.resource_id
-     WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s),
-    (SELECT coalesce(sum(passages), 0) FROM retrieval_workspacelexeme WHERE workspace_id = %(workspace)s)
-    / greatest((SELECT count(*) FROM retrieval_passage WHERE workspace_id = %(workspace)s), 1)::float8
-"""
 
 _DOCUMENT_FREQUENCIES = """
 SELECT lexeme, passages FROM retrieval_workspacelexeme
@@ -113,38 +99,9 @@ WHERE place <= %(limit)s
 
 
 @dataclass(frozen=True)
-class WorkspaceStats:
-    passages: int
-    average_length: float
-
-
-@dataclass(frozen=True)
 class LexicalResult:
     scores: dict[uuid.UUID, float]
     best: float  # the highest BM25 score of any passage in the workspace
-
-
-_stats_cache: dict[uuid.UUID, tuple[float, WorkspaceStats]] = {}
-_stats_lock = threading.Lock()
-
-
-def workspace_stats(cursor: CursorWrapper, *, workspace_id: uuid.UUID) -> WorkspaceStats:
-    now = time.monotonic()
-    with _stats_lock:
-        cached = _stats_cache.get(workspace_id)
-    if cached is not None and now - cached[0] < STATS_TTL_SECONDS:
-        return cached[1]
-    cursor.execute(_STATS, {"workspace": workspace_id, "ready": READY})
-    row = cursor.fetchone() or (0, 0.0)
-    stats = WorkspaceStats(passages=int(row[0]), average_length=float(row[1]))
-    with _stats_lock:
-        _stats_cache[workspace_id] = (now, stats)
-    return stats
-
-
-def clear_stats_cache() -> None:
-    with _stats_lock:
-        _stats_cache.clear()
 
 
 def query_lexemes(cursor: CursorWrapper, text: str) -> list[str]:

@@ -41,6 +41,7 @@ from resources.models import Resource
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
 from retrieval.search import dense, lexical
+from retrieval.search.stats import workspace_stats
 from workspaces.models import Workspace
 
 # Depth of each leg's candidate list when both legs run (bench/retrieval_quality).
@@ -144,7 +145,7 @@ def _scores(
     per_resource_depth = max(per_resource_k, PER_RESOURCE_CANDIDATES) if both else per_resource_k
     similarity: dict[uuid.UUID, float] = {}
     if legs.dense:
-        exact = dense.workspace_is_small(cursor, workspace_id=workspace_id)
+        exact = workspace_stats(cursor, workspace_id=workspace_id).passages <= dense.EXACT_MAX_PASSAGES
         similarity = dense.nearest(cursor, workspace_id=workspace_id, vector=vector, limit=depth, exact=exact)
         if named:
             similarity.update(
@@ -187,30 +188,33 @@ def _scores(
 def _select(
     scores: dict[uuid.UUID, float], *, k: int, named: Sequence[uuid.UUID], per_resource_k: int
 ) -> list[ScoredPassage]:
-    if not scores:
-        return []
-    rows = {
-        p.id: p
-        for p in Passage.objects.filter(id__in=list(scores))
-        .select_related("resource")
-        .only("id", "resource_id", "resource__title", "text", "ordinal", "page")
-    }
     # Best first; ties broken by id so that equal scores give a stable order.
-    ordered = sorted((pid for pid in scores if pid in rows), key=lambda pid: (-scores[pid], str(pid)))
+    ordered = sorted(scores, key=lambda pid: (-scores[pid], str(pid)))
     chosen = ordered[:k]
-    taken = set(chosen)
     if named:
+        taken = set(chosen)
         wanted = set(named)
+        owner = dict(
+            Passage.objects.filter(id__in=ordered, resource_id__in=wanted).values_list("id", "resource_id")
+        )
         per_resource: dict[uuid.UUID, int] = {}
         for pid in ordered:
-            resource_id = rows[pid].resource_id
-            if resource_id not in wanted or per_resource.get(resource_id, 0) >= per_resource_k:
+            resource_id = owner.get(pid)
+            if resource_id is None or per_resource.get(resource_id, 0) >= per_resource_k:
                 continue
             per_resource[resource_id] = per_resource.get(resource_id, 0) + 1
             if pid not in taken:
                 chosen.append(pid)
                 taken.add(pid)
         chosen.sort(key=lambda pid: (-scores[pid], str(pid)))
+    # Text and titles only for what is returned, not for every candidate.
+    rows = {
+        p.id: p
+        for p in Passage.objects.filter(id__in=chosen)
+        .select_related("resource")
+        .only("id", "resource_id", "resource__title", "text", "ordinal", "page")
+    }
+    chosen = [pid for pid in chosen if pid in rows]
     return [
         ScoredPassage(
             passage_id=pid,

@@ -12,7 +12,7 @@ import pytest
 from resources.models import Resource, ResourceStatus
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
-from retrieval.search import lexical
+from retrieval.search import stats
 from workspaces.models import Workspace
 
 _counter = itertools.count()
@@ -20,9 +20,9 @@ _counter = itertools.count()
 
 @pytest.fixture(autouse=True)
 def _fresh_lexical_stats() -> Iterator[None]:
-    lexical.clear_stats_cache()
+    stats.clear_stats_cache()
     yield
-    lexical.clear_stats_cache()
+    stats.clear_stats_cache()
 
 
 def make_resource(
