@@ -27,7 +27,7 @@ from django.db.backends.utils import CursorWrapper
 from resources.models import ResourceStatus
 
 # Up to this many passages a workspace is searched exactly (bench/retrieval_latency).
-EXACT_MAX_PASSAGES = 20_000
+EXACT_MAX_PASSAGES = 10_000
 # HNSW candidate list per scan step; iterative scans continue past it.
 HNSW_EF_SEARCH = 100
 # Stop an iterative scan after visiting this many index tuples (pgvector's
