@@ -12,8 +12,8 @@ Rules:
 Score (higher is better; results are sorted by it, so it never increases
 with rank):
 - dense only: cosine similarity of query and passage embeddings, [-1, 1];
-- lexical only: BM25 divided by the best BM25 of any passage in the
-  workspace for this query, [0, 1];
+- lexical only: BM25 divided by the best BM25 among this query's
+  candidates, [0, 1];
 - hybrid (both legs, the default): ``DENSE_WEIGHT * cosine + (1 -
   DENSE_WEIGHT) * normalised BM25``. A passage's score depends only on the
   query, the passage and the workspace, not on which candidate list found
