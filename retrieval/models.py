@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
@@ -12,6 +14,11 @@ from workspaces.models import Workspace
 # dimension needs a migration and a re-embedding of every passage
 # (docs/configuration.md, EMBEDDING_DIMENSIONS).
 EMBEDDING_DIMENSIONS = 384
+
+# The text search configuration of the lexical leg (stemming, stop words).
+# Changing it needs a migration: the generated column below is built with it,
+# and retrieval/search/lexical.py parses queries with the same one.
+TEXT_SEARCH_CONFIG = "english"
 
 
 class Passage(models.Model):
@@ -29,6 +36,13 @@ class Passage(models.Model):
     token_count = models.PositiveIntegerField()
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
     embedding_model = models.CharField(max_length=200)
+    # The lexical leg's document: kept by PostgreSQL itself, so every writer
+    # (ingestion, re-ingestion, fixtures) gets it without extra code.
+    search_vector = models.GeneratedField(
+        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -45,6 +59,8 @@ class Passage(models.Model):
             ),
             # Exact search and per-resource picks within a workspace.
             models.Index(fields=["workspace", "resource"], name="passage_ws_resource_idx"),
+            # The lexical leg: passages matching any query lexeme (retrieval/search/lexical.py).
+            GinIndex(fields=["search_vector"], name="passage_search_vector_gin"),
         ]
         constraints = [
             # Idempotent ingestion: a resource never has two passages at one ordinal.
@@ -53,3 +69,22 @@ class Passage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.resource_id}#{self.ordinal}"
+
+
+class WorkspaceLexeme(models.Model):
+    """How many passages of a workspace contain a lexeme: BM25's document
+    frequency, read by the lexical leg before it touches any passage.
+
+    Kept by statement-level triggers on ``retrieval_passage`` (migration
+    0003), so every writer keeps it right without code of its own. Counts
+    passages of every status: the ready-only filter applies to results, and a
+    corpus statistic that includes a few pending passages is still a good one.
+    """
+
+    pk = models.CompositePrimaryKey("workspace_id", "lexeme")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    lexeme = models.TextField()
+    passages = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.lexeme} ({self.passages})"

@@ -1,0 +1,210 @@
+"""The lexical leg: Okapi BM25 over PostgreSQL full-text search.
+
+Documents are ``Passage.search_vector`` (a generated ``tsvector``: the English
+configuration's stemmed lexemes without stop words, with positions); the
+query is parsed by the same configuration and matched with an OR of its
+lexemes, served by the GIN index. PostgreSQL's own ``ts_rank`` has no inverse
+document frequency, so a rare term weighs as much as a common one; BM25 is
+computed instead, in SQL:
+
+    score(d) = sum over query lexemes t in d of
+               idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
+    idf(t)   = ln(1 + (N - df + 0.5) / (df + 0.5))
+
+``tf`` is the lexeme's number of positions in the passage, ``|d|`` the number
+of distinct lexemes in it; ``df`` comes from ``WorkspaceLexeme`` (kept by
+triggers); ``N`` (ready passages) and ``avgdl`` change slowly and are cached
+per workspace (:mod:`retrieval.search.stats`).
+
+Scoring every passage that shares a word with a long query costs time in
+proportion to the workspace; candidates are therefore the passages holding
+the query's *rarest* lexemes, up to :data:`LEXICAL_BUDGET` passages in all
+(plus the dense leg's candidates, which are always scored).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.backends.utils import CursorWrapper
+
+from resources.models import ResourceStatus
+from retrieval.models import TEXT_SEARCH_CONFIG
+from retrieval.search.stats import workspace_stats
+
+# BM25 parameters: the usual values for short passages (Anserini, BEIR).
+BM25_K1 = 0.9
+BM25_B = 0.4
+# Most passages the lexical leg selects by its rarest lexemes (bench/retrieval_latency).
+LEXICAL_BUDGET = 500
+
+READY = ResourceStatus.READY.value
+
+_DOCUMENT_FREQUENCIES = """
+SELECT lexeme, passages FROM retrieval_workspacelexeme
+WHERE workspace_id = %s AND lexeme = ANY(%s::text[]) AND passages > 0
+"""
+
+_BM25 = """
+WITH query AS (
+    SELECT * FROM unnest(%(lexemes)s::text[], %(df)s::float8[]) AS q(lexeme, df)
+),
+matched AS (
+    SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
+           -- only the query's lexemes, with their positions
+           ts_filter(setweight(p.search_vector, 'A', %(lexemes)s::text[]), '{a}') AS hits
+    FROM retrieval_passage p
+    JOIN resources_resource r ON r.id = p.resource_id
+    WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
+      AND ((%(match)s AND p.search_vector @@ %(tsquery)s::tsquery) OR p.id = ANY(%(extra)s::uuid[]))
+),
+scored AS (
+    SELECT m.id, m.resource_id,
+           -- float8 throughout: numeric arithmetic is several times slower
+           sum(ln(1 + (greatest(%(n)s::float8, q.df) - q.df + 0.5) / (q.df + 0.5))
+               * cardinality(h.positions) * (%(k1)s::float8 + 1)
+               / (cardinality(h.positions)
+                  + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * m.dl / %(avgdl)s::float8))
+           ) AS score
+    FROM matched m
+    CROSS JOIN LATERAL unnest(m.hits) AS h
+    JOIN query q ON q.lexeme = h.lexeme
+    GROUP BY m.id, m.resource_id
+),
+ranked AS (
+    SELECT id, resource_id, score,
+           row_number() OVER (ORDER BY score DESC, id) AS place,
+           row_number() OVER (PARTITION BY resource_id ORDER BY score DESC, id) AS resource_place,
+           max(score) OVER () AS best
+    FROM scored
+)
+SELECT id, score, best FROM ranked
+WHERE place <= %(limit)s
+   OR id = ANY(%(extra)s::uuid[])
+   OR (resource_id = ANY(%(resources)s::uuid[]) AND resource_place <= %(per_resource)s)
+"""
+
+_FIRST_PASSAGES = """
+SELECT id FROM (
+    SELECT p.id, row_number() OVER (PARTITION BY p.resource_id ORDER BY p.ordinal, p.id) AS place
+    FROM retrieval_passage p
+    JOIN resources_resource r ON r.id = p.resource_id
+    WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
+      AND p.resource_id = ANY(%(resources)s::uuid[])
+) ordered
+WHERE place <= %(limit)s
+"""
+
+
+@dataclass(frozen=True)
+class LexicalResult:
+    scores: dict[uuid.UUID, float]
+    best: float  # the highest BM25 score of any passage in the workspace
+
+
+def query_lexemes(cursor: CursorWrapper, text: str) -> list[str]:
+    """The query's distinct lexemes, normalised exactly as the passages are."""
+    cursor.execute(
+        "SELECT array(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)))", [TEXT_SEARCH_CONFIG, text]
+    )
+    row = cursor.fetchone()
+    return list(row[0]) if row and row[0] else []
+
+
+def or_tsquery(lexemes: Sequence[str]) -> str:
+    """``'a' | 'b' | ...``: quoted, so lexemes are matched as they are (no
+    second normalisation); quotes and backslashes inside are doubled."""
+    return " | ".join("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
+
+
+def document_frequencies(
+    cursor: CursorWrapper, *, workspace_id: uuid.UUID, lexemes: Sequence[str]
+) -> dict[str, int]:
+    """Passages of the workspace containing each lexeme (absent: none)."""
+    cursor.execute(_DOCUMENT_FREQUENCIES, [workspace_id, list(lexemes)])
+    return {row[0]: int(row[1]) for row in cursor.fetchall()}
+
+
+def matching_lexemes(frequencies: dict[str, int], *, budget: int, at_least_one: bool) -> list[str]:
+    """The rarest lexemes whose passages together stay within ``budget``.
+
+    They select the lexical leg's candidates; every query lexeme still counts
+    in the score. A passage that contains only the workspace's common
+    lexemes is left out, as it could only reach a low BM25 score. With
+    ``at_least_one`` the rarest lexeme is kept even past the budget.
+    """
+    chosen: list[str] = []
+    total = 0
+    for lexeme, df in sorted(frequencies.items(), key=lambda item: (item[1], item[0])):
+        if total + df > budget and (chosen or not at_least_one):
+            break
+        chosen.append(lexeme)
+        total += df
+    return chosen
+
+
+def bm25(
+    cursor: CursorWrapper,
+    *,
+    workspace_id: uuid.UUID,
+    lexemes: Sequence[str],
+    limit: int,
+    extra_ids: Sequence[uuid.UUID] = (),
+    resource_ids: Sequence[uuid.UUID] = (),
+    per_resource: int = 0,
+    budget: int | None = None,
+) -> LexicalResult:
+    """BM25 scores of the ``limit`` best candidates, of ``extra_ids`` and of
+    the ``per_resource`` best candidates of each of ``resource_ids`` (a
+    passage without a query lexeme scores 0 and is left out).
+
+    Candidates: ready passages containing one of the rarest query lexemes
+    (at most ``budget`` passages in all, :func:`matching_lexemes`), plus
+    ``extra_ids``. ``best`` is the highest score among them.
+    """
+    frequencies = document_frequencies(cursor, workspace_id=workspace_id, lexemes=lexemes)
+    if not frequencies:
+        return LexicalResult(scores={}, best=0.0)
+    matching = matching_lexemes(
+        frequencies, budget=LEXICAL_BUDGET if budget is None else budget, at_least_one=not extra_ids
+    )
+    stats = workspace_stats(cursor, workspace_id=workspace_id)
+    cursor.execute(
+        _BM25,
+        {
+            "lexemes": list(frequencies),
+            "df": [float(df) for df in frequencies.values()],
+            "match": bool(matching),
+            "tsquery": or_tsquery(matching or list(frequencies)[:1]),
+            "workspace": workspace_id,
+            "ready": READY,
+            "n": stats.passages,
+            "avgdl": max(stats.average_length, 1.0),
+            "k1": BM25_K1,
+            "b": BM25_B,
+            "limit": limit,
+            "extra": list(extra_ids),
+            "resources": list(resource_ids),
+            "per_resource": per_resource,
+        },
+    )
+    rows = cursor.fetchall()
+    best = float(rows[0][2]) if rows else 0.0
+    return LexicalResult(scores={row[0]: float(row[1]) for row in rows}, best=best)
+
+
+def first_passages(
+    cursor: CursorWrapper, *, workspace_id: uuid.UUID, resource_ids: Sequence[uuid.UUID], limit: int
+) -> list[uuid.UUID]:
+    """The first ``limit`` ready passages of each resource, in document order.
+
+    With the lexical leg alone, a named resource none of whose passages
+    shares a lexeme with the query is still represented by these (score 0).
+    """
+    cursor.execute(
+        _FIRST_PASSAGES,
+        {"workspace": workspace_id, "ready": READY, "resources": list(resource_ids), "limit": limit},
+    )
+    return [row[0] for row in cursor.fetchall()]

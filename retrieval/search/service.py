@@ -1,0 +1,230 @@
+"""Retrieval for a turn (spec "Retrieval for a turn"; docs/retrieval.md).
+
+Rules:
+- ``top_k`` (workspace default 5) best passages across the workspace's
+  *ready* resources; passages of pending, processing and failed resources
+  are never candidates (deleted resources have no passages left);
+- with ``resource_ids``: ``widened_top_k`` (15) best across the workspace,
+  plus the best ``per_resource_k`` (3) of each named resource not already
+  among them, so a named document is represented even when far from the
+  query. An id that is not a resource of this workspace is a 400.
+
+Score (higher is better; results are sorted by it, so it never increases
+with rank):
+- dense only: cosine similarity of query and passage embeddings, [-1, 1];
+- lexical only: BM25 divided by the best BM25 among this query's
+  candidates, [0, 1];
+- hybrid (both legs, the default): ``DENSE_WEIGHT * cosine + (1 -
+  DENSE_WEIGHT) * normalised BM25``. A passage's score depends only on the
+  query, the passage and the workspace, not on which candidate list found
+  it, so the per-resource picks are scored on the same scale as the rest.
+  With the lexical leg alone, a named resource without any passage sharing
+  a lexeme with the query is represented by its first passages, score 0.
+
+Each leg returns its ``CANDIDATES`` best (plus, for named resources, the
+``PER_RESOURCE_CANDIDATES`` best within each); every candidate is scored by
+both legs and the best by fused score win.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
+
+from daneshyar.exceptions import ValidationFailed
+from resources.models import Resource
+from retrieval.embeddings import get_embedder
+from retrieval.models import Passage
+from retrieval.search import dense, lexical
+from retrieval.search.stats import workspace_stats
+from workspaces.models import Workspace
+
+# Depth of each leg's candidate list when both legs run (bench/retrieval_quality).
+CANDIDATES = 50
+PER_RESOURCE_CANDIDATES = 10
+# Weight of the cosine similarity in the hybrid score (bench/retrieval_quality).
+DENSE_WEIGHT = 0.7
+
+
+@dataclass(frozen=True)
+class ScoredPassage:
+    passage_id: uuid.UUID
+    resource_id: uuid.UUID
+    resource_title: str
+    text: str
+    score: float
+    rank: int
+    ordinal: int
+    page: int | None
+
+
+@dataclass(frozen=True)
+class Legs:
+    dense: bool
+    lexical: bool
+
+    @classmethod
+    def configured(cls) -> Legs:
+        return cls(dense=settings.RETRIEVAL_DENSE, lexical=settings.RETRIEVAL_LEXICAL)
+
+
+def named_resources_validate(*, workspace: Workspace, resource_ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:
+    """The distinct named resources, in order; 400 if one is not in the workspace.
+
+    A resource of another workspace or organization is reported exactly like
+    one that does not exist. A named resource that is not ready is valid but
+    contributes nothing.
+    """
+    named = list(dict.fromkeys(resource_ids))
+    if not named:
+        return []
+    known = set(Resource.objects.filter(workspace=workspace, id__in=named).values_list("id", flat=True))
+    unknown = [str(r) for r in named if r not in known]
+    if unknown:
+        raise ValidationFailed(
+            "Unknown resource ids.",
+            fields={"resource_ids": [f"Unknown resource {r}." for r in unknown]},
+        )
+    return named
+
+
+def search(
+    *,
+    workspace: Workspace,
+    query: str,
+    resource_ids: Sequence[uuid.UUID] | None = None,
+    top_k: int | None = None,
+    legs: Legs | None = None,
+) -> list[ScoredPassage]:
+    """The passages to show the model for ``query``, best first (rules above).
+
+    ``top_k`` overrides the workspace's ``top_k`` (or ``widened_top_k`` with
+    ``resource_ids``); ``legs`` overrides RETRIEVAL_DENSE/RETRIEVAL_LEXICAL.
+    """
+    legs = legs or Legs.configured()
+    if not (legs.dense or legs.lexical):
+        raise ValueError("at least one retrieval leg must be on")
+    named = named_resources_validate(workspace=workspace, resource_ids=resource_ids or [])
+    k = top_k or (workspace.widened_top_k if named else workspace.top_k)
+    per_resource_k = workspace.per_resource_k
+    # Embed before opening the transaction: no connection work waits on the model.
+    vector = dense.vector_literal(get_embedder().embed_query(query)) if legs.dense else ""
+    with transaction.atomic(), connection.cursor() as cursor:
+        scores = _scores(
+            cursor,
+            workspace_id=workspace.id,
+            query=query,
+            vector=vector,
+            legs=legs,
+            k=k,
+            named=named,
+            per_resource_k=per_resource_k,
+        )
+    return _select(scores, k=k, named=named, per_resource_k=per_resource_k)
+
+
+def _scores(
+    cursor: CursorWrapper,
+    *,
+    workspace_id: uuid.UUID,
+    query: str,
+    vector: str,
+    legs: Legs,
+    k: int,
+    named: Sequence[uuid.UUID],
+    per_resource_k: int,
+) -> dict[uuid.UUID, float]:
+    """Fused score of every candidate passage."""
+    both = legs.dense and legs.lexical
+    depth = max(k, CANDIDATES) if both else k
+    per_resource_depth = max(per_resource_k, PER_RESOURCE_CANDIDATES) if both else per_resource_k
+    similarity: dict[uuid.UUID, float] = {}
+    if legs.dense:
+        exact = workspace_stats(cursor, workspace_id=workspace_id).passages <= dense.EXACT_MAX_PASSAGES
+        similarity = dense.nearest(cursor, workspace_id=workspace_id, vector=vector, limit=depth, exact=exact)
+        if named:
+            similarity.update(
+                dense.nearest_per_resource(
+                    cursor,
+                    workspace_id=workspace_id,
+                    resource_ids=named,
+                    vector=vector,
+                    limit=per_resource_depth,
+                )
+            )
+    if not legs.lexical:
+        return similarity
+    lexemes = lexical.query_lexemes(cursor, query)
+    found = lexical.bm25(
+        cursor,
+        workspace_id=workspace_id,
+        lexemes=lexemes,
+        limit=depth,
+        extra_ids=list(similarity),
+        resource_ids=named,
+        per_resource=per_resource_depth,
+    )
+    normalised = {pid: s / found.best for pid, s in found.scores.items()} if found.best > 0 else {}
+    if not legs.dense:
+        if named:
+            for pid in lexical.first_passages(
+                cursor, workspace_id=workspace_id, resource_ids=named, limit=per_resource_k
+            ):
+                normalised.setdefault(pid, 0.0)
+        return normalised
+    missing = [pid for pid in normalised if pid not in similarity]
+    similarity.update(dense.similarities(cursor, workspace_id=workspace_id, ids=missing, vector=vector))
+    return {
+        pid: DENSE_WEIGHT * cos + (1 - DENSE_WEIGHT) * normalised.get(pid, 0.0)
+        for pid, cos in similarity.items()
+    }
+
+
+def _select(
+    scores: dict[uuid.UUID, float], *, k: int, named: Sequence[uuid.UUID], per_resource_k: int
+) -> list[ScoredPassage]:
+    # Best first; ties broken by id so that equal scores give a stable order.
+    ordered = sorted(scores, key=lambda pid: (-scores[pid], str(pid)))
+    chosen = ordered[:k]
+    if named:
+        taken = set(chosen)
+        wanted = set(named)
+        owner = dict(
+            Passage.objects.filter(id__in=ordered, resource_id__in=wanted).values_list("id", "resource_id")
+        )
+        per_resource: dict[uuid.UUID, int] = {}
+        for pid in ordered:
+            resource_id = owner.get(pid)
+            if resource_id is None or per_resource.get(resource_id, 0) >= per_resource_k:
+                continue
+            per_resource[resource_id] = per_resource.get(resource_id, 0) + 1
+            if pid not in taken:
+                chosen.append(pid)
+                taken.add(pid)
+        chosen.sort(key=lambda pid: (-scores[pid], str(pid)))
+    # Text and titles only for what is returned, not for every candidate.
+    rows = {
+        p.id: p
+        for p in Passage.objects.filter(id__in=chosen)
+        .select_related("resource")
+        .only("id", "resource_id", "resource__title", "text", "ordinal", "page")
+    }
+    chosen = [pid for pid in chosen if pid in rows]
+    return [
+        ScoredPassage(
+            passage_id=pid,
+            resource_id=rows[pid].resource_id,
+            resource_title=rows[pid].resource.title,
+            text=rows[pid].text,
+            score=scores[pid],
+            rank=rank,
+            ordinal=rows[pid].ordinal,
+            page=rows[pid].page,
+        )
+        for rank, pid in enumerate(chosen, start=1)
+    ]

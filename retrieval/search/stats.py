@@ -1,0 +1,65 @@
+"""Workspace statistics the search legs plan with, cached per process.
+
+``passages`` (ready passages) chooses exact or index search for the dense
+leg and is BM25's ``N``; ``average_length`` is BM25's ``avgdl``. Both change
+slowly: a value up to :data:`STATS_TTL_SECONDS` old only shifts BM25 weights
+a little or sends a fast-growing workspace to exact search a while longer,
+which is slower but still exact.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+from django.db.backends.utils import CursorWrapper
+
+from resources.models import ResourceStatus
+
+STATS_TTL_SECONDS = 60.0
+
+READY = ResourceStatus.READY.value
+
+# Ready passages; and the average passage length from the trigger-kept
+# counts (the sum of all document frequencies is the sum of all passage
+# lengths), which spares reading every tsvector of a large workspace.
+_STATS = """
+SELECT
+    (SELECT count(*) FROM retrieval_passage p
+     JOIN resources_resource r ON r.id = p.resource_id
+     WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s),
+    (SELECT coalesce(sum(passages), 0) FROM retrieval_workspacelexeme WHERE workspace_id = %(workspace)s)
+    / greatest((SELECT count(*) FROM retrieval_passage WHERE workspace_id = %(workspace)s), 1)::float8
+"""
+
+
+@dataclass(frozen=True)
+class WorkspaceStats:
+    passages: int
+    average_length: float
+
+
+_stats_cache: dict[uuid.UUID, tuple[float, WorkspaceStats]] = {}
+_stats_lock = threading.Lock()
+
+
+def workspace_stats(cursor: CursorWrapper, *, workspace_id: uuid.UUID) -> WorkspaceStats:
+    now = time.monotonic()
+    with _stats_lock:
+        cached = _stats_cache.get(workspace_id)
+    if cached is not None and now - cached[0] < STATS_TTL_SECONDS:
+        return cached[1]
+    cursor.execute(_STATS, {"workspace": workspace_id, "ready": READY})
+    row = cursor.fetchone() or (0, 0.0)
+    stats = WorkspaceStats(passages=int(row[0]), average_length=float(row[1]))
+    if stats.passages:  # an empty workspace is likely filling up: ask again next time
+        with _stats_lock:
+            _stats_cache[workspace_id] = (now, stats)
+    return stats
+
+
+def clear_stats_cache() -> None:
+    with _stats_lock:
+        _stats_cache.clear()

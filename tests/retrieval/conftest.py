@@ -1,0 +1,71 @@
+"""Passages made the way ingestion makes them: real embeddings, real rows."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pytest
+
+from resources.models import Resource, ResourceStatus
+from retrieval.embeddings import get_embedder
+from retrieval.models import Passage
+from retrieval.search import stats
+from workspaces.models import Workspace
+
+_counter = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_lexical_stats() -> Iterator[None]:
+    stats.clear_stats_cache()
+    yield
+    stats.clear_stats_cache()
+
+
+def make_resource(
+    workspace: Workspace,
+    title: str,
+    texts: Sequence[str],
+    *,
+    status: str = ResourceStatus.READY,
+    vectors: Sequence[Sequence[float]] | None = None,
+) -> Resource:
+    """A resource with one passage per text (embedded unless ``vectors`` given)."""
+    body = "\n".join(texts)
+    resource = Resource.objects.create(
+        workspace=workspace,
+        title=title,
+        content_type="text/plain",
+        size_bytes=len(body.encode()),
+        sha256=hashlib.sha256(f"{next(_counter)}:{body}".encode()).hexdigest(),
+        status=status,
+        passage_count=len(texts),
+    )
+    embeddings = vectors if vectors is not None else get_embedder().embed_documents(list(texts))
+    Passage.objects.bulk_create(
+        Passage(
+            workspace=workspace,
+            resource=resource,
+            ordinal=i,
+            text=text,
+            char_start=0,
+            char_end=len(text),
+            token_count=len(text.split()),
+            embedding=list(vector),
+            embedding_model="test",
+        )
+        for i, (text, vector) in enumerate(zip(texts, embeddings, strict=True))
+    )
+    return resource
+
+
+def vectors_near(text: str, count: int, *, noise: float, seed: int = 0) -> list[list[float]]:
+    """Unit vectors scattered around ``text``'s embedding (cheap bulk passages)."""
+    rng = np.random.default_rng(seed)
+    centre = np.asarray(get_embedder().embed_query(text))
+    points = centre + rng.normal(scale=noise, size=(count, centre.size))
+    points /= np.linalg.norm(points, axis=1, keepdims=True)
+    return [row.tolist() for row in points]
