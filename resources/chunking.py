@@ -21,7 +21,7 @@ from resources.parsing import ParsedDocument
 # Strength of a boundary *before* a token.
 MID_WORD, WORD, SENTENCE, LINE, PARAGRAPH, HEADING = range(6)
 
-_SENTENCE_END = frozenset(".!?;:\u2026\u3002\uff01\uff1f")  # … 。 full-width ! ?
+_SENTENCE_END = frozenset(".!?\u2026\u3002\uff01\uff1f")  # … 。 full-width ! ?
 _CLOSERS = frozenset("\"')]}\u201d\u2019\u00bb")  # closing quotes
 _WORDS = re.compile(r"\S+")
 
