@@ -4,20 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('resources', '0001_initial'),
-        ('workspaces', '0001_initial'),
+        ("resources", "0001_initial"),
+        ("workspaces", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='resource',
-            name='ingest_heartbeat_at',
+            model_name="resource",
+            name="ingest_heartbeat_at",
             field=models.DateTimeField(blank=True, editable=False, null=True),
         ),
         migrations.AddIndex(
-            model_name='resource',
-            index=models.Index(condition=models.Q(('ingest_heartbeat_at__isnull', False)), fields=['ingest_heartbeat_at'], name='resource_ingest_heartbeat_idx'),
+            model_name="resource",
+            index=models.Index(
+                condition=models.Q(("ingest_heartbeat_at__isnull", False)),
+                fields=["ingest_heartbeat_at"],
+                name="resource_ingest_heartbeat_idx",
+            ),
         ),
     ]
