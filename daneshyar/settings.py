@@ -143,8 +143,13 @@ if CELERY_BROKER_URL == "filesystem://":
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        # Exchange bindings; kombu's default is a "control" folder in the cwd.
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+    # kombu lists these folders but does not create them.
+    for _folder in ("queue", "processed", "control"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
