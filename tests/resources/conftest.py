@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -31,21 +32,30 @@ def _close_connections(**kwargs: Any) -> None:
     connections.close_all()
 
 
+@contextmanager
+def running_worker() -> Iterator[Any]:
+    """A worker thread on the real broker; stop it before the database goes."""
+    task_postrun.connect(_close_connections, weak=False)
+    try:
+        with start_worker(
+            celery_app,
+            pool="solo",
+            concurrency=1,
+            perform_ping_check=False,
+            loglevel="WARNING",
+            shutdown_timeout=60,
+        ) as worker:
+            yield worker
+    finally:
+        task_postrun.disconnect(_close_connections)
+
+
 @pytest.fixture
 def celery_worker(transactional_db: Any) -> Iterator[Any]:
     """Started after the test database and stopped before it is flushed."""
     purge_queue()
-    task_postrun.connect(_close_connections, weak=False)
-    with start_worker(
-        celery_app,
-        pool="solo",
-        concurrency=1,
-        perform_ping_check=False,
-        loglevel="WARNING",
-        shutdown_timeout=60,
-    ) as worker:
+    with running_worker() as worker:
         yield worker
-    task_postrun.disconnect(_close_connections)
     purge_queue()
 
 
