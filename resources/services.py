@@ -199,15 +199,18 @@ def resource_ingest(*, resource_id: uuid.UUID) -> str:
     resource = resource_ingest_claim(resource_id=resource_id)
     if resource is None:
         return "skipped"
-    data = bytes(ResourceFile.objects.values_list("data", flat=True).get(resource_id=resource_id))
+    stored = ResourceFile.objects.filter(resource_id=resource_id).values_list("data", flat=True).first()
+    if stored is None:  # deleted since the claim
+        return "skipped"
+    data = bytes(stored)
     try:
         chunks = resource_chunks(data=data, content_type=resource.content_type)
     except ParseError as exc:
         resource_fail(resource_id=resource_id, code=exc.code, message=exc.message)
         return ResourceStatus.FAILED
     vectors, model_name = embed_chunks(chunks=chunks, resource_id=resource_id)
-    stored = passages_replace(resource_id=resource_id, chunks=chunks, vectors=vectors, model_name=model_name)
-    return ResourceStatus.READY if stored else "skipped"
+    swapped = passages_replace(resource_id=resource_id, chunks=chunks, vectors=vectors, model_name=model_name)
+    return ResourceStatus.READY if swapped else "skipped"
 
 
 def resource_chunks(*, data: bytes, content_type: str) -> list[Chunk]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from django.conf import settings
 
@@ -38,10 +39,15 @@ class ParsedDocument:
     headings: frozenset[int] = frozenset()
     pages: tuple[tuple[int, int], ...] = ()
 
+    @cached_property
+    def _page_starts(self) -> list[int]:
+        return [start for start, _ in self.pages]
+
     def page_at(self, offset: int) -> int | None:
+        """The page on which ``offset`` lies (``None`` for formats without pages)."""
         if not self.pages:
             return None
-        index = bisect.bisect_right([start for start, _ in self.pages], offset) - 1
+        index = bisect.bisect_right(self._page_starts, offset) - 1
         return self.pages[max(index, 0)][1]
 
 
