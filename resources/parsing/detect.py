@@ -40,7 +40,10 @@ _HTML_SIGNATURE = re.compile(
     r"^\s*<(!doctype html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p|!--)[\s>]",
     re.IGNORECASE,
 )
-_HTML_ANYWHERE = re.compile(r"<(html|body)[\s>]", re.IGNORECASE)
+# XHTML served with an XML prolog.
+_XHTML = re.compile(
+    r"^\s*<\?xml[^>]*>\s*(<!--.*?-->\s*)*<(!doctype html|html)[\s>]", re.IGNORECASE | re.DOTALL
+)
 _ATX_HEADING = re.compile(r"^#{1,6} \S", re.MULTILINE)
 _BINARY_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
@@ -65,7 +68,8 @@ def detect_content_type(data: bytes, *, filename: str = "", claimed_type: str = 
     text = decode_text(data)
     if text is None:
         raise UnsupportedMediaType(f"The file is not a recognised document type. {ACCEPTED_MESSAGE}")
-    if _HTML_SIGNATURE.match(text) or _HTML_ANYWHERE.search(text[:4096]):
+    # Only the start counts: a text *about* HTML that quotes a tag later is still text.
+    if _HTML_SIGNATURE.match(text) or _XHTML.match(text[:4096]):
         return HTML
     if name.endswith(_MARKDOWN_EXTENSIONS) or claim in _MARKDOWN_CLAIMS:
         return MARKDOWN

@@ -33,6 +33,8 @@ def _error(data: bytes, **kwargs: Any) -> ParseError:
         (b"  <!doctype html><p>x</p>", {}, HTML),
         (b"<div>fragment</div>", {"filename": "a.txt"}, HTML),
         (b"<p>para</p>", {}, HTML),
+        (b'<?xml version="1.0"?>\n<html xmlns="x"><body>x</body></html>', {}, HTML),
+        (b"How to write <html> pages: open the tag <body>.", {}, PLAIN_TEXT),
         (b"", {}, PLAIN_TEXT),
         (b"%PDF-1.4 whatever", {"filename": "x.txt"}, PDF),
         (b"PK\x03\x04broken", {"filename": "x.docx"}, DOCX),
