@@ -17,7 +17,6 @@ import logging
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -48,9 +47,20 @@ def max_attempts() -> int:
 
 
 def _enqueue_ingest(resource_id: uuid.UUID) -> None:
+    """Queue the ingestion (called on commit, ``robust``: if the broker is
+    down the upload still succeeds, and the sweep queues it later)."""
     from resources.tasks import ingest_resource
 
     ingest_resource.delay(str(resource_id))
+
+
+def _enqueue_on_commit(resource_id: uuid.UUID) -> None:
+    # A plain function, not a partial: Django names the callback when it logs
+    # a failure of a robust one.
+    def enqueue() -> None:
+        _enqueue_ingest(resource_id)
+
+    transaction.on_commit(enqueue, robust=True)
 
 
 def resource_create(
@@ -73,7 +83,7 @@ def resource_create(
         )
     content_type = detect_content_type(data, filename=filename, claimed_type=claimed_type)
     sha256 = hashlib.sha256(data).hexdigest()
-    existing = Resource.objects.filter(workspace=workspace, sha256=sha256).first()
+    existing = _same_content(workspace=workspace, sha256=sha256)
     if existing is not None:
         return UploadOutcome(resource=existing, created=False)
     now = timezone.now()
@@ -90,14 +100,18 @@ def resource_create(
                 ingest_heartbeat_at=now,
             )
             ResourceFile.objects.create(resource=resource, data=data)
-            transaction.on_commit(partial(_enqueue_ingest, resource.id))
+            _enqueue_on_commit(resource.id)
     except IntegrityError:
         # Another request stored the same bytes between our check and insert.
-        existing = Resource.objects.filter(workspace=workspace, sha256=sha256).first()
+        existing = _same_content(workspace=workspace, sha256=sha256)
         if existing is None:
             raise
         return UploadOutcome(resource=existing, created=False)
     return UploadOutcome(resource=resource, created=True)
+
+
+def _same_content(*, workspace: Workspace, sha256: str) -> Resource | None:
+    return Resource.objects.filter(workspace=workspace, sha256=sha256).first()
 
 
 def resource_create_from_text(*, workspace: Workspace, text: str, title: str = "") -> UploadOutcome:
@@ -131,7 +145,7 @@ def resource_reingest(*, resource: Resource) -> Resource:
         locked.attempts = 0
         locked.ingest_heartbeat_at = now
         locked.save()
-        transaction.on_commit(partial(_enqueue_ingest, locked.id))
+        _enqueue_on_commit(locked.id)
     return locked
 
 
@@ -329,7 +343,7 @@ def resources_sweep_stale(*, stale_after: timedelta | None = None, limit: int = 
             else:
                 resource.ingest_heartbeat_at = now
                 resource.save(update_fields=["ingest_heartbeat_at", "updated_at"])
-                transaction.on_commit(partial(_enqueue_ingest, resource.id))
+                _enqueue_on_commit(resource.id)
         if exhausted:
             resource_fail(
                 resource_id=resource_id, code="worker_lost", message=_worker_lost_message(exhausted)

@@ -318,3 +318,41 @@ def test_chat_key_reads_but_cannot_write(owner: Tenant) -> None:
 
 def test_missing_key_is_401(owner: Tenant) -> None:
     assert api_client(None).get(_url(owner.workspace.id)).status_code == 401
+
+
+def test_two_uploads_racing_with_the_same_bytes_give_one_resource(
+    owner: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from resources import services
+
+    first = _upload(owner.client(), owner.workspace.id, "a.txt", b"raced bytes")
+    real = services._same_content
+    calls: list[int] = []
+
+    def blind_first_time(**kwargs: Any) -> Any:
+        # The other request's row is not visible yet at our first check.
+        calls.append(1)
+        return None if len(calls) == 1 else real(**kwargs)
+
+    monkeypatch.setattr(services, "_same_content", blind_first_time)
+    second = _upload(owner.client(), owner.workspace.id, "b.txt", b"raced bytes")
+    assert second.status_code == 200
+    assert second.json()["data"]["id"] == first.json()["data"]["id"]
+    assert len(calls) == 2
+    assert Resource.objects.filter(workspace=owner.workspace).count() == 1
+
+
+def test_upload_succeeds_when_the_broker_is_down(owner: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.test import TestCase
+
+    from resources.tasks import ingest_resource
+
+    def broker_down(*args: Any, **kwargs: Any) -> None:
+        raise ConnectionError("broker unreachable")
+
+    monkeypatch.setattr(ingest_resource, "delay", broker_down)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = _upload(owner.client(), owner.workspace.id, "a.txt", b"queued later by the sweep")
+    assert response.status_code == 202
+    resource = Resource.objects.get(pk=response.json()["data"]["id"])
+    assert resource.status == ResourceStatus.PENDING and resource.ingest_heartbeat_at is not None
