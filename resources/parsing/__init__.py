@@ -1,0 +1,38 @@
+"""Turn uploaded bytes into plain text, one module per format."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from resources.parsing import detect
+from resources.parsing.base import ParsedDocument, ParseError
+from resources.parsing.detect import ACCEPTED_MESSAGE, ACCEPTED_TYPES, detect_content_type
+from resources.parsing.html import parse_html
+from resources.parsing.pdf import parse_pdf
+from resources.parsing.plain import parse_markdown, parse_plain_text
+from resources.parsing.word import parse_docx
+
+__all__ = [
+    "ACCEPTED_MESSAGE",
+    "ACCEPTED_TYPES",
+    "ParseError",
+    "ParsedDocument",
+    "detect_content_type",
+    "parse_document",
+]
+
+_PARSERS: dict[str, Callable[[bytes], ParsedDocument]] = {
+    detect.PLAIN_TEXT: parse_plain_text,
+    detect.MARKDOWN: parse_markdown,
+    detect.HTML: parse_html,
+    detect.PDF: parse_pdf,
+    detect.DOCX: parse_docx,
+}
+
+
+def parse_document(data: bytes, *, content_type: str) -> ParsedDocument:
+    """Extract the text of ``data`` (of a type :func:`detect_content_type` returned)."""
+    parser = _PARSERS.get(content_type)
+    if parser is None:
+        raise ParseError("unsupported_media_type", f"{content_type} is not accepted. {ACCEPTED_MESSAGE}")
+    return parser(data)

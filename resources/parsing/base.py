@@ -1,0 +1,106 @@
+"""What every format parser produces, and the errors that end an ingestion."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from django.conf import settings
+
+_SPACES = re.compile(r"[ \t\f\v\u00a0\u200b]+")
+_MANY_NEWLINES = re.compile(r"\n{2,}")
+
+
+class ParseError(Exception):
+    """The document itself cannot be ingested; retrying would not help.
+
+    ``code`` is stored on the resource and shown in its ``error`` object.
+    """
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        self.message = message
+        super().__init__(f"{code}: {message}")
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    """The extracted plain text of a document.
+
+    ``text`` is made of blocks (paragraphs, headings, table rows, list items)
+    separated by a blank line. Passage offsets (``char_start``/``char_end``)
+    index into it. ``headings`` holds the offsets where heading blocks start;
+    ``pages`` the offsets where pages start, with their 1-based numbers.
+    """
+
+    text: str
+    headings: frozenset[int] = frozenset()
+    pages: tuple[tuple[int, int], ...] = ()
+
+    @cached_property
+    def _page_starts(self) -> list[int]:
+        return [start for start, _ in self.pages]
+
+    def page_at(self, offset: int) -> int | None:
+        """The page on which ``offset`` lies (``None`` for formats without pages)."""
+        if not self.pages:
+            return None
+        index = bisect.bisect_right(self._page_starts, offset) - 1
+        return self.pages[max(index, 0)][1]
+
+
+@dataclass
+class DocumentBuilder:
+    """Accumulates blocks into a :class:`ParsedDocument`.
+
+    Stops with ``text_too_long`` as soon as the text passes
+    MAX_EXTRACTED_CHARS, so a huge document never sits whole in memory twice.
+    """
+
+    max_chars: int = field(default_factory=lambda: int(settings.MAX_EXTRACTED_CHARS))
+    _parts: list[str] = field(default_factory=list)
+    _length: int = 0
+    _headings: set[int] = field(default_factory=set)
+    _pages: list[tuple[int, int]] = field(default_factory=list)
+    _pending_page: int | None = None
+
+    def start_page(self, number: int) -> None:
+        # Recorded at the next block, so that empty pages take no offset.
+        self._pending_page = number
+
+    def add(self, text: str, *, heading: bool = False) -> None:
+        block = normalise_block(text)
+        if not block:
+            return
+        if self._parts:
+            self._parts.append("\n\n")
+            self._length += 2
+        if self._pending_page is not None:
+            self._pages.append((self._length, self._pending_page))
+            self._pending_page = None
+        if heading:
+            self._headings.add(self._length)
+        self._parts.append(block)
+        self._length += len(block)
+        if self._length > self.max_chars:
+            raise ParseError(
+                "text_too_long",
+                f"The document has more than {self.max_chars:,} characters of text "
+                "(MAX_EXTRACTED_CHARS). Split it into smaller documents.",
+            )
+
+    def build(self) -> ParsedDocument:
+        text = "".join(self._parts)
+        if not text.strip():
+            raise ParseError("empty_document", "The document contains no extractable text.")
+        return ParsedDocument(text=text, headings=frozenset(self._headings), pages=tuple(self._pages))
+
+
+def normalise_block(text: str) -> str:
+    """Collapse runs of spaces, trim lines, and keep at most single newlines."""
+    lines = [
+        _SPACES.sub(" ", line).strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    ]
+    return _MANY_NEWLINES.sub("\n", "\n".join(lines)).strip()

@@ -1,0 +1,106 @@
+"""Recognise an upload's format from its bytes.
+
+The client's filename and claimed type only decide between plain text and
+Markdown (the bytes cannot tell them apart); everything else is sniffed:
+``%PDF-`` for PDF, a ZIP with ``word/document.xml`` for DOCX, the WHATWG
+HTML signatures for HTML, and valid UTF-8 (or UTF-16 with a BOM) for text.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+from daneshyar.exceptions import UnsupportedMediaType
+
+PLAIN_TEXT = "text/plain"
+MARKDOWN = "text/markdown"
+HTML = "text/html"
+PDF = "application/pdf"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+ACCEPTED_TYPES: dict[str, str] = {
+    PLAIN_TEXT: "plain text",
+    MARKDOWN: "Markdown",
+    HTML: "HTML",
+    PDF: "PDF",
+    DOCX: "DOCX",
+}
+ACCEPTED_MESSAGE = "Accepted types: " + ", ".join(f"{name} ({mime})" for mime, name in ACCEPTED_TYPES.items())
+
+_MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdown", ".mkd")
+_MARKDOWN_CLAIMS = ("text/markdown", "text/x-markdown")
+_DOCX_EXTENSIONS = (".docx",)
+# OLE compound file (legacy .doc, or an encrypted OOXML package).
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
+# WHATWG MIME sniffing: "HTML" signatures, followed by a space or ">".
+_HTML_SIGNATURE = re.compile(
+    r"^\s*<(!doctype html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p|!--)[\s>]",
+    re.IGNORECASE,
+)
+# XHTML served with an XML prolog.
+_XHTML = re.compile(
+    r"^\s*<\?xml[^>]*>\s*(<!--.*?-->\s*)*<(!doctype html|html)[\s>]", re.IGNORECASE | re.DOTALL
+)
+_ATX_HEADING = re.compile(r"^#{1,6} \S", re.MULTILINE)
+_BINARY_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
+def detect_content_type(data: bytes, *, filename: str = "", claimed_type: str = "") -> str:
+    """The MIME type of ``data``; :class:`UnsupportedMediaType` (415) otherwise."""
+    name = filename.lower()
+    claim = claimed_type.split(";")[0].strip().lower()
+    head = data[:1024]
+    if b"%PDF-" in head:  # the header may follow a little junk (PDF 1.7, 7.5.2)
+        return PDF
+    if data.startswith(b"PK\x03\x04"):
+        if _is_docx_zip(data) or name.endswith(_DOCX_EXTENSIONS) or claim == DOCX:
+            # A damaged package claimed as DOCX fails in the worker as corrupt_file.
+            return DOCX
+        raise UnsupportedMediaType(f"ZIP archives other than DOCX are not accepted. {ACCEPTED_MESSAGE}")
+    if data.startswith(_OLE_MAGIC):
+        if _ENCRYPTED_PACKAGE in data:
+            # Password-protected DOCX: accepted, then fails as docx_encrypted.
+            return DOCX
+        raise UnsupportedMediaType(f"Legacy Office files (.doc) are not accepted. {ACCEPTED_MESSAGE}")
+    text = decode_text(data)
+    if text is None:
+        raise UnsupportedMediaType(f"The file is not a recognised document type. {ACCEPTED_MESSAGE}")
+    # Only the start counts: a text *about* HTML that quotes a tag later is still text.
+    if _HTML_SIGNATURE.match(text) or _XHTML.match(text[:4096]):
+        return HTML
+    if name.endswith(_MARKDOWN_EXTENSIONS) or claim in _MARKDOWN_CLAIMS:
+        return MARKDOWN
+    if name.endswith((".html", ".htm")) or claim == HTML:
+        return HTML
+    if not name and claim in ("", PLAIN_TEXT, "application/octet-stream") and _ATX_HEADING.search(text):
+        return MARKDOWN
+    return PLAIN_TEXT
+
+
+def decode_text(data: bytes) -> str | None:
+    """UTF-8 (optionally with a BOM) or BOM-marked UTF-16; ``None`` for binary data."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError:
+            return None
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return None
+    # Control characters other than whitespace mean a binary format.
+    if _BINARY_CONTROL.search(text[:65536]):
+        return None
+    return text
+
+
+def _is_docx_zip(data: bytes) -> bool:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return "word/document.xml" in archive.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return False

@@ -1,0 +1,63 @@
+"""HTML: visible text by block, without scripts, styles and page chrome."""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup
+from bs4.element import CData, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
+
+from resources.parsing.base import DocumentBuilder, ParsedDocument, ParseError
+
+# Not document content: code, styling, and navigation repeated on every page.
+_DROPPED = ("script", "style", "noscript", "template", "nav", "header", "footer", "svg", "iframe", "head")
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+_BLOCKS = {
+    "address", "article", "aside", "blockquote", "caption", "dd", "details", "div", "dl", "dt",
+    "fieldset", "figcaption", "figure", "form", "hr", "li", "main", "ol", "p", "pre", "section",
+    "summary", "table", "tbody", "tfoot", "thead", "tr", "ul", "body", "html",
+}  # fmt: skip
+_NOT_TEXT = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
+
+
+def parse_html(data: bytes) -> ParsedDocument:
+    try:
+        soup = BeautifulSoup(data, "lxml")
+    except Exception as exc:  # lxml/bs4 raise assorted errors on garbage
+        raise ParseError("corrupt_file", "The HTML could not be parsed.") from exc
+    for tag in soup.find_all(_DROPPED):
+        tag.decompose()
+    builder = DocumentBuilder()
+    inline: list[str] = []
+
+    def flush() -> None:
+        if inline:
+            builder.add("".join(inline))
+            inline.clear()
+
+    def walk(node: Tag) -> None:
+        for child in node.children:
+            if isinstance(child, NavigableString):
+                if not isinstance(child, _NOT_TEXT):
+                    # Source newlines inside a paragraph are just spaces.
+                    inline.append(str(child).replace("\n", " "))
+            elif isinstance(child, Tag):
+                name = child.name.lower()
+                if name in _HEADINGS:
+                    flush()
+                    builder.add(child.get_text(" ", strip=True), heading=True)
+                elif name == "br":
+                    inline.append("\n")
+                elif name in ("td", "th"):
+                    # A table row is one block: "cell | cell | cell".
+                    if "".join(inline).strip():
+                        inline.append(" | ")
+                    walk(child)
+                elif name in _BLOCKS:
+                    flush()
+                    walk(child)
+                    flush()
+                else:
+                    walk(child)
+
+    walk(soup)
+    flush()
+    return builder.build()

@@ -1,0 +1,37 @@
+"""DOCX: paragraphs and tables in body order; Heading/Title styles are headings."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from resources.parsing.base import DocumentBuilder, ParsedDocument, ParseError
+from resources.parsing.detect import _ENCRYPTED_PACKAGE, _OLE_MAGIC
+
+
+def parse_docx(data: bytes) -> ParsedDocument:
+    if data.startswith(_OLE_MAGIC) and _ENCRYPTED_PACKAGE in data:
+        raise ParseError(
+            "docx_encrypted", "The DOCX file is password-protected. Upload it without a password."
+        )
+    import docx
+
+    try:
+        document: Any = docx.Document(io.BytesIO(data))
+        builder = DocumentBuilder()
+        for block in document.iter_inner_content():
+            if hasattr(block, "rows"):  # a table: one block per row
+                for row in block.rows:
+                    cells = [cell.text.strip() for cell in row.cells]
+                    # Merged cells repeat their text in each grid cell.
+                    unique = [c for i, c in enumerate(cells) if c and (i == 0 or c != cells[i - 1])]
+                    builder.add(" | ".join(unique))
+            else:
+                style = (getattr(block.style, "name", "") or "").lower()
+                heading = style.startswith("heading") or style == "title"
+                builder.add(block.text, heading=heading)
+    except ParseError:
+        raise
+    except Exception as exc:  # zipfile/lxml/python-docx errors on damaged files
+        raise ParseError("corrupt_file", "The DOCX file is damaged and could not be read.") from exc
+    return builder.build()

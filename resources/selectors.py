@@ -1,0 +1,41 @@
+"""Reads for resources. Every query starts from the workspace."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from django.db.models import QuerySet
+
+from daneshyar.exceptions import NotFound
+from resources.models import Resource
+from workspaces.models import Workspace
+
+if TYPE_CHECKING:
+    from retrieval.models import Passage
+
+
+def resource_list(*, workspace: Workspace, status: str | None = None) -> QuerySet[Resource]:
+    queryset = Resource.objects.filter(workspace=workspace)
+    if status:
+        queryset = queryset.filter(status=status)
+    return queryset
+
+
+def resource_get(*, workspace: Workspace, resource_id: uuid.UUID | str) -> Resource:
+    """The resource, if it belongs to ``workspace``; otherwise 404."""
+    try:
+        resource_uuid = uuid.UUID(str(resource_id))
+    except ValueError:
+        raise NotFound() from None
+    try:
+        return Resource.objects.get(workspace=workspace, id=resource_uuid)
+    except Resource.DoesNotExist:
+        raise NotFound() from None
+
+
+def passage_list(*, resource: Resource) -> QuerySet[Passage]:
+    """The resource's passages; callers order them (by ordinal)."""
+    from retrieval.models import Passage
+
+    return Passage.objects.filter(workspace_id=resource.workspace_id, resource=resource).defer("embedding")

@@ -1,0 +1,61 @@
+"""Celery tasks: take ids, call a service, safe to run twice.
+
+Delivery is at-least-once (``acks_late`` + ``reject_on_worker_lost`` in
+settings): a task killed with its worker runs again on another. Attempts are
+counted on the resource row, not in the message, so they survive redelivery
+and the sweep's re-queues; when they run out the resource ends ``failed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from celery import shared_task
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+
+def retry_countdown(attempts: int) -> int:
+    """Exponential backoff: base, 2 x base, 4 x base, ... capped at 10 minutes."""
+    base = int(settings.INGEST_RETRY_BACKOFF_SECONDS)
+    return int(min(600, base * 2 ** max(attempts - 1, 0)))
+
+
+@shared_task(
+    bind=True,
+    name="resources.ingest",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # Bounded by Resource.attempts (INGEST_MAX_RETRIES), not by the message.
+    max_retries=None,
+)
+def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-def]
+    from resources import services
+
+    rid = uuid.UUID(resource_id)
+    try:
+        return services.resource_ingest(resource_id=rid)
+    except Exception as exc:
+        attempts = services.resource_retry_allowed(resource_id=rid)
+        if attempts is not None:
+            logger.warning(
+                "ingestion of %s failed (attempt %d), retrying", resource_id, attempts, exc_info=exc
+            )
+            raise self.retry(exc=exc, countdown=retry_countdown(attempts)) from exc
+        logger.exception("ingestion of %s failed after its last attempt", resource_id)
+        services.resource_fail(
+            resource_id=rid,
+            code="ingest_failed",
+            message=f"Ingestion failed after {services.max_attempts()} attempts ({type(exc).__name__}). "
+            "Reingest to try again.",
+        )
+        return "failed"
+
+
+@shared_task(name="resources.sweep_stale")
+def sweep_stale_resources() -> int:
+    from resources import services
+
+    return services.resources_sweep_stale()

@@ -1,0 +1,81 @@
+"""A real Celery worker (thread, solo pool) on the configured broker — Redis
+when REDIS_URL is set, as in scripts/test — against the test database."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from celery.signals import task_postrun
+from django.conf import settings
+from django.db import connections
+
+from daneshyar.celery import app as celery_app
+from resources.models import Resource, ResourceStatus
+
+FINISHED = (ResourceStatus.READY, ResourceStatus.FAILED)
+
+
+def purge_queue() -> None:
+    with celery_app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def _close_connections(**kwargs: Any) -> None:
+    # The worker thread's connection would otherwise outlive the test
+    # database (CONN_MAX_AGE keeps it open between tasks).
+    connections.close_all()
+
+
+@contextmanager
+def running_worker() -> Iterator[Any]:
+    """A worker thread on the real broker; stop it before the database goes."""
+    task_postrun.connect(_close_connections, weak=False)
+    try:
+        with start_worker(
+            celery_app,
+            pool="solo",
+            concurrency=1,
+            perform_ping_check=False,
+            loglevel="WARNING",
+            shutdown_timeout=60,
+        ) as worker:
+            yield worker
+    finally:
+        task_postrun.disconnect(_close_connections)
+
+
+@pytest.fixture
+def celery_worker(transactional_db: Any) -> Iterator[Any]:
+    """Started after the test database and stopped before it is flushed."""
+    purge_queue()
+    with running_worker() as worker:
+        yield worker
+    purge_queue()
+
+
+def wait_for(
+    resource_id: uuid.UUID | str,
+    *,
+    statuses: tuple[str, ...] = FINISHED,
+    timeout: float = 120,
+    check: Callable[[Resource], None] | None = None,
+) -> Resource:
+    """Poll until the resource reaches one of ``statuses``; ``check`` runs on every poll."""
+    deadline = time.monotonic() + timeout
+    while True:
+        resource = Resource.objects.get(pk=resource_id)
+        if check is not None:
+            check(resource)
+        if resource.status in statuses and (
+            resource.status not in FINISHED or resource.ingest_heartbeat_at is None
+        ):
+            return resource
+        if time.monotonic() > deadline:
+            raise AssertionError(f"resource {resource_id} still {resource.status} after {timeout}s")
+        time.sleep(0.05)
