@@ -12,6 +12,7 @@ import logging
 import uuid
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 
 logger = logging.getLogger(__name__)
@@ -59,3 +60,11 @@ def sweep_stale_resources() -> int:
     from resources import services
 
     return services.resources_sweep_stale()
+
+
+@worker_ready.connect
+def _load_embedding_model(**kwargs: object) -> None:
+    """Load the model when the worker starts, not inside its first task."""
+    from retrieval.embeddings import get_embedder
+
+    get_embedder()

@@ -44,7 +44,11 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()
         self.model_name = model_name
         self.batch_size = batch_size
-        self.dimensions: int = int(self._model.get_sentence_embedding_dimension() or 0)
+        # sentence-transformers >= 6 renamed the method; keep both working.
+        dimension_of = getattr(self._model, "get_embedding_dimension", None) or (
+            self._model.get_sentence_embedding_dimension
+        )
+        self.dimensions: int = int(dimension_of() or 0)
 
     @property
     def tokenizer(self) -> Any:

@@ -1,7 +1,10 @@
-"""Test helpers for chat. ``ingest_text`` stands in for the ingestion pipeline
-(built elsewhere): it creates a *ready* resource whose passages are the
-text's paragraphs, embedded with the real embedder. Swap its body for the
-real pipeline once it lands; the signature stays."""
+"""Test helpers for chat.
+
+``ingest_text`` creates a *ready* resource whose passages are exactly the
+text's paragraphs, embedded with the real embedder, so that a test controls
+how many passages exist (the retrieval rules are counted in passages). The
+real upload → worker → passages path is exercised end to end in
+test_local_backend.py and in tests/resources."""
 
 from __future__ import annotations
 

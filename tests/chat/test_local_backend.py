@@ -14,8 +14,8 @@ from chat.backends.base import Generation
 from chat.backends.local import LocalBackend
 from chat.models import Message
 from chat.output import output_schema
-from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
+from tests.worker import wait_for
 
 DOCUMENT = """The Daneshyar clinic is open from 8 am to 6 pm on weekdays.
 
@@ -39,12 +39,20 @@ def test_registry_serves_the_default_model_with_the_local_backend(settings: obje
 
 
 @pytest.mark.slow
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_local_model_answers_over_a_document_with_schema_valid_json(
-    owner: Tenant, local: LocalBackend
+    owner: Tenant, local: LocalBackend, celery_worker: object
 ) -> None:
+    """The whole pipeline: upload through the API, ingestion by a real Celery
+    worker on the real broker, retrieval, the real local model, storage."""
     jsonschema = pytest.importorskip("jsonschema")
-    ingest_text(owner.workspace, "Clinic", DOCUMENT)
+    upload = owner.client("admin").post(
+        f"/api/v1/workspaces/{owner.workspace.id}/resources/",
+        {"title": "Clinic", "text": DOCUMENT},
+        format="json",
+    )
+    assert upload.status_code == 202, upload.json()
+    assert wait_for(upload.json()["data"]["id"]).status == "ready"
     calls: list[Generation] = []
     original = local.generate
 

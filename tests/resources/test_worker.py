@@ -18,8 +18,8 @@ from resources.tasks import sweep_stale_resources
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
 from tests.conftest import Tenant
-from tests.resources.conftest import wait_for
 from tests.resources.files import long_text, make_pdf
+from tests.worker import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -17,8 +17,8 @@ from resources import services
 from resources.models import Resource, ResourceStatus
 from retrieval.models import Passage
 from tests.conftest import Tenant
-from tests.resources.conftest import purge_queue, running_worker, wait_for
 from tests.resources.files import long_text
+from tests.worker import purge_queue, running_worker, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -1,5 +1,7 @@
 """A real Celery worker (thread, solo pool) on the configured broker — Redis
-when REDIS_URL is set, as in scripts/test — against the test database."""
+when REDIS_URL is set, as in scripts/test — against the test database.
+
+The ``celery_worker`` fixture is registered in tests/conftest.py."""
 
 from __future__ import annotations
 
