@@ -70,12 +70,12 @@ def instrument() -> None:
     """Wrap the phases of a turn to report where the time goes."""
     from chat import selectors
     from chat.services import turns
-    from retrieval import search as search_module
+    from retrieval.embeddings import get_embedder
     from workspaces import authentication
 
     auth = authentication.ApiKeyAuthentication.authenticate
     authentication.ApiKeyAuthentication.authenticate = timed("auth", auth)  # type: ignore[method-assign]
-    embedder = search_module.get_embedder()
+    embedder = get_embedder()
     embed = embedder.embed_query
     embedder.embed_query = timed("embed query", embed)  # type: ignore[method-assign]
     turns.search = timed("retrieval (incl. embed)", turns.search)
