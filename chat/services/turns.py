@@ -27,9 +27,9 @@ from chat.output import InvalidOutput, ParsedReply, fallback_reply, output_schem
 from chat.partial_json import DeltaExtractor
 from chat.prompting import build_messages
 from chat.services.sessions import StoredQuestion, question_store, reply_store
-from daneshyar.exceptions import Forbidden, ValidationFailed
+from daneshyar.exceptions import Forbidden
 from resources.models import Resource, ResourceStatus
-from retrieval.search import ScoredPassage, search
+from retrieval.search import ScoredPassage, named_resources_validate, search
 from workspaces.models import ApiKey, Workspace
 
 logger = logging.getLogger(__name__)
@@ -71,17 +71,6 @@ class TurnOutcome:
     generation_ms: int
 
 
-def _check_resource_ids(workspace: Workspace, resource_ids: Sequence[uuid.UUID]) -> None:
-    known = set(
-        Resource.objects.filter(workspace=workspace, id__in=resource_ids).values_list("id", flat=True)
-    )
-    unknown = [str(r) for r in resource_ids if r not in known]
-    if unknown:
-        raise ValidationFailed(
-            "Unknown resource ids.", fields={"resource_ids": [f"Unknown resource {r}." for r in unknown]}
-        )
-
-
 def _retrieve(
     workspace: Workspace, question: str, resource_ids: Sequence[uuid.UUID]
 ) -> tuple[Grounding, list[ScoredPassage]]:
@@ -111,8 +100,8 @@ def turn_prepare(
         raise Forbidden("include_prompt_trace needs an API key with the admin scope.")
     model_id = str(resolve_model(model)["id"])
     backend = get_backend(model_id)
-    if resource_ids:
-        _check_resource_ids(workspace, resource_ids)
+    # Unknown ids are a 400 even when the workspace has nothing ready yet.
+    named_resources_validate(workspace=workspace, resource_ids=resource_ids)
     # Stored before retrieval: a wrong session is a 404 before the embedding
     # runs, and nothing below can fail with a 4xx any more.
     stored = question_store(
