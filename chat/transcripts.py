@@ -30,10 +30,11 @@ from typing import Any
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import connections
-from django.db.models import F, Func, IntegerField, Q, QuerySet, UUIDField, Value
+from django.db.models import F, Func, IntegerField, QuerySet, UUIDField, Value
 
 from chat.models import Feedback, Message, Session
 from chat.redaction import RedactionReport, Redactor, redact_message, redact_text
+from daneshyar.api import keyset_after
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ def _session_batches(queryset: QuerySet[Session], batch_size: int) -> Iterator[l
     while True:
         page = queryset
         if after is not None:
-            page = page.filter(Q(updated_at__gt=after[0]) | Q(updated_at=after[0], id__gt=after[1]))
+            page = page.filter(keyset_after(("updated_at", "id"), after))
         rows = list(page[:batch_size])
         if not rows:
             return
@@ -126,7 +127,7 @@ def _message_rows(session_ids: list[Any], chunk: int) -> Iterator[dict[str, Any]
     while True:
         page = base
         if after is not None:
-            page = page.filter(Q(position__gt=after[0]) | Q(position=after[0], sequence__gt=after[1]))
+            page = page.filter(keyset_after(("position", "sequence"), after))
         rows = list(page[:chunk])
         if not rows:
             return

@@ -67,7 +67,7 @@ def paginate(
     queryset = queryset.order_by(*ordering)
     if cursor:
         values = _decode_cursor(cursor, len(fields))
-        queryset = queryset.filter(_after(ordering, values))
+        queryset = queryset.filter(keyset_after(ordering, values))
     rows = list(queryset[: limit + 1])
     next_cursor = None
     if len(rows) > limit:
@@ -83,7 +83,7 @@ def _attr(obj: Any, path: str) -> Any:
     return obj
 
 
-def _after(ordering: Sequence[str], values: Sequence[Any]) -> Q:
+def keyset_after(ordering: Sequence[str], values: Sequence[Any]) -> Q:
     """Rows strictly after ``values`` in ``ordering`` (lexicographic keyset)."""
     condition = Q()
     for index, field in enumerate(ordering):
