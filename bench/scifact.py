@@ -17,7 +17,8 @@ import numpy as np
 
 from bench._django import REPO
 
-DATASET = Path("/work/shared/datasets/scifact")
+# ../shared/datasets/scifact beside the checkout (read in place, never copied).
+DATASET = REPO.parent / "shared" / "datasets" / "scifact"
 CACHE = REPO / ".data" / "bench"
 
 

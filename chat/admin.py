@@ -14,15 +14,15 @@ from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 
-from chat import transcripts
 from chat.models import Feedback, Message, Session
-from chat.redaction import default_redactor
+from chat.transcripts.export import transcript_export_lines
+from chat.transcripts.redaction import default_redactor
 
 
 def _export_response(queryset: QuerySet[Session], *, redact: bool) -> StreamingHttpResponse:
     sessions = Session.objects.filter(pk__in=queryset.values("pk")).order_by("updated_at", "id")
     response = StreamingHttpResponse(
-        transcripts.transcript_export_lines(sessions=sessions, redactor=default_redactor if redact else None),
+        transcript_export_lines(sessions=sessions, redactor=default_redactor if redact else None),
         content_type="application/x-ndjson; charset=utf-8",
     )
     suffix = "-redacted" if redact else ""

@@ -1,20 +1,23 @@
-"""Chat and session endpoints. Views parse input, call one service or
-selector, and shape the output."""
+"""Chat, session, feedback and model endpoints. Views parse input, call one
+service or selector, and shape the output. Every workspace-scoped view
+derives from ``WorkspaceApi`` (key → workspace 404 → scope 403)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat import selectors
-from chat.models import Session
+from chat.contract import ChatResult
+from chat.models import Feedback, FeedbackRating, Session
 from chat.serializers import (
     ChatResultSchema,
     MessageSchema,
@@ -23,19 +26,15 @@ from chat.serializers import (
     session_detail,
     session_summary,
 )
+from chat.services import feedback as feedback_services
 from chat.services import sessions as session_services
 from chat.services.turns import PreparedTurn, release_connection, turn_complete, turn_prepare
 from chat.streaming import event_stream
 from daneshyar.api import ok, paginate
 from daneshyar.exceptions import ValidationFailed
 from daneshyar.schema import envelope, list_envelope
-from workspaces.models import ApiKey, Workspace
-from workspaces.selectors import workspace_get
-
-
-def _key(request: Request) -> ApiKey:
-    assert isinstance(request.auth, ApiKey)
-    return request.auth
+from workspaces.access import WorkspaceApi
+from workspaces.permissions import HasApiKey
 
 
 class ChatInputSerializer(serializers.Serializer[Any]):
@@ -55,15 +54,13 @@ class ChatInputSerializer(serializers.Serializer[Any]):
         return value
 
 
-def _prepare(request: Request, workspace_id: str) -> PreparedTurn:
-    api_key = _key(request)
-    workspace = workspace_get(api_key=api_key, workspace_id=workspace_id)
+def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
     serializer = ChatInputSerializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
     return turn_prepare(
-        api_key=api_key,
-        workspace=workspace,
+        api_key=view.api_key,
+        workspace=view.workspace,
         external_user_id=data["external_user_id"],
         message=data["message"],
         session_id=data.get("session_id"),
@@ -73,17 +70,17 @@ def _prepare(request: Request, workspace_id: str) -> PreparedTurn:
     )
 
 
-class ChatApi(APIView):
+class ChatApi(WorkspaceApi):
     @extend_schema(
         operation_id="chat",
         request=ChatInputSerializer,
         responses=envelope("ChatTurn", ChatResultSchema),
     )
     def post(self, request: Request, workspace_id: str) -> Response:
-        prepared = _prepare(request, workspace_id)
+        prepared = _prepare(self, request)
         reply = turn_complete(prepared)
         question = prepared.question
-        data: dict[str, Any] = {
+        data: ChatResult = {
             "session": session_summary(question.session, created=question.created),
             "user_message": message_data(question.message),
             "assistant_message": message_data(reply),
@@ -93,7 +90,7 @@ class ChatApi(APIView):
         return ok(data)
 
 
-class ChatStreamApi(APIView):
+class ChatStreamApi(WorkspaceApi):
     @extend_schema(
         operation_id="chat_stream",
         request=ChatInputSerializer,
@@ -106,7 +103,7 @@ class ChatStreamApi(APIView):
     )
     def post(self, request: Request, workspace_id: str) -> StreamingHttpResponse:
         # Errors up to here (400/403/404) are ordinary JSON error responses.
-        prepared = _prepare(request, workspace_id)
+        prepared = _prepare(self, request)
         release_connection()
         response = StreamingHttpResponse(event_stream(prepared), content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
@@ -124,45 +121,42 @@ USER_PARAM = OpenApiParameter(
 )
 
 
-def _end_user(request: Request) -> str | None:
+def _end_user(view: WorkspaceApi, request: Request) -> str | None:
     """``external_user_id`` from the query: required for chat keys."""
     value = request.query_params.get("external_user_id")
     if value is not None and not 1 <= len(value) <= 255:
         raise ValidationFailed(
             "Invalid external_user_id.", fields={"external_user_id": ["Must be 1 to 255 characters."]}
         )
-    if value is None and not _key(request).is_admin:
+    if value is None and not view.api_key.is_admin:
         raise ValidationFailed(
             "external_user_id is required.", fields={"external_user_id": ["This field is required."]}
         )
     return value
 
 
-def _session(request: Request, workspace_id: str, session_id: str) -> tuple[Workspace, Session]:
-    workspace = workspace_get(api_key=_key(request), workspace_id=workspace_id)
-    session = selectors.session_get(
-        workspace=workspace, session_id=session_id, external_user_id=_end_user(request)
+def _session(view: WorkspaceApi, request: Request, session_id: str) -> Session:
+    return selectors.session_get(
+        workspace=view.workspace, session_id=session_id, external_user_id=_end_user(view, request)
     )
-    return workspace, session
 
 
-class SessionListApi(APIView):
+class SessionListApi(WorkspaceApi):
     @extend_schema(
         operation_id="sessions_list",
         parameters=[USER_PARAM],
         responses=list_envelope("SessionList", SessionSchema),
     )
     def get(self, request: Request, workspace_id: str) -> Response:
-        workspace = workspace_get(api_key=_key(request), workspace_id=workspace_id)
         return paginate(
             request,
-            selectors.session_list(workspace=workspace, external_user_id=_end_user(request)),
+            selectors.session_list(workspace=self.workspace, external_user_id=_end_user(self, request)),
             ordering=("-updated_at", "-id"),
             serialize=lambda rows: [session_detail(s) for s in rows],
         )
 
 
-class SessionDetailApi(APIView):
+class SessionDetailApi(WorkspaceApi):
     class UpdateSerializer(serializers.Serializer[Any]):
         title = serializers.CharField(min_length=1, max_length=200)
 
@@ -175,7 +169,7 @@ class SessionDetailApi(APIView):
         responses=envelope("SessionDetail", SessionSchema),
     )
     def get(self, request: Request, workspace_id: str, session_id: str) -> Response:
-        _, session = _session(request, workspace_id, session_id)
+        session = _session(self, request, session_id)
         return ok(session_detail(session))
 
     @extend_schema(
@@ -185,7 +179,7 @@ class SessionDetailApi(APIView):
         responses=envelope("SessionUpdated", SessionSchema),
     )
     def patch(self, request: Request, workspace_id: str, session_id: str) -> Response:
-        _, session = _session(request, workspace_id, session_id)
+        session = _session(self, request, session_id)
         serializer = self.UpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         session = session_services.session_update(session=session, title=serializer.validated_data["title"])
@@ -193,22 +187,107 @@ class SessionDetailApi(APIView):
 
     @extend_schema(operation_id="sessions_delete", parameters=[USER_PARAM], responses={204: None})
     def delete(self, request: Request, workspace_id: str, session_id: str) -> Response:
-        _, session = _session(request, workspace_id, session_id)
+        session = _session(self, request, session_id)
         session_services.session_delete(session=session)
         return Response(status=204)
 
 
-class SessionMessagesApi(APIView):
+class SessionMessagesApi(WorkspaceApi):
     @extend_schema(
         operation_id="sessions_messages",
         parameters=[USER_PARAM],
         responses=list_envelope("MessageList", MessageSchema),
     )
     def get(self, request: Request, workspace_id: str, session_id: str) -> Response:
-        _, session = _session(request, workspace_id, session_id)
+        session = _session(self, request, session_id)
         return paginate(
             request,
             selectors.message_list(session=session),
             ordering=("sequence",),
             serialize=lambda rows: [message_data(m) for m in rows],
         )
+
+
+# --- Feedback -------------------------------------------------------------------
+
+
+class FeedbackOutputSerializer(serializers.ModelSerializer[Feedback]):
+    message_id = serializers.UUIDField(source="message.id", read_only=True)
+    session_id = serializers.UUIDField(source="message.session_id", read_only=True)
+
+    class Meta:
+        model = Feedback
+        fields = [
+            "id",
+            "session_id",
+            "message_id",
+            "external_user_id",
+            "rating",
+            "comment",
+            "created_at",
+            "updated_at",
+        ]
+        ref_name = "Feedback"
+
+
+class FeedbackApi(WorkspaceApi):
+    class InputSerializer(serializers.Serializer[Any]):
+        external_user_id = serializers.CharField(min_length=1, max_length=255)
+        rating = serializers.ChoiceField(choices=FeedbackRating.choices)
+        comment = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
+
+        class Meta:
+            ref_name = "FeedbackInput"
+
+    @extend_schema(
+        operation_id="feedback_upsert",
+        request=InputSerializer,
+        responses={
+            201: envelope("FeedbackCreated", FeedbackOutputSerializer),
+            200: envelope("FeedbackReplaced", FeedbackOutputSerializer),
+        },
+    )
+    def post(self, request: Request, workspace_id: Any, session_id: Any, message_id: Any) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        feedback, created = feedback_services.feedback_upsert(
+            workspace=self.workspace,
+            session_id=session_id,
+            message_id=message_id,
+            external_user_id=body.validated_data["external_user_id"],
+            rating=body.validated_data["rating"],
+            comment=body.validated_data["comment"],
+        )
+        return ok(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)
+
+
+# --- Models ---------------------------------------------------------------------
+
+
+class ModelListApi(APIView):
+    permission_classes = [HasApiKey]
+
+    @extend_schema(
+        operation_id="models_list",
+        responses=envelope(
+            "ModelList",
+            inline_serializer(
+                "ModelItems",
+                {
+                    "items": inline_serializer(
+                        "Model",
+                        {
+                            "id": serializers.CharField(),
+                            "backend": serializers.CharField(),
+                            "default": serializers.BooleanField(),
+                        },
+                        many=True,
+                    ),
+                    "next_cursor": serializers.CharField(allow_null=True),
+                },
+            ),
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        items = [dict(model) for model in settings.GENERATION_MODELS]
+        return ok({"items": items, "next_cursor": None})

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING, cast
 
 from django.db import models
 
 from workspaces.models import Workspace
+
+if TYPE_CHECKING:
+    from chat.contract import Reply
 
 
 class Session(models.Model):
@@ -75,6 +79,11 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} #{self.sequence}"
+
+    @property
+    def reply(self) -> Reply | None:
+        """``response`` as the typed reply contract (None on user messages)."""
+        return cast("Reply | None", self.response)
 
 
 class FeedbackRating(models.TextChoices):

@@ -20,27 +20,37 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from chat.backends.base import JsonSchema
+from chat.contract import (
+    CHOICE_TYPES,
+    FieldType,
+    FormField,
+    InvalidCitation,
+    Part,
+    Reply,
+    ResponseType,
+    Source,
+)
 from retrieval.search import ScoredPassage
 
 SCHEMA_NAME = "daneshyar_reply"
-FIELD_TYPES = ("text", "textarea", "number", "select", "checkbox", "radio", "date", "email")
-CHOICE_TYPES = frozenset({"select", "radio"})
+FIELD_TYPES = tuple(FieldType)
 MAX_PARTS = 12
 MAX_FIELDS = 12
 MAX_OPTIONS = 20
 
 
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+def _nullable(schema: JsonSchema) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def output_schema() -> dict[str, Any]:
+def output_schema() -> JsonSchema:
     """The JSON schema of a reply (answer or form)."""
     string = {"type": "string"}
     answer = {
         "type": "object",
         "properties": {
-            "type": {"type": "string", "enum": ["answer"]},
+            "type": {"type": "string", "enum": [ResponseType.ANSWER.value]},
             "parts": {
                 "type": "array",
                 "minItems": 1,
@@ -61,7 +71,7 @@ def output_schema() -> dict[str, Any]:
         "properties": {
             "name": string,
             "label": string,
-            "type": {"type": "string", "enum": list(FIELD_TYPES)},
+            "type": {"type": "string", "enum": [t.value for t in FieldType]},
             "required": {"type": "boolean"},
             "placeholder": _nullable(string),
             "options": _nullable({"type": "array", "items": string, "maxItems": MAX_OPTIONS}),
@@ -72,7 +82,7 @@ def output_schema() -> dict[str, Any]:
     form = {
         "type": "object",
         "properties": {
-            "type": {"type": "string", "enum": ["form"]},
+            "type": {"type": "string", "enum": [ResponseType.FORM.value]},
             "question": string,
             "title": string,
             "fields": {"type": "array", "minItems": 1, "maxItems": MAX_FIELDS, "items": form_field},
@@ -91,9 +101,9 @@ class InvalidOutput(ValueError):
 class ParsedReply:
     """A validated reply in API shape, plus what was dropped on the way."""
 
-    response: dict[str, Any]
+    response: Reply
     content: str
-    invalid_citations: list[dict[str, Any]] = field(default_factory=list)
+    invalid_citations: list[InvalidCitation] = field(default_factory=list)
 
 
 def render_content(texts: list[str]) -> str:
@@ -107,7 +117,7 @@ def render_content(texts: list[str]) -> str:
     return out.strip()
 
 
-def source_of(passage: ScoredPassage) -> dict[str, str]:
+def source_of(passage: ScoredPassage) -> Source:
     return {
         "resource_id": str(passage.resource_id),
         "resource_title": passage.resource_title,
@@ -128,9 +138,9 @@ def parse_reply(raw: str, passages: list[ScoredPassage]) -> ParsedReply:
     if not isinstance(data, dict):
         raise InvalidOutput("not a JSON object")
     kind = data.get("type")
-    if kind == "answer":
+    if kind == ResponseType.ANSWER:
         return _parse_answer(data, passages)
-    if kind == "form":
+    if kind == ResponseType.FORM:
         return _parse_form(data)
     raise InvalidOutput(f"unknown type {kind!r}")
 
@@ -139,8 +149,8 @@ def _parse_answer(data: dict[str, Any], passages: list[ScoredPassage]) -> Parsed
     raw_parts = data.get("parts")
     if not isinstance(raw_parts, list) or not raw_parts:
         raise InvalidOutput("answer without parts")
-    parts: list[dict[str, Any]] = []
-    invalid: list[dict[str, Any]] = []
+    parts: list[Part] = []
+    invalid: list[InvalidCitation] = []
     for index, part in enumerate(raw_parts):
         if not isinstance(part, dict) or not isinstance(part.get("text"), str):
             raise InvalidOutput(f"part {index} has no text")
@@ -157,7 +167,7 @@ def _parse_answer(data: dict[str, Any], passages: list[ScoredPassage]) -> Parsed
         parts.append({"text": text, "source": source})
     if not parts:
         raise InvalidOutput("every part is empty")
-    response = {"type": "answer", "parts": parts, "form": None}
+    response: Reply = {"type": ResponseType.ANSWER, "parts": parts, "form": None}
     return ParsedReply(response, render_content([p["text"] for p in parts]), invalid)
 
 
@@ -175,15 +185,15 @@ def _parse_form(data: dict[str, Any]) -> ParsedReply:
         raise InvalidOutput("duplicate field names")
     question = question.strip()
     form_title = title.strip() if isinstance(title, str) and title.strip() else question[:80]
-    response = {
-        "type": "form",
+    response: Reply = {
+        "type": ResponseType.FORM,
         "parts": [{"text": question, "source": None}],
         "form": {"title": form_title, "fields": fields},
     }
     return ParsedReply(response, question)
 
 
-def _parse_field(index: int, item: Any) -> dict[str, Any]:
+def _parse_field(index: int, item: Any) -> FormField:
     if not isinstance(item, dict):
         raise InvalidOutput(f"field {index} is not an object")
     name = item.get("name")
@@ -194,10 +204,10 @@ def _parse_field(index: int, item: Any) -> dict[str, Any]:
         raise InvalidOutput(f"field {index} has unknown type {kind!r}")
     label = item.get("label")
     label = label.strip() if isinstance(label, str) and label.strip() else name.strip()
-    out: dict[str, Any] = {
+    out: FormField = {
         "name": name.strip(),
         "label": label,
-        "type": kind,
+        "type": FieldType(kind),
         "required": bool(item.get("required", False)),
     }
     placeholder = item.get("placeholder")
@@ -211,7 +221,7 @@ def _parse_field(index: int, item: Any) -> dict[str, Any]:
         raise InvalidOutput(f"{kind} field {name!r} has no options")
     # Options mean something only for choice fields; a checkbox with options
     # is a multi-select group, without them a yes/no toggle.
-    if clean and (kind in CHOICE_TYPES or kind == "checkbox"):
+    if clean and (kind in CHOICE_TYPES or kind == FieldType.CHECKBOX):
         out["options"] = clean
     return out
 
@@ -223,5 +233,9 @@ FALLBACK_TEXT = (
 
 def fallback_reply() -> ParsedReply:
     """The safe answer stored when generation fails validation twice."""
-    response = {"type": "answer", "parts": [{"text": FALLBACK_TEXT, "source": None}], "form": None}
+    response: Reply = {
+        "type": ResponseType.ANSWER,
+        "parts": [{"text": FALLBACK_TEXT, "source": None}],
+        "form": None,
+    }
     return ParsedReply(response, FALLBACK_TEXT)

@@ -12,41 +12,44 @@ from typing import Any
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
-from chat.models import Message, MessageRole, Session
+from chat.contract import FieldType, MessageData, ResponseType, SessionData, SessionRef
+from chat.models import Grounding, Message, MessageRole, Session
+from daneshyar.api import timestamp
 
 
-def session_summary(session: Session, *, created: bool) -> dict[str, Any]:
+def session_summary(session: Session, *, created: bool) -> SessionRef:
     return {"id": str(session.id), "title": session.title, "created": created}
 
 
-def session_detail(session: Session) -> dict[str, Any]:
+def session_detail(session: Session) -> SessionData:
     return {
         "id": str(session.id),
         "title": session.title,
         "external_user_id": session.external_user_id,
         "message_count": session.message_count,
-        "created_at": _iso(session.created_at),
-        "updated_at": _iso(session.updated_at),
+        "created_at": timestamp(session.created_at),
+        "updated_at": timestamp(session.updated_at),
     }
 
 
-def message_data(message: Message) -> dict[str, Any]:
-    data: dict[str, Any] = {
+def message_data(message: Message) -> MessageData:
+    role = MessageRole(message.role)
+    if role == MessageRole.ASSISTANT:
+        return {
+            "id": str(message.id),
+            "role": "assistant",
+            "content": message.content,
+            "response": message.reply,
+            "grounding": message.grounding,
+            "model": message.model,
+            "created_at": timestamp(message.created_at),
+        }
+    return {
         "id": str(message.id),
-        "role": message.role,
+        "role": "user",
         "content": message.content,
+        "created_at": timestamp(message.created_at),
     }
-    if message.role == MessageRole.ASSISTANT:
-        data["response"] = message.response
-        data["grounding"] = message.grounding
-        data["model"] = message.model
-    data["created_at"] = _iso(message.created_at)
-    return data
-
-
-def _iso(value: Any) -> str:
-    text = str(value.isoformat())
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 # --- OpenAPI descriptions -------------------------------------------------------
@@ -68,9 +71,7 @@ _form_field = inline_serializer(
     {
         "name": serializers.CharField(),
         "label": serializers.CharField(),
-        "type": serializers.ChoiceField(
-            choices=["text", "textarea", "number", "select", "checkbox", "radio", "date", "email"]
-        ),
+        "type": serializers.ChoiceField(choices=[t.value for t in FieldType]),
         "required": serializers.BooleanField(),
         "placeholder": serializers.CharField(required=False),
         "options": serializers.ListField(child=serializers.CharField(), required=False),
@@ -82,7 +83,7 @@ _form = inline_serializer(
 )
 _response = inline_serializer(
     "ChatResponse",
-    {"type": serializers.ChoiceField(choices=["answer", "form"]), "parts": _part, "form": _form},
+    {"type": serializers.ChoiceField(choices=[t.value for t in ResponseType]), "parts": _part, "form": _form},
     required=False,
     help_text="Assistant messages only.",
 )
@@ -90,11 +91,11 @@ _response = inline_serializer(
 
 class MessageSchema(serializers.Serializer[Any]):
     id = serializers.UUIDField()
-    role = serializers.ChoiceField(choices=["user", "assistant"])
+    role = serializers.ChoiceField(choices=MessageRole.values)
     content = serializers.CharField()
     response = _response
     grounding = serializers.ChoiceField(
-        choices=["documents", "general_knowledge"], required=False, help_text="Assistant messages only."
+        choices=Grounding.values, required=False, help_text="Assistant messages only."
     )
     model = serializers.CharField(required=False, help_text="Assistant messages only.")
     created_at = serializers.DateTimeField()

@@ -13,11 +13,11 @@ import json
 import logging
 import queue
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
 
 from django.db import close_old_connections, connection
 
+from chat.contract import ErrorData
 from chat.serializers import message_data, session_summary
 from chat.services.turns import PreparedTurn, turn_finish, turn_generate
 from daneshyar.exceptions import ApplicationError
@@ -28,10 +28,11 @@ logger = logging.getLogger(__name__)
 # line every few seconds keeps proxies from closing the connection.
 KEEPALIVE_SECONDS = 10.0
 
-Event = tuple[str, dict[str, Any]]
+# An event name and its data: a contract shape (chat.contract) as JSON.
+Event = tuple[str, Mapping[str, object]]
 
 
-def sse(event: str, data: dict[str, Any]) -> bytes:
+def sse(event: str, data: Mapping[str, object]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
@@ -42,10 +43,12 @@ def _work(prepared: PreparedTurn, events: queue.Queue[Event | None]) -> None:
         message = turn_finish(prepared, outcome)
         events.put(("message", message_data(message)))
     except ApplicationError as exc:
-        events.put(("error", {"code": exc.code, "message": exc.message}))
+        error: ErrorData = {"code": exc.code, "message": exc.message}
+        events.put(("error", error))
     except Exception:
         logger.exception("Streaming turn failed")
-        events.put(("error", {"code": "internal_error", "message": "An internal error occurred."}))
+        error = {"code": "internal_error", "message": "An internal error occurred."}
+        events.put(("error", error))
     finally:
         connection.close()
         events.put(None)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import OperationalError
 
-from chat import retention
+from chat.transcripts import retention
 
 
 @shared_task(

@@ -1,13 +1,30 @@
+"""Routes of the chat app, relative to /api/v1/."""
+
 from __future__ import annotations
 
 from django.urls import URLPattern, path
 
 from chat import apis
+from daneshyar.api import WORKSPACE_ROUTE
 
 urlpatterns: list[URLPattern] = [
-    path("chat/", apis.ChatApi.as_view(), name="chat"),
-    path("chat/stream/", apis.ChatStreamApi.as_view(), name="chat-stream"),
-    path("sessions/", apis.SessionListApi.as_view(), name="session-list"),
-    path("sessions/<uuid:session_id>/", apis.SessionDetailApi.as_view(), name="session-detail"),
-    path("sessions/<uuid:session_id>/messages/", apis.SessionMessagesApi.as_view(), name="session-messages"),
+    path("models/", apis.ModelListApi.as_view(), name="model-list"),
+    path(f"{WORKSPACE_ROUTE}chat/", apis.ChatApi.as_view(), name="chat"),
+    path(f"{WORKSPACE_ROUTE}chat/stream/", apis.ChatStreamApi.as_view(), name="chat-stream"),
+    path(f"{WORKSPACE_ROUTE}sessions/", apis.SessionListApi.as_view(), name="session-list"),
+    path(
+        f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/",
+        apis.SessionDetailApi.as_view(),
+        name="session-detail",
+    ),
+    path(
+        f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/messages/",
+        apis.SessionMessagesApi.as_view(),
+        name="session-messages",
+    ),
+    path(
+        f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/",
+        apis.FeedbackApi.as_view(),
+        name="message-feedback",
+    ),
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime as dt
 import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -19,6 +20,17 @@ M = TypeVar("M", bound=Model)
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
+
+# The prefix of every workspace-scoped route, relative to /api/v1/. Views
+# under it derive from workspaces.access.WorkspaceApi (the tenant boundary).
+WORKSPACE_ROUTE = "workspaces/<uuid:workspace_id>/"
+
+
+def timestamp(value: dt.datetime) -> str:
+    """ISO 8601 as DRF renders datetimes (``Z`` for UTC): the one format of
+    every timestamp the API and the transcript export write by hand."""
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 def ok(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

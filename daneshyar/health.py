@@ -1,4 +1,10 @@
-"""Liveness and readiness, without an API key."""
+"""Liveness and readiness, without an API key.
+
+The project checks what it owns (the database, the broker); each app
+registers the readiness of its own dependencies from its ``AppConfig.ready``
+(retrieval: the embedding model; chat: the generation backend), so this
+module imports no app.
+"""
 
 from __future__ import annotations
 
@@ -31,24 +37,18 @@ def _check_broker() -> None:
         conn.ensure_connection(max_retries=1, timeout=2)
 
 
-def _check_embedding() -> None:
-    from retrieval.embeddings import embedding_readiness
-
-    embedding_readiness()
-
-
-def _check_generation() -> None:
-    from chat.backends import generation_readiness
-
-    generation_readiness()
-
-
 CHECKS: dict[str, Callable[[], None]] = {
     "database": _check_database,
     "broker": _check_broker,
-    "embedding_model": _check_embedding,
-    "generation_backend": _check_generation,
 }
+
+
+def register_check(name: str, check: Callable[[], None]) -> None:
+    """Add a readiness check: ``check`` raises when its dependency cannot serve.
+
+    Called from an app's ``ready()``; checks run in registration order.
+    """
+    CHECKS[name] = check
 
 
 @require_GET

@@ -163,7 +163,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "daneshyar")
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 1, minimum=1)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
-    # Workspace.retention_days: delete sessions idle for longer (chat/retention.py).
+    # Workspace.retention_days: delete sessions idle for longer (chat/transcripts/retention.py).
     "chat-delete-expired-sessions": {"task": "chat.delete_expired_sessions", "schedule": 3600.0},
 }
 

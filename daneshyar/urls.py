@@ -1,3 +1,6 @@
+"""The URLconf: each app's routes included by name, so the project package
+imports no app (docs/architecture.md)."""
+
 from __future__ import annotations
 
 from django.contrib import admin
@@ -5,21 +8,11 @@ from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from daneshyar import health
-from workspaces import apis as workspace_apis
 
-api_v1: list[URLPattern | URLResolver] = [
-    path("workspaces/", workspace_apis.WorkspaceListCreateApi.as_view(), name="workspace-list"),
-    path(
-        "workspaces/<uuid:workspace_id>/",
-        workspace_apis.WorkspaceDetailApi.as_view(),
-        name="workspace-detail",
-    ),
-    path("models/", workspace_apis.ModelListApi.as_view(), name="model-list"),
-    path("workspaces/<uuid:workspace_id>/", include("resources.urls")),
-    path("workspaces/<uuid:workspace_id>/", include("retrieval.urls")),
-    path("workspaces/<uuid:workspace_id>/", include("chat.urls")),
-    path("workspaces/<uuid:workspace_id>/", include("chat.urls_data")),
-]
+# Each module lists its routes relative to /api/v1/.
+API_URLCONFS = ("workspaces.urls", "resources.urls", "retrieval.urls", "chat.urls", "chat.transcripts.urls")
+
+api_v1: list[URLPattern | URLResolver] = [path("", include(module)) for module in API_URLCONFS]
 
 urlpatterns = [
     path("api/v1/", include(api_v1)),

@@ -7,15 +7,14 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils.html import format_html, format_html_join
+from django.urls import reverse
+from django.utils.html import format_html
 
 from daneshyar.exceptions import ApplicationError
 from resources import services
 from resources.models import Resource
 from resources.parsing import detect_content_type
 from workspaces.models import Workspace
-
-PREVIEW_PASSAGES = 50
 
 
 class ResourceUploadForm(forms.ModelForm[Resource]):
@@ -71,13 +70,12 @@ class ResourceAdmin(admin.ModelAdmin[Resource]):
         "status",
         "error_code",
         "error_message",
-        "passage_count",
+        "passages",
         "attempts",
         "status_changed_at",
         "ingest_heartbeat_at",
         "created_at",
         "updated_at",
-        "passage_preview",
     ]
     actions = ["reingest_resources"]
 
@@ -130,22 +128,9 @@ class ResourceAdmin(admin.ModelAdmin[Resource]):
         self.message_user(request, f"Queued {count} resource(s) for ingestion.", messages.SUCCESS)
 
     @admin.display(description="passages")
-    def passage_preview(self, obj: Resource) -> str:
-        from resources.selectors import passage_list
-
-        rows = list(passage_list(resource=obj).order_by("ordinal")[:PREVIEW_PASSAGES])
-        if not rows:
+    def passages(self, obj: Resource) -> str:
+        """The passage count, linking to retrieval's read-only passage list."""
+        if not obj.passage_count:
             return "No passages."
-        body = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td style='white-space:pre-wrap'>{}</td></tr>",
-            ((p.ordinal, p.page if p.page is not None else "", p.token_count, p.text) for p in rows),
-        )
-        more = obj.passage_count - len(rows)
-        note = format_html("<p>… and {} more (GET …/passages/ lists them all).</p>", more) if more > 0 else ""
-        return format_html(
-            "<table><thead><tr><th>#</th><th>page</th><th>tokens</th><th>text</th></tr></thead>"
-            "<tbody>{}</tbody></table>{}",
-            body,
-            note,
-        )
+        url = reverse("admin:retrieval_passage_changelist") + f"?resource={obj.pk}"
+        return format_html('<a href="{}">{} passage(s) →</a>', url, obj.passage_count)

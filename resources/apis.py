@@ -2,9 +2,10 @@
 input, call one service or selector, and shape the output.
 
 Scopes: uploads, deletes and reingests need an ``admin`` key (403 for
-``chat`` keys); reading resources and passages is open to both. The
-workspace is resolved first, so a foreign or disallowed workspace is a 404
-for every key, whatever its scope.
+``chat`` keys); reading resources is open to both. The workspace is resolved
+first (``WorkspaceApi``), so a foreign or disallowed workspace is a 404 for
+every key, whatever its scope. The passages of a resource are retrieval's:
+``retrieval/apis.py`` serves them.
 """
 
 from __future__ import annotations
@@ -16,16 +17,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from daneshyar.api import ok, paginate
-from daneshyar.exceptions import Forbidden, PayloadTooLarge
+from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.schema import envelope, list_envelope
 from resources import selectors, services
 from resources.models import Resource, ResourceStatus
-from workspaces.models import ApiKey, Workspace
-from workspaces.permissions import HasApiKey
-from workspaces.selectors import workspace_get
+from workspaces.access import WorkspaceApi
 
 _ERROR_SCHEMA = inline_serializer(
     "ResourceError", {"code": serializers.CharField(), "message": serializers.CharField()}, allow_null=True
@@ -59,36 +57,8 @@ class ResourceOutputSerializer(serializers.ModelSerializer[Resource]):
         return {"code": obj.error_code, "message": obj.error_message}
 
 
-class PassageOutputSerializer(serializers.Serializer[Any]):
-    id = serializers.UUIDField()
-    resource_id = serializers.UUIDField()
-    ordinal = serializers.IntegerField()
-    text = serializers.CharField()
-    char_start = serializers.IntegerField(help_text="Offset of the passage in the document's extracted text.")
-    char_end = serializers.IntegerField()
-    page = serializers.IntegerField(allow_null=True, help_text="1-based PDF page where the passage starts.")
-    token_count = serializers.IntegerField()
-    embedding_model = serializers.CharField()
-
-    class Meta:
-        ref_name = "Passage"
-
-
-def _key(request: Request) -> ApiKey:
-    assert isinstance(request.auth, ApiKey)
-    return request.auth
-
-
-def _workspace(request: Request, workspace_id: Any, *, admin: bool = False) -> Workspace:
-    api_key = _key(request)
-    workspace = workspace_get(api_key=api_key, workspace_id=workspace_id)
-    if admin and not api_key.is_admin:
-        raise Forbidden("This operation needs an API key with the admin scope.")
-    return workspace
-
-
-class ResourceListCreateApi(APIView):
-    permission_classes = [HasApiKey]
+class ResourceListCreateApi(WorkspaceApi):
+    admin_methods = frozenset({"POST"})
 
     class UploadInputSerializer(serializers.Serializer[Any]):
         file = serializers.FileField(allow_empty_file=True)
@@ -117,12 +87,11 @@ class ResourceListCreateApi(APIView):
         responses=list_envelope("ResourceList", ResourceOutputSerializer),
     )
     def get(self, request: Request, workspace_id: Any) -> Response:
-        workspace = _workspace(request, workspace_id)
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         return paginate(
             request,
-            selectors.resource_list(workspace=workspace, status=filters.validated_data.get("status")),
+            selectors.resource_list(workspace=self.workspace, status=filters.validated_data.get("status")),
             ordering=("-created_at", "-id"),
             serialize=lambda rows: ResourceOutputSerializer(rows, many=True).data,
         )
@@ -142,7 +111,7 @@ class ResourceListCreateApi(APIView):
         },
     )
     def post(self, request: Request, workspace_id: Any) -> Response:
-        workspace = _workspace(request, workspace_id, admin=True)
+        workspace = self.workspace
         if (request.content_type or "").startswith("multipart/"):
             upload = self.UploadInputSerializer(data=request.data)
             upload.is_valid(raise_exception=True)
@@ -169,27 +138,25 @@ class ResourceListCreateApi(APIView):
         return ok(ResourceOutputSerializer(outcome.resource).data, status=202 if outcome.created else 200)
 
 
-class ResourceDetailApi(APIView):
-    permission_classes = [HasApiKey]
+class ResourceDetailApi(WorkspaceApi):
+    admin_methods = frozenset({"DELETE"})
 
     @extend_schema(
         operation_id="resources_get", responses=envelope("ResourceDetail", ResourceOutputSerializer)
     )
     def get(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
-        workspace = _workspace(request, workspace_id)
-        resource = selectors.resource_get(workspace=workspace, resource_id=resource_id)
+        resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
         return ok(ResourceOutputSerializer(resource).data)
 
     @extend_schema(operation_id="resources_delete", responses={204: None})
     def delete(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
-        workspace = _workspace(request, workspace_id, admin=True)
-        resource = selectors.resource_get(workspace=workspace, resource_id=resource_id)
+        resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
         services.resource_delete(resource=resource)
         return Response(status=204)
 
 
-class ResourceReingestApi(APIView):
-    permission_classes = [HasApiKey]
+class ResourceReingestApi(WorkspaceApi):
+    admin_methods = frozenset({"POST"})
 
     @extend_schema(
         operation_id="resources_reingest",
@@ -199,29 +166,6 @@ class ResourceReingestApi(APIView):
         responses={202: envelope("ResourceReingest", ResourceOutputSerializer)},
     )
     def post(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
-        workspace = _workspace(request, workspace_id, admin=True)
-        resource = selectors.resource_get(workspace=workspace, resource_id=resource_id)
+        resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
         resource = services.resource_reingest(resource=resource)
         return ok(ResourceOutputSerializer(resource).data, status=202)
-
-
-class ResourcePassageListApi(APIView):
-    permission_classes = [HasApiKey]
-
-    @extend_schema(
-        operation_id="resources_passages",
-        parameters=[
-            OpenApiParameter("cursor", str, required=False),
-            OpenApiParameter("limit", int, required=False),
-        ],
-        responses=list_envelope("PassageList", PassageOutputSerializer),
-    )
-    def get(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
-        workspace = _workspace(request, workspace_id)
-        resource = selectors.resource_get(workspace=workspace, resource_id=resource_id)
-        return paginate(
-            request,
-            selectors.passage_list(resource=resource),
-            ordering=("ordinal",),
-            serialize=lambda rows: PassageOutputSerializer(rows, many=True).data,
-        )

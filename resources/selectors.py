@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
 
 from daneshyar.exceptions import NotFound
-from resources.models import Resource
+from resources.models import Resource, ResourceStatus
 from workspaces.models import Workspace
-
-if TYPE_CHECKING:
-    from retrieval.models import Passage
 
 
 def resource_list(*, workspace: Workspace, status: str | None = None) -> QuerySet[Resource]:
@@ -34,8 +30,6 @@ def resource_get(*, workspace: Workspace, resource_id: uuid.UUID | str) -> Resou
         raise NotFound() from None
 
 
-def passage_list(*, resource: Resource) -> QuerySet[Passage]:
-    """The resource's passages; callers order them (by ordinal)."""
-    from retrieval.models import Passage
-
-    return Passage.objects.filter(workspace_id=resource.workspace_id, resource=resource).defer("embedding")
+def ready_resources_exist(*, workspace: Workspace) -> bool:
+    """Whether anything in the workspace can be retrieved (else a turn is general knowledge)."""
+    return Resource.objects.filter(workspace=workspace, status=ResourceStatus.READY).exists()

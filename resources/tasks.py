@@ -1,19 +1,26 @@
-"""Celery tasks: take ids, call a service, safe to run twice.
+"""Celery tasks: take ids, call the ingestion, safe to run twice.
 
 Delivery is at-least-once (``acks_late`` + ``reject_on_worker_lost`` in
 settings): a task killed with its worker runs again on another. Attempts are
 counted on the resource row, not in the message, so they survive redelivery
 and the sweep's re-queues; when they run out the resource ends ``failed``.
+
+Imports run one way: ``services`` (uploads) enqueue through this module, and
+this module calls ``ingestion``; neither imports ``services``.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
+from datetime import timedelta
 
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
+from django.db import transaction
+
+from resources import ingestion
 
 logger = logging.getLogger(__name__)
 
@@ -33,38 +40,52 @@ def retry_countdown(attempts: int) -> int:
     max_retries=None,
 )
 def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-def]
-    from resources import services
-
     rid = uuid.UUID(resource_id)
     try:
-        return services.resource_ingest(resource_id=rid)
+        return ingestion.resource_ingest(resource_id=rid)
     except Exception as exc:
-        attempts = services.resource_retry_allowed(resource_id=rid)
+        attempts = ingestion.resource_retry_allowed(resource_id=rid)
         if attempts is not None:
             logger.warning(
                 "ingestion of %s failed (attempt %d), retrying", resource_id, attempts, exc_info=exc
             )
             raise self.retry(exc=exc, countdown=retry_countdown(attempts)) from exc
         logger.exception("ingestion of %s failed after its last attempt", resource_id)
-        services.resource_fail(
+        ingestion.resource_fail(
             resource_id=rid,
             code="ingest_failed",
-            message=f"Ingestion failed after {services.max_attempts()} attempts ({type(exc).__name__}). "
+            message=f"Ingestion failed after {ingestion.max_attempts()} attempts ({type(exc).__name__}). "
             "Reingest to try again.",
         )
         return "failed"
 
 
-@shared_task(name="resources.sweep_stale")
-def sweep_stale_resources() -> int:
-    from resources import services
+def ingest_enqueue_on_commit(resource_id: uuid.UUID) -> None:
+    """Queue the ingestion when the current transaction commits.
 
-    return services.resources_sweep_stale()
+    ``robust``: if the broker is down the upload still succeeds, and the
+    sweep queues it later.
+    """
+
+    # A plain function, not a partial: Django names the callback when it logs
+    # a failure of a robust one.
+    def enqueue() -> None:
+        ingest_resource.delay(str(resource_id))
+
+    transaction.on_commit(enqueue, robust=True)
+
+
+@shared_task(name="resources.sweep_stale")
+def sweep_stale_resources(stale_after_seconds: float | None = None) -> int:
+    """Periodic (beat): re-queue stale ingestions, fail those out of attempts.
+
+    ``stale_after_seconds`` defaults to INGEST_STALE_AFTER_SECONDS.
+    """
+    stale_after = None if stale_after_seconds is None else timedelta(seconds=stale_after_seconds)
+    return ingestion.resources_sweep_stale(requeue=ingest_enqueue_on_commit, stale_after=stale_after)
 
 
 @worker_ready.connect
 def _load_embedding_model(**kwargs: object) -> None:
     """Load the model when the worker starts, not inside its first task."""
-    from retrieval.embeddings import get_embedder
-
-    get_embedder()
+    ingestion.embedder_preload()

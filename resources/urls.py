@@ -1,20 +1,22 @@
+"""Routes of the resources app, relative to /api/v1/."""
+
 from __future__ import annotations
 
 from django.urls import URLPattern, path
 
+from daneshyar.api import WORKSPACE_ROUTE
 from resources import apis
 
 urlpatterns: list[URLPattern] = [
-    path("resources/", apis.ResourceListCreateApi.as_view(), name="resource-list"),
-    path("resources/<uuid:resource_id>/", apis.ResourceDetailApi.as_view(), name="resource-detail"),
+    path(f"{WORKSPACE_ROUTE}resources/", apis.ResourceListCreateApi.as_view(), name="resource-list"),
     path(
-        "resources/<uuid:resource_id>/reingest/",
-        apis.ResourceReingestApi.as_view(),
-        name="resource-reingest",
+        f"{WORKSPACE_ROUTE}resources/<uuid:resource_id>/",
+        apis.ResourceDetailApi.as_view(),
+        name="resource-detail",
     ),
     path(
-        "resources/<uuid:resource_id>/passages/",
-        apis.ResourcePassageListApi.as_view(),
-        name="resource-passages",
+        f"{WORKSPACE_ROUTE}resources/<uuid:resource_id>/reingest/",
+        apis.ResourceReingestApi.as_view(),
+        name="resource-reingest",
     ),
 ]

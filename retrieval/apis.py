@@ -1,31 +1,29 @@
-"""Search endpoint: what chat would retrieve, inspectable by integrators."""
+"""Retrieval endpoints: search (what chat would retrieve, inspectable by
+integrators) and the passages of a resource."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from daneshyar.api import ok
+from daneshyar.api import ok, paginate
 from daneshyar.schema import list_envelope
+from resources.selectors import resource_get
 from retrieval.search import search
-from workspaces.models import ApiKey
-from workspaces.permissions import HasApiKey
-from workspaces.selectors import workspace_get
+from retrieval.selectors import passage_list
+from workspaces.access import WorkspaceApi
 
 MAX_RESOURCE_IDS = 20
 MAX_TOP_K = 50
 
 
-class SearchApi(APIView):
+class SearchApi(WorkspaceApi):
     """``POST /api/v1/workspaces/{id}/search/``: chat and admin keys alike."""
-
-    permission_classes = [HasApiKey]
 
     class InputSerializer(serializers.Serializer[Any]):
         query = serializers.CharField()
@@ -62,10 +60,44 @@ class SearchApi(APIView):
         responses=list_envelope("SearchResults", OutputSerializer),
     )
     def post(self, request: Request, workspace_id: str) -> Response:
-        assert isinstance(request.auth, ApiKey)
-        # The workspace first: a foreign one is 404 whatever the body says.
-        workspace = workspace_get(api_key=request.auth, workspace_id=workspace_id)
+        # The workspace is resolved first: a foreign one is 404 whatever the body says.
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        results = search(workspace=workspace, **serializer.validated_data)
+        results = search(workspace=self.workspace, **serializer.validated_data)
         return ok({"items": self.OutputSerializer(results, many=True).data, "next_cursor": None})
+
+
+class PassageOutputSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    resource_id = serializers.UUIDField()
+    ordinal = serializers.IntegerField()
+    text = serializers.CharField()
+    char_start = serializers.IntegerField(help_text="Offset of the passage in the document's extracted text.")
+    char_end = serializers.IntegerField()
+    page = serializers.IntegerField(allow_null=True, help_text="1-based PDF page where the passage starts.")
+    token_count = serializers.IntegerField()
+    embedding_model = serializers.CharField()
+
+    class Meta:
+        ref_name = "Passage"
+
+
+class PassageListApi(WorkspaceApi):
+    # GET …/resources/{resource_id}/passages/: the chunks, in order.
+
+    @extend_schema(
+        operation_id="resources_passages",
+        parameters=[
+            OpenApiParameter("cursor", str, required=False),
+            OpenApiParameter("limit", int, required=False),
+        ],
+        responses=list_envelope("PassageList", PassageOutputSerializer),
+    )
+    def get(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
+        resource = resource_get(workspace=self.workspace, resource_id=resource_id)
+        return paginate(
+            request,
+            passage_list(resource=resource),
+            ordering=("ordinal",),
+            serialize=lambda rows: PassageOutputSerializer(rows, many=True).data,
+        )

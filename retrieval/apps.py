@@ -6,3 +6,13 @@ from django.apps import AppConfig
 class RetrievalConfig(AppConfig):
     name = "retrieval"
     verbose_name = "Retrieval"
+
+    def ready(self) -> None:
+        from django.core.checks import register
+
+        from daneshyar.health import register_check
+        from retrieval.checks import embedding_dimensions_match_schema
+        from retrieval.embeddings import embedding_readiness
+
+        register(embedding_dimensions_match_schema)
+        register_check("embedding_model", embedding_readiness)

@@ -49,7 +49,7 @@ class Passage(models.Model):
         ordering = ["resource", "ordinal"]
         indexes = [
             # Nearest neighbours by cosine distance (filtered by workspace with
-            # iterative index scans, see retrieval/search.py).
+            # iterative index scans, see retrieval/search/dense.py).
             HnswIndex(
                 name="passage_embedding_hnsw",
                 fields=["embedding"],

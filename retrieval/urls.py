@@ -1,10 +1,17 @@
+"""Routes of the retrieval app, relative to /api/v1/."""
+
 from __future__ import annotations
 
 from django.urls import URLPattern, path
 
+from daneshyar.api import WORKSPACE_ROUTE
 from retrieval import apis
 
-# Included under /api/v1/workspaces/<uuid:workspace_id>/.
 urlpatterns: list[URLPattern] = [
-    path("search/", apis.SearchApi.as_view(), name="workspace-search"),
+    path(f"{WORKSPACE_ROUTE}search/", apis.SearchApi.as_view(), name="workspace-search"),
+    path(
+        f"{WORKSPACE_ROUTE}resources/<uuid:resource_id>/passages/",
+        apis.PassageListApi.as_view(),
+        name="resource-passages",
+    ),
 ]

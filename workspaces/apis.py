@@ -2,8 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,8 +12,9 @@ from daneshyar.api import ok, paginate
 from daneshyar.exceptions import Forbidden
 from daneshyar.schema import envelope, list_envelope
 from workspaces import selectors, services
-from workspaces.models import ApiKey, Workspace
-from workspaces.permissions import HasApiKey, IsAdminKey
+from workspaces.access import WorkspaceApi, request_api_key
+from workspaces.models import Workspace
+from workspaces.permissions import IsAdminKey
 
 
 class WorkspaceOutputSerializer(serializers.ModelSerializer[Workspace]):
@@ -44,11 +44,6 @@ class WorkspaceSettingsMixin(serializers.Serializer[Any]):
     retention_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=36500)
 
 
-def _key(request: Request) -> ApiKey:
-    assert isinstance(request.auth, ApiKey)
-    return request.auth
-
-
 class WorkspaceListCreateApi(APIView):
     permission_classes = [IsAdminKey]
 
@@ -65,7 +60,7 @@ class WorkspaceListCreateApi(APIView):
     def get(self, request: Request) -> Response:
         return paginate(
             request,
-            selectors.workspace_list(api_key=_key(request)),
+            selectors.workspace_list(api_key=request_api_key(request)),
             ordering=("created_at", "id"),
             serialize=lambda rows: WorkspaceOutputSerializer(rows, many=True).data,
         )
@@ -76,7 +71,7 @@ class WorkspaceListCreateApi(APIView):
         responses={201: envelope("WorkspaceCreated", WorkspaceOutputSerializer)},
     )
     def post(self, request: Request) -> Response:
-        api_key = _key(request)
+        api_key = request_api_key(request)
         if api_key.allowed_workspace_ids:
             raise Forbidden("A key limited to some workspaces cannot create workspaces.")
         serializer = self.InputSerializer(data=request.data)
@@ -85,8 +80,8 @@ class WorkspaceListCreateApi(APIView):
         return ok(WorkspaceOutputSerializer(workspace).data, status=201)
 
 
-class WorkspaceDetailApi(APIView):
-    permission_classes = [IsAdminKey]
+class WorkspaceDetailApi(WorkspaceApi):
+    admin_methods = frozenset({"GET", "PATCH", "DELETE"})
 
     class InputSerializer(WorkspaceSettingsMixin):
         name = serializers.CharField(max_length=200, required=False)
@@ -98,8 +93,7 @@ class WorkspaceDetailApi(APIView):
         operation_id="workspaces_get", responses=envelope("WorkspaceDetail", WorkspaceOutputSerializer)
     )
     def get(self, request: Request, workspace_id: str) -> Response:
-        workspace = selectors.workspace_get(api_key=_key(request), workspace_id=workspace_id)
-        return ok(WorkspaceOutputSerializer(workspace).data)
+        return ok(WorkspaceOutputSerializer(self.workspace).data)
 
     @extend_schema(
         operation_id="workspaces_update",
@@ -107,43 +101,12 @@ class WorkspaceDetailApi(APIView):
         responses=envelope("WorkspaceUpdated", WorkspaceOutputSerializer),
     )
     def patch(self, request: Request, workspace_id: str) -> Response:
-        workspace = selectors.workspace_get(api_key=_key(request), workspace_id=workspace_id)
         serializer = self.InputSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        workspace = services.workspace_update(workspace=workspace, **serializer.validated_data)
+        workspace = services.workspace_update(workspace=self.workspace, **serializer.validated_data)
         return ok(WorkspaceOutputSerializer(workspace).data)
 
     @extend_schema(operation_id="workspaces_delete", responses={204: None})
     def delete(self, request: Request, workspace_id: str) -> Response:
-        workspace = selectors.workspace_get(api_key=_key(request), workspace_id=workspace_id)
-        services.workspace_delete(workspace=workspace)
+        services.workspace_delete(workspace=self.workspace)
         return Response(status=204)
-
-
-class ModelListApi(APIView):
-    permission_classes = [HasApiKey]
-
-    @extend_schema(
-        operation_id="models_list",
-        responses=envelope(
-            "ModelList",
-            inline_serializer(
-                "ModelItems",
-                {
-                    "items": inline_serializer(
-                        "Model",
-                        {
-                            "id": serializers.CharField(),
-                            "backend": serializers.CharField(),
-                            "default": serializers.BooleanField(),
-                        },
-                        many=True,
-                    ),
-                    "next_cursor": serializers.CharField(allow_null=True),
-                },
-            ),
-        ),
-    )
-    def get(self, request: Request) -> Response:
-        items = [dict(model) for model in settings.GENERATION_MODELS]
-        return ok({"items": items, "next_cursor": None})

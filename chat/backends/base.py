@@ -20,6 +20,11 @@ class ChatMessage(TypedDict):
     content: str
 
 
+# A JSON Schema document (the reply's structure, chat/output.py): JSON, so
+# its values are of any JSON type.
+JsonSchema = dict[str, Any]
+
+
 @dataclass(frozen=True)
 class Generation:
     """A finished generation: the raw text (JSON expected) and token counts."""
@@ -48,7 +53,7 @@ class BaseBackend(ABC):
         self,
         messages: list[ChatMessage],
         *,
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Generation:
@@ -64,7 +69,7 @@ class BaseBackend(ABC):
         self,
         messages: list[ChatMessage],
         *,
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Iterator[StreamItem]:

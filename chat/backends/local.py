@@ -23,7 +23,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, StreamItem
+from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem
 from daneshyar.exceptions import LLMUnavailable
 
 logger = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ class LocalBackend(BaseBackend):
         return _Runtime(tokenizer, model, tokenizer_info, compiler, word_tokens)
 
     @staticmethod
-    def fit_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    def fit_schema(schema: JsonSchema, max_tokens: int) -> dict[str, Any]:
         """``schema`` with bounds that fit the token budget.
 
         A constrained decoder cannot close the JSON when the budget runs out,
@@ -129,7 +129,7 @@ class LocalBackend(BaseBackend):
         fitted: dict[str, Any] = fit(schema)
         return fitted
 
-    def _grammar(self, runtime: _Runtime, schema: dict[str, Any]) -> Any:
+    def _grammar(self, runtime: _Runtime, schema: JsonSchema) -> Any:
         # Not sort_keys: property order is the order the model writes them in
         # ("type" first, so the model decides answer-or-form up front).
         key = json.dumps(schema)
@@ -147,7 +147,7 @@ class LocalBackend(BaseBackend):
         self,
         messages: list[ChatMessage],
         *,
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Generation:
@@ -162,7 +162,7 @@ class LocalBackend(BaseBackend):
         self,
         messages: list[ChatMessage],
         *,
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Iterator[StreamItem]:

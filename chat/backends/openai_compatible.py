@@ -15,7 +15,7 @@ from typing import Any
 import openai
 from django.conf import settings
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, StreamItem
+from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem
 from chat.output import SCHEMA_NAME
 from daneshyar.exceptions import LLMUnavailable
 
@@ -48,7 +48,7 @@ class OpenAIBackend(BaseBackend):
     def request(
         self,
         messages: list[ChatMessage],
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None,
         temperature: float | None = None,
     ) -> dict[str, Any]:
@@ -70,7 +70,7 @@ class OpenAIBackend(BaseBackend):
         self,
         messages: list[ChatMessage],
         *,
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Generation:
@@ -94,7 +94,7 @@ class OpenAIBackend(BaseBackend):
         self,
         messages: list[ChatMessage],
         *,
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Iterator[StreamItem]:

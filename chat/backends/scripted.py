@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, StreamItem
+from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem
 from daneshyar.exceptions import LLMUnavailable
 
 # A reply: the raw text, an exception to raise, or a function of the messages.
@@ -46,7 +46,7 @@ class ScriptedBackend(BaseBackend):
     def _next(
         self,
         messages: list[ChatMessage],
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None,
         temperature: float | None,
     ) -> str:
@@ -70,7 +70,7 @@ class ScriptedBackend(BaseBackend):
         self,
         messages: list[ChatMessage],
         *,
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Generation:
@@ -85,7 +85,7 @@ class ScriptedBackend(BaseBackend):
         self,
         messages: list[ChatMessage],
         *,
-        schema: dict[str, Any],
+        schema: JsonSchema,
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Iterator[StreamItem]:

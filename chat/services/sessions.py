@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from chat.contract import InvalidCitation, Reply, RetrievedPassage
 from chat.models import Grounding, Message, MessageRole, Session
 from daneshyar.exceptions import NotFound
 from workspaces.models import Workspace
@@ -110,14 +110,14 @@ def reply_store(
     *,
     question: StoredQuestion,
     content: str,
-    response: dict[str, Any],
+    response: Reply,
     grounding: Grounding,
     model: str,
     prompt_tokens: int | None,
     completion_tokens: int | None,
     generation_ms: int,
-    retrieved: list[dict[str, Any]],
-    invalid_citations: list[dict[str, Any]],
+    retrieved: list[RetrievedPassage],
+    invalid_citations: list[InvalidCitation],
     is_fallback: bool,
 ) -> Message:
     """Store the assistant's reply in the slot reserved for it.

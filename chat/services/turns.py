@@ -15,20 +15,21 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.db import connection
 
 from chat import selectors
 from chat.backends import BaseBackend, ChatMessage, Generation, get_backend, resolve_model
+from chat.backends.base import JsonSchema
+from chat.contract import PromptTrace
 from chat.models import Grounding, Message
 from chat.output import InvalidOutput, ParsedReply, fallback_reply, output_schema, parse_reply
 from chat.partial_json import DeltaExtractor
 from chat.prompting import build_messages
 from chat.services.sessions import StoredQuestion, question_store, reply_store
 from daneshyar.exceptions import Forbidden
-from resources.models import Resource, ResourceStatus
+from resources.selectors import ready_resources_exist
 from retrieval.search import ScoredPassage, named_resources_validate, search
 from workspaces.models import ApiKey, Workspace
 
@@ -49,16 +50,16 @@ class PreparedTurn:
     grounding: Grounding
     passages: list[ScoredPassage]
     messages: list[ChatMessage]
-    schema: dict[str, Any]
+    schema: JsonSchema
     include_trace: bool
 
-    def trace(self) -> dict[str, Any]:
+    def trace(self) -> PromptTrace:
         return {
             "passages": [
                 {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score}
                 for p in self.passages
             ],
-            "messages": [dict(m) for m in self.messages],
+            "messages": [{"role": m["role"], "content": m["content"]} for m in self.messages],
         }
 
 
@@ -74,7 +75,7 @@ class TurnOutcome:
 def _retrieve(
     workspace: Workspace, question: str, resource_ids: Sequence[uuid.UUID]
 ) -> tuple[Grounding, list[ScoredPassage]]:
-    if not Resource.objects.filter(workspace=workspace, status=ResourceStatus.READY).exists():
+    if not ready_resources_exist(workspace=workspace):
         return Grounding.GENERAL_KNOWLEDGE, []
     passages = search(
         workspace=workspace,

@@ -72,7 +72,12 @@ def test_admin_list_change_page_preview_and_reingest(staff: Client, owner: Tenan
     assert listing.status_code == 200 and b"corrupt_file" in listing.content
     page = staff.get(f"/admin/resources/resource/{resource.id}/change/")
     assert page.status_code == 200
-    assert b"&lt;b&gt;preview&lt;/b&gt; text" in page.content
+    # The passages are retrieval's: the resource page links to their list.
+    link = f"/admin/retrieval/passage/?resource={resource.id}"
+    assert link.encode() in page.content
+    passages = staff.get(link)
+    assert passages.status_code == 200
+    assert b"&lt;b&gt;preview&lt;/b&gt; text" in passages.content
     response = staff.post(
         "/admin/resources/resource/",
         {"action": "reingest_resources", "_selected_action": [str(resource.id)]},

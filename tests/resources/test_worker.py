@@ -12,9 +12,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from resources import services
+from resources import ingestion, services
 from resources.models import Resource, ResourceStatus
 from resources.tasks import sweep_stale_resources
+from retrieval import indexing
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
 from tests.conftest import Tenant
@@ -202,11 +203,11 @@ def test_transient_errors_are_retried_then_the_resource_fails(
     settings.INGEST_MAX_RETRIES = 2
     calls: list[int] = []
 
-    def broken(*, chunks: Any, resource_id: Any) -> Any:
+    def broken(*, chunks: Any, on_progress: Any = None) -> Any:
         calls.append(1)
         raise ConnectionError("embedding backend went away")
 
-    monkeypatch.setattr(services, "embed_chunks", broken)
+    monkeypatch.setattr(indexing, "chunks_embed", broken)
     resource = wait_for(_upload(owner, "a.txt", b"some text to embed")["id"])
     assert (resource.status, resource.error_code) == (ResourceStatus.FAILED, "ingest_failed")
     assert len(calls) == resource.attempts == 3
@@ -216,16 +217,16 @@ def test_a_transient_error_then_success_ends_ready(
     owner: Tenant, celery_worker: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.INGEST_RETRY_BACKOFF_SECONDS = 0
-    real = services.embed_chunks
+    real = indexing.chunks_embed
     calls: list[int] = []
 
-    def flaky(*, chunks: Any, resource_id: Any) -> Any:
+    def flaky(*, chunks: Any, on_progress: Any = None) -> Any:
         calls.append(1)
         if len(calls) == 1:
             raise ConnectionError("embedding backend went away")
-        return real(chunks=chunks, resource_id=resource_id)
+        return real(chunks=chunks, on_progress=on_progress)
 
-    monkeypatch.setattr(services, "embed_chunks", flaky)
+    monkeypatch.setattr(indexing, "chunks_embed", flaky)
     resource = wait_for(_upload(owner, "a.txt", b"some other text to embed")["id"])
     assert resource.status == ResourceStatus.READY
     assert resource.attempts == 2 and resource.passage_count == 1
@@ -243,7 +244,7 @@ def test_running_the_ingestion_twice_at_once_never_duplicates_passages(
 
     def run() -> None:
         try:
-            results.append(services.resource_ingest(resource_id=resource.id))
+            results.append(ingestion.resource_ingest(resource_id=resource.id))
         finally:
             connection.close()
 

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import time
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from django.db import connection
 
 from resources import services
 from resources.models import Resource, ResourceStatus
+from resources.tasks import sweep_stale_resources
 from retrieval.models import Passage
 from tests.conftest import Tenant
 from tests.resources.files import long_text
@@ -64,7 +64,7 @@ def test_worker_killed_mid_task_then_sweep_finishes_the_resource(owner: Tenant) 
         # The killed worker never acknowledged the message: with Redis it only
         # comes back after the visibility timeout (an hour). The sweep does
         # not wait that long; here it runs as if the heartbeat were stale.
-        assert services.resources_sweep_stale(stale_after=timedelta(0)) == 1
+        assert sweep_stale_resources(stale_after_seconds=0) == 1
         resource = wait_for(outcome.resource.id, timeout=180)
     connection.close()
 
@@ -76,6 +76,6 @@ def test_worker_killed_mid_task_then_sweep_finishes_the_resource(owner: Tenant) 
 def test_stale_threshold_leaves_a_live_ingestion_alone(owner: Tenant) -> None:
     outcome = services.resource_create(workspace=owner.workspace, data=b"fresh", title="t")
     # Just queued: its heartbeat is fresh, so the sweep leaves it be.
-    assert services.resources_sweep_stale() == 0
+    assert sweep_stale_resources() == 0
     assert Resource.objects.get(pk=outcome.resource.id).status == ResourceStatus.PENDING
     purge_queue()

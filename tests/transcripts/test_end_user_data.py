@@ -7,9 +7,9 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from chat import retention
 from chat.models import Feedback, Message, Session
 from chat.tasks import delete_expired_sessions
+from chat.transcripts import retention
 from tests.conftest import Tenant
 from tests.factories import WorkspaceFactory
 from tests.transcripts.factories import conversation, feedback

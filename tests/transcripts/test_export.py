@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from chat import transcripts
 from chat.models import Session
+from chat.transcripts import export as transcripts
 from tests.conftest import Tenant
 from tests.factories import WorkspaceFactory
 from tests.transcripts.conftest import export

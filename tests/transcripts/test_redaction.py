@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from chat import transcripts
 from chat.models import Message, Session
-from chat.redaction import RedactionReport, RuleRedactor, redact_message
+from chat.transcripts import export as transcripts
+from chat.transcripts.redaction import RedactionReport, RuleRedactor, redact_message
 from tests.conftest import Tenant
 from tests.transcripts.conftest import export
 from tests.transcripts.factories import answer_response, conversation, feedback

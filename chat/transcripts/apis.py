@@ -1,4 +1,8 @@
-"""Transcript export, end-user deletion and feedback (spec: "Transcript export and end-user data")."""
+"""Transcript export and end-user deletion (spec: "Transcript export and end-user data").
+
+Both need an ``admin`` key; the workspace is resolved first (``WorkspaceApi``),
+so a foreign one is a 404 for every key, never a 403.
+"""
 
 from __future__ import annotations
 
@@ -13,26 +17,14 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from chat import feedback as feedback_services
-from chat import retention, transcripts
-from chat.models import Feedback, FeedbackRating
-from chat.redaction import default_redactor
-from daneshyar.api import ok
+from chat.transcripts import export, retention
+from chat.transcripts.redaction import default_redactor
 from daneshyar.exceptions import ValidationFailed
-from daneshyar.schema import envelope
-from workspaces.models import ApiKey
-from workspaces.permissions import HasApiKey, IsAdminKey
-from workspaces.selectors import workspace_get
+from workspaces.access import WorkspaceApi
 
 # "2026-01-02T03:04:05+01:00" sent unencoded arrives with a space for the "+".
 _SPACED_OFFSET = re.compile(r"^(.*\d) (\d{2}:?\d{2})$")
-
-
-def _key(request: Request) -> ApiKey:
-    assert isinstance(request.auth, ApiKey)
-    return request.auth
 
 
 class IsoDateTimeQueryField(serializers.DateTimeField):
@@ -47,8 +39,8 @@ class IsoDateTimeQueryField(serializers.DateTimeField):
         return parsed
 
 
-class TranscriptExportApi(APIView):
-    permission_classes = [IsAdminKey]
+class TranscriptExportApi(WorkspaceApi):
+    admin_methods = frozenset({"GET"})
 
     class FilterSerializer(serializers.Serializer[Any]):
         external_user_id = serializers.CharField(required=False, min_length=1, max_length=255)
@@ -79,19 +71,18 @@ class TranscriptExportApi(APIView):
         },
     )
     def get(self, request: Request, workspace_id: Any) -> StreamingHttpResponse:
-        workspace = workspace_get(api_key=_key(request), workspace_id=workspace_id)
         params = self.FilterSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data
-        sessions = transcripts.transcript_session_list(
-            workspace=workspace,
-            filters=transcripts.ExportFilters(
+        sessions = export.transcript_session_list(
+            workspace=self.workspace,
+            filters=export.ExportFilters(
                 external_user_id=data.get("external_user_id"), updated_since=data.get("updated_since")
             ),
         )
         redactor = default_redactor if data.get("redact") == "pii" else None
         response = StreamingHttpResponse(
-            transcripts.transcript_export_lines(sessions=sessions, redactor=redactor),
+            export.transcript_export_lines(sessions=sessions, redactor=redactor),
             content_type="application/x-ndjson; charset=utf-8",
         )
         response["Cache-Control"] = "no-store"
@@ -99,69 +90,15 @@ class TranscriptExportApi(APIView):
         return response
 
 
-class EndUserDeleteApi(APIView):
-    permission_classes = [IsAdminKey]
+class EndUserDeleteApi(WorkspaceApi):
+    admin_methods = frozenset({"DELETE"})
 
     @extend_schema(operation_id="end_users_delete", request=None, responses={204: None})
     def delete(self, request: Request, workspace_id: Any, external_user_id: str) -> Response:
-        workspace = workspace_get(api_key=_key(request), workspace_id=workspace_id)
         if not 1 <= len(external_user_id) <= 255:
             raise ValidationFailed(
                 "Invalid external_user_id.",
                 fields={"external_user_id": ["Must be 1 to 255 characters."]},
             )
-        retention.end_user_data_delete(workspace=workspace, external_user_id=external_user_id)
+        retention.end_user_data_delete(workspace=self.workspace, external_user_id=external_user_id)
         return Response(status=204)
-
-
-class FeedbackOutputSerializer(serializers.ModelSerializer[Feedback]):
-    message_id = serializers.UUIDField(source="message.id", read_only=True)
-    session_id = serializers.UUIDField(source="message.session_id", read_only=True)
-
-    class Meta:
-        model = Feedback
-        fields = [
-            "id",
-            "session_id",
-            "message_id",
-            "external_user_id",
-            "rating",
-            "comment",
-            "created_at",
-            "updated_at",
-        ]
-        ref_name = "Feedback"
-
-
-class FeedbackApi(APIView):
-    permission_classes = [HasApiKey]
-
-    class InputSerializer(serializers.Serializer[Any]):
-        external_user_id = serializers.CharField(min_length=1, max_length=255)
-        rating = serializers.ChoiceField(choices=FeedbackRating.choices)
-        comment = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
-
-        class Meta:
-            ref_name = "FeedbackInput"
-
-    @extend_schema(
-        operation_id="feedback_upsert",
-        request=InputSerializer,
-        responses={
-            201: envelope("FeedbackCreated", FeedbackOutputSerializer),
-            200: envelope("FeedbackReplaced", FeedbackOutputSerializer),
-        },
-    )
-    def post(self, request: Request, workspace_id: Any, session_id: Any, message_id: Any) -> Response:
-        workspace = workspace_get(api_key=_key(request), workspace_id=workspace_id)
-        body = self.InputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        feedback, created = feedback_services.feedback_upsert(
-            workspace=workspace,
-            session_id=session_id,
-            message_id=message_id,
-            external_user_id=body.validated_data["external_user_id"],
-            rating=body.validated_data["rating"],
-            comment=body.validated_data["comment"],
-        )
-        return ok(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)

@@ -33,8 +33,8 @@ from django.db import connections
 from django.db.models import F, Func, IntegerField, QuerySet, UUIDField, Value
 
 from chat.models import Feedback, Message, Session
-from chat.redaction import RedactionReport, Redactor, redact_message, redact_text
-from daneshyar.api import keyset_after
+from chat.transcripts.redaction import RedactionReport, Redactor, redact_message, redact_text
+from daneshyar.api import keyset_after, timestamp
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
@@ -64,12 +64,6 @@ def transcript_session_list(*, workspace: Workspace, filters: ExportFilters) -> 
     if filters.updated_since is not None:
         queryset = queryset.filter(updated_at__gte=filters.updated_since)
     return queryset.order_by("updated_at", "id")
-
-
-def timestamp(value: dt.datetime) -> str:
-    """ISO 8601 as DRF renders it (``Z`` for UTC), so export and API agree."""
-    text = value.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 def _dumps(value: Any) -> str:

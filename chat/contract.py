@@ -1,0 +1,143 @@
+"""The chat reply contract, typed once (spec "Chat").
+
+From the model's validated output (``chat.output``) through storage
+(``Message.response``) to the API (``chat.serializers``), the streaming
+events and the transcript export, a reply has these shapes. The enum values
+here are the only place they are spelled out; the OpenAPI description in
+``chat.serializers`` is built from them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal, NotRequired, TypedDict
+
+from chat.backends.base import ChatMessage
+
+
+class ResponseType(StrEnum):
+    ANSWER = "answer"
+    FORM = "form"
+
+
+class FieldType(StrEnum):
+    TEXT = "text"
+    TEXTAREA = "textarea"
+    NUMBER = "number"
+    SELECT = "select"
+    CHECKBOX = "checkbox"
+    RADIO = "radio"
+    DATE = "date"
+    EMAIL = "email"
+
+
+# ``select`` and ``radio`` always carry options; ``checkbox`` may (a group).
+CHOICE_TYPES = frozenset({FieldType.SELECT, FieldType.RADIO})
+
+
+class Source(TypedDict):
+    """The passage a part is based on: always one retrieved for this turn."""
+
+    resource_id: str
+    resource_title: str
+    passage_id: str
+
+
+class Part(TypedDict):
+    text: str
+    source: Source | None
+
+
+class FormField(TypedDict):
+    name: str
+    label: str
+    type: str  # a FieldType value
+    required: bool
+    placeholder: NotRequired[str]
+    options: NotRequired[list[str]]
+
+
+class Form(TypedDict):
+    title: str
+    fields: list[FormField]
+
+
+class Reply(TypedDict):
+    """``assistant_message.response``; stored as ``Message.response``."""
+
+    type: str  # a ResponseType value
+    parts: list[Part]
+    form: Form | None
+
+
+class InvalidCitation(TypedDict):
+    """A citation the model made to a passage number outside this turn's list
+    (dropped from the reply, kept on the message for review)."""
+
+    part: int
+    passage: object
+
+
+class RetrievedPassage(TypedDict):
+    """A passage retrieved for a turn, as stored on the reply (``Message.retrieved``)."""
+
+    passage_id: str
+    resource_id: str
+    score: float
+    rank: int
+
+
+class TracePassage(TypedDict):
+    passage_id: str
+    resource_id: str
+    score: float
+
+
+class PromptTrace(TypedDict):
+    """``data.prompt_trace``: what the model was given, for admin keys."""
+
+    passages: list[TracePassage]
+    messages: list[ChatMessage]
+
+
+class SessionRef(TypedDict):
+    id: str
+    title: str
+    created: bool
+
+
+class SessionData(TypedDict):
+    id: str
+    title: str
+    external_user_id: str
+    message_count: int
+    created_at: str
+    updated_at: str
+
+
+class MessageData(TypedDict):
+    """A message in API shape; the assistant-only keys are absent on user messages."""
+
+    id: str
+    role: Literal["user", "assistant"]
+    content: str
+    response: NotRequired[Reply | None]
+    grounding: NotRequired[str]
+    model: NotRequired[str]
+    created_at: str
+
+
+class ChatResult(TypedDict):
+    """``data`` of ``POST …/chat/``."""
+
+    session: SessionRef
+    user_message: MessageData
+    assistant_message: MessageData
+    prompt_trace: NotRequired[PromptTrace]
+
+
+class ErrorData(TypedDict):
+    """The ``error`` object of the envelope (and of the stream's ``error`` event)."""
+
+    code: str
+    message: str

@@ -1,0 +1,11 @@
+"""The operator wing of chat: transcript export, PII redaction, retention and
+end-user data deletion.
+
+A package inside ``chat`` rather than a sibling app: it reads and deletes
+chat's own tables (sessions, messages, feedback) and has no models of its
+own, so a separate app would either own nothing or reach into chat's data.
+The rule that keeps the two domains apart is an import rule (checked by
+``tests/test_architecture.py``): the conversation (``chat.services``,
+``chat.backends``, prompting, output, streaming, the chat API) never imports
+``chat.transcripts``; only the wiring (URLs, tasks, admin) does.
+"""

@@ -1,0 +1,96 @@
+"""The import rule of docs/architecture.md, checked with import-linter (its
+contracts are in pyproject.toml) on the real source tree, and shown to fail
+when a back-edge is added to a copy of it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat")
+LINT_IMPORTS = str(Path(sys.executable).parent / "lint-imports")
+
+
+def _lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run(
+        [LINT_IMPORTS, "--no-cache", "pyproject.toml"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _copy_tree(target: Path) -> Path:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, target / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
+    return target
+
+
+def test_the_source_tree_keeps_every_import_contract() -> None:
+    result = _lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_a_back_edge_from_resources_to_chat_breaks_the_layers_contract(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    services = tree / "resources" / "services.py"
+    services.write_text(services.read_text() + "\nfrom chat.models import Session  # noqa: E402,F401\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "BROKEN" in result.stdout
+    assert "resources.services -> chat.models" in result.stdout
+
+
+def test_resources_may_call_retrieval_only_from_ingestion(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    selectors = tree / "resources" / "selectors.py"
+    back_edge = "\nfrom retrieval.models import Passage  # noqa: E402,F401\n"
+    selectors.write_text(selectors.read_text() + back_edge)
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "resources.selectors -> retrieval.models" in result.stdout
+
+
+def test_the_project_package_imports_no_app(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    health = tree / "daneshyar" / "health.py"
+    health.write_text(health.read_text() + "\nfrom retrieval import embeddings  # noqa: E402,F401\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "daneshyar.health -> retrieval.embeddings" in result.stdout
+
+
+def test_the_conversation_never_imports_the_transcript_wing(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    turns = tree / "chat" / "services" / "turns.py"
+    turns.write_text(turns.read_text() + "\nfrom chat.transcripts import export  # noqa: E402,F401\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "chat.services.turns -> chat.transcripts.export" in result.stdout
+
+
+def test_upload_services_and_ingestion_tasks_import_one_way() -> None:
+    graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+    # services enqueue through tasks; tasks run the ingestion; nothing leads back.
+    assert graph.chain_exists(importer="resources.services", imported="resources.tasks")
+    assert not graph.chain_exists(importer="resources.tasks", imported="resources.services")
+    assert not graph.chain_exists(importer="resources.ingestion", imported="resources.tasks")
+    # The only module of resources that reaches retrieval directly.
+    importers = {
+        importer
+        for module in graph.find_descendants("retrieval") | {"retrieval"}
+        for importer in graph.find_modules_that_directly_import(module)
+        if importer.split(".")[0] == "resources"
+    }
+    assert importers == {"resources.ingestion"}
