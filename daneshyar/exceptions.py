@@ -23,15 +23,29 @@ logger = logging.getLogger(__name__)
 
 
 class ApplicationError(Exception):
-    """An expected failure with a contract error code. Services raise these."""
+    """An expected failure with a contract error code. Services raise these.
+
+    ``details`` are extra members of the error object (``session_id`` on a
+    chat error after the session was created); ``headers`` go on the
+    response (``Retry-After``).
+    """
 
     status_code = 400
     code = "validation_error"
     default_message = "The request could not be processed."
 
-    def __init__(self, message: str | None = None, *, fields: dict[str, list[str]] | None = None):
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        fields: dict[str, list[str]] | None = None,
+        details: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ):
         self.message = message or self.default_message
         self.fields = fields
+        self.details: dict[str, str] = dict(details or {})
+        self.headers: dict[str, str] = dict(headers or {})
         super().__init__(self.message)
 
 
@@ -64,15 +78,39 @@ class UnsupportedMediaType(ApplicationError):
 
 
 class LLMUnavailable(ApplicationError):
+    """The generation backend is down, busy, rate-limited or timed out:
+    worth retrying later (``Retry-After``)."""
+
     status_code = 503
     code = "llm_unavailable"
     default_message = "The generation backend is unavailable or timed out. Try again."
+    retry_after_seconds = 5
+
+    def __init__(self, message: str | None = None, *, retry_after: int | None = None, **kwargs: Any):
+        super().__init__(message, **kwargs)
+        self.headers.setdefault("Retry-After", str(retry_after or self.retry_after_seconds))
 
 
-def error_body(code: str, message: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:
+class LLMError(ApplicationError):
+    """The generation server rejected the request (400/401/403/404): a
+    configuration problem, not worth retrying."""
+
+    status_code = 502
+    code = "llm_error"
+    default_message = "The generation server rejected the request; the deployment needs attention."
+
+
+def error_body(
+    code: str,
+    message: str,
+    fields: dict[str, Any] | None = None,
+    details: dict[str, str] | None = None,
+) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if fields:
         error["fields"] = fields
+    if details:
+        error.update(details)
     return {"status": "error", "error": error}
 
 
@@ -107,12 +145,16 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF's ``EXCEPTION_HANDLER``: map everything to the envelope."""
     status, code, message, fields = _classify(exc)
     headers: dict[str, str] = {}
+    details: dict[str, str] | None = None
+    if isinstance(exc, ApplicationError):
+        headers.update(exc.headers)
+        details = exc.details
     wait = getattr(exc, "wait", None)
     if isinstance(exc, drf.Throttled) and wait is not None:
         headers["Retry-After"] = str(int(wait) + 1)
     if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
         headers["WWW-Authenticate"] = "X-API-Key"
-    return Response(error_body(code, message, fields), status=status, headers=headers)
+    return Response(error_body(code, message, fields, details), status=status, headers=headers)
 
 
 def _classify(exc: Exception) -> tuple[int, str, str, dict[str, list[str]] | None]:

@@ -44,9 +44,29 @@ class BaseBackend(ABC):
     per call, or guard state with a lock."""
 
     backend_name: str = "base"
+    # Tokens reserved for the reply (the ``max_tokens`` of a generation).
+    max_tokens: int = 1024
 
     def __init__(self, model_id: str) -> None:
         self.model_id = model_id
+
+    def context_length(self) -> int | None:
+        """The model's window in tokens (prompt and reply together), or None
+        when the backend has none (it does not read a prompt).
+
+        The turn service fits every prompt into ``context_length() -
+        max_tokens - margin`` (chat/prompting.py).
+        """
+        return None
+
+    def count_tokens(self, messages: list[ChatMessage]) -> int:
+        """How many tokens ``messages`` take as this model's prompt.
+
+        Backends with a tokenizer count exactly; this default estimates on the
+        long side (about three characters a token, plus the chat template's
+        few tokens per message), so a prompt it accepts fits.
+        """
+        return sum(len(m["content"]) // 3 + 8 for m in messages) + 8
 
     @abstractmethod
     def generate(
