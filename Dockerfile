@@ -26,4 +26,6 @@ RUN pip install . \
 
 USER daneshyar
 EXPOSE 8000
-CMD ["gunicorn", "daneshyar.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--threads", "8", "--timeout", "180"]
+# Workers, threads and the graceful timeout (long enough for a turn that is
+# still generating to finish on restart) come from daneshyar/gunicorn.py.
+CMD ["gunicorn", "-c", "python:daneshyar.gunicorn", "daneshyar.wsgi:application", "--bind", "0.0.0.0:8000"]

@@ -4,6 +4,7 @@ derives from ``WorkspaceApi`` (key → workspace 404 → scope 403)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -11,6 +12,8 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -28,6 +31,7 @@ from chat.serializers import (
 )
 from chat.services import feedback as feedback_services
 from chat.services import sessions as session_services
+from chat.services.models import model_list
 from chat.services.turns import PreparedTurn, release_connection, turn_complete, turn_prepare
 from chat.streaming import event_stream
 from daneshyar.api import ok, paginate
@@ -90,7 +94,25 @@ class ChatApi(WorkspaceApi):
         return ok(data)
 
 
+class EventStreamNegotiation(DefaultContentNegotiation):
+    """Any ``Accept`` is fine for the stream endpoint.
+
+    Its success response is ``text/event-stream`` (not rendered by DRF) and
+    its errors before the stream opens are JSON, whatever the client asked
+    for: ``Accept: text/event-stream`` (EventSource-style clients,
+    httpx-sse, fetch-event-source), ``*/*``, ``application/json`` or none.
+    """
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
+
+
 class ChatStreamApi(WorkspaceApi):
+    content_negotiation_class = EventStreamNegotiation
+
     @extend_schema(
         operation_id="chat_stream",
         request=ChatInputSerializer,
@@ -278,8 +300,26 @@ class ModelListApi(APIView):
                         "Model",
                         {
                             "id": serializers.CharField(),
-                            "backend": serializers.CharField(),
+                            "backend": serializers.ChoiceField(choices=list(settings.BACKENDS)),
                             "default": serializers.BooleanField(),
+                            "capabilities": inline_serializer(
+                                "ModelCapabilities",
+                                {
+                                    "generative": serializers.BooleanField(
+                                        help_text="Writes its own reply (false: the extractive engine, "
+                                        "which answers with the documents' own sentences)."
+                                    ),
+                                    "forms": serializers.BooleanField(
+                                        help_text="May ask back with a typed form."
+                                    ),
+                                    "streaming": serializers.BooleanField(),
+                                    "context_length": serializers.IntegerField(
+                                        allow_null=True,
+                                        help_text="The model's window in tokens; null when it has none "
+                                        "or the server does not report it now.",
+                                    ),
+                                },
+                            ),
                         },
                         many=True,
                     ),
@@ -289,5 +329,4 @@ class ModelListApi(APIView):
         ),
     )
     def get(self, request: Request) -> Response:
-        items = [dict(model) for model in settings.GENERATION_MODELS]
-        return ok({"items": items, "next_cursor": None})
+        return ok({"items": model_list(), "next_cursor": None})

@@ -93,11 +93,35 @@ class TracePassage(TypedDict):
     score: float
 
 
+class TraceBudget(TypedDict):
+    """How the prompt was fitted: ``prompt_budget = context_length - max_tokens - margin``."""
+
+    context_length: int
+    max_tokens: int
+    prompt_budget: int
+    prompt_tokens: int | None
+
+
+class TraceHistoryTurn(TypedDict):
+    user_message_id: str
+    assistant_message_id: str
+
+
+class TraceDropped(TypedDict):
+    """What the budget left out: lowest-ranked passages, oldest history turns."""
+
+    passages: list[TracePassage]
+    history: list[TraceHistoryTurn]
+    truncated_passage_id: str | None
+
+
 class PromptTrace(TypedDict):
     """``data.prompt_trace``: what the model was given, for admin keys."""
 
     passages: list[TracePassage]
     messages: list[ChatMessage]
+    budget: NotRequired[TraceBudget]
+    dropped: NotRequired[TraceDropped]
 
 
 class SessionRef(TypedDict):
@@ -124,6 +148,7 @@ class MessageData(TypedDict):
     response: NotRequired[Reply | None]
     grounding: NotRequired[str]
     model: NotRequired[str]
+    degraded: NotRequired[bool]
     created_at: str
 
 
@@ -141,3 +166,5 @@ class ErrorData(TypedDict):
 
     code: str
     message: str
+    # A chat error after the session was created names it.
+    session_id: NotRequired[str]

@@ -69,6 +69,9 @@ class Message(models.Model):
     invalid_citations = models.JSONField(default=list, blank=True)
     # Set when the answer is the safe fallback after a failed generation.
     is_fallback = models.BooleanField(default=False)
+    # Set when generation was unavailable and the extractive engine answered
+    # (Workspace.on_generation_unavailable); ``model`` is then the engine's.
+    degraded = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -18,9 +18,11 @@ trust, and it is fenced and labelled as untrusted reference material.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from chat.backends.base import ChatMessage
 from retrieval.search import ScoredPassage
@@ -65,6 +67,9 @@ _FENCE = re.compile(r"</?\s*reference_passages\s*>", re.IGNORECASE)
 class HistoryTurn:
     question: str
     answer: str
+    # The stored messages of the turn (None for turns built in memory).
+    question_id: uuid.UUID | None = None
+    answer_id: uuid.UUID | None = None
 
 
 def system_message(workspace_prompt: str) -> ChatMessage:
@@ -102,3 +107,170 @@ def build_messages(
         messages.append({"role": "assistant", "content": turn.answer})
     messages.append(final_user_message(question, passages, grounded=grounded))
     return messages
+
+
+# --- Fitting the prompt into the model's window --------------------------------
+
+# Characters of a passage kept per token it may still take, when one passage
+# alone is longer than what is left (an upper estimate: most text is longer).
+_TRUNCATION_MARK = " …"
+_MAX_FIT_ROUNDS = 6
+
+
+class QuestionTooLong(ValueError):
+    """The question (with the instructions) alone is longer than the model's window."""
+
+    def __init__(self, tokens: int, budget: int) -> None:
+        super().__init__(f"{tokens} tokens for a budget of {budget}")
+        self.tokens = tokens
+        self.budget = budget
+
+
+@dataclass
+class FittedPrompt:
+    """The messages sent to the model and what was left out to fit its window."""
+
+    messages: list[ChatMessage]
+    # The passages in the prompt, numbered 1..n as the model sees them.
+    passages: list[ScoredPassage]
+    dropped_passages: list[ScoredPassage] = field(default_factory=list)
+    dropped_turns: list[HistoryTurn] = field(default_factory=list)
+    truncated_passage_id: uuid.UUID | None = None
+    budget: int | None = None
+    prompt_tokens: int | None = None
+
+
+Counter = Callable[[list[ChatMessage]], int]
+
+
+def _chars(messages: Sequence[ChatMessage]) -> int:
+    return sum(len(m["content"]) for m in messages)
+
+
+def question_fits(
+    *, count: Counter, budget: int | None, workspace_prompt: str, question: str, grounded: bool
+) -> None:
+    """Raise :class:`QuestionTooLong` when the instructions and the question
+    alone exceed ``budget`` (checked before anything is stored).
+
+    No tokenizer call when even four tokens a character would fit.
+    """
+    if budget is None:
+        return
+    bare = build_messages(
+        workspace_prompt=workspace_prompt, history=[], question=question, passages=[], grounded=grounded
+    )
+    if 4 * _chars(bare) <= budget:
+        return
+    tokens = count(bare)
+    if tokens > budget:
+        raise QuestionTooLong(tokens, budget)
+
+
+def fit_messages(
+    *,
+    count: Counter,
+    budget: int | None,
+    workspace_prompt: str,
+    history: Sequence[HistoryTurn],
+    question: str,
+    passages: Sequence[ScoredPassage],
+    grounded: bool,
+) -> FittedPrompt:
+    """The prompt that fits ``budget`` tokens, filled in priority order:
+    instructions, the question, the retrieved passages (lowest-ranked dropped
+    first; never cut mid-passage unless the best one alone is too long), then
+    history from the newest turn back.
+
+    ``count`` is the backend's token counter (one call per attempt: the
+    whole prompt is counted, per-piece costs are estimated from it, and the
+    result is counted again). ``budget`` None means no window (nothing is
+    dropped).
+    """
+
+    def build(turns: Sequence[HistoryTurn], chosen: Sequence[ScoredPassage]) -> list[ChatMessage]:
+        return build_messages(
+            workspace_prompt=workspace_prompt,
+            history=turns,
+            question=question,
+            passages=chosen,
+            grounded=grounded,
+        )
+
+    full = build(history, passages)
+    if budget is None:
+        return FittedPrompt(full, list(passages))
+    if 4 * _chars(full) <= budget:
+        return FittedPrompt(full, list(passages), budget=budget)
+    tokens = count(full)
+    if tokens <= budget:
+        return FittedPrompt(full, list(passages), budget=budget, prompt_tokens=tokens)
+
+    # Per-piece costs, estimated from this prompt's own tokens per character.
+    bare = build([], [])
+    ratio = tokens / max(_chars(full), 1)
+    left = budget - math.ceil(_chars(bare) * ratio) - 8
+
+    def cost(text: str) -> int:
+        return math.ceil(len(text) * ratio) + 8  # a message's or passage's own few tokens
+
+    kept_passages: list[ScoredPassage] = []
+    truncated: uuid.UUID | None = None
+    for index, passage in enumerate(passages):
+        need = cost(_passage_block(len(kept_passages) + 1, passage))
+        if need <= left:
+            kept_passages.append(passage)
+            left -= need
+        elif index == 0 and left > 0:
+            # The best passage alone is too long: keep its beginning.
+            keep = max(0, int(left / ratio) - len(_passage_block(1, replace(passage, text=""))) - 16)
+            kept_passages.append(replace(passage, text=passage.text[:keep] + _TRUNCATION_MARK))
+            truncated = passage.passage_id
+            left = 0
+        else:
+            break
+    kept_turns: list[HistoryTurn] = []
+    for turn in reversed(history):
+        need = cost(turn.question) + cost(turn.answer)
+        if need > left:
+            break  # history stays contiguous: nothing older than a turn that does not fit
+        kept_turns.insert(0, turn)
+        left -= need
+
+    # Count the result; an estimate can be off, so drop more until it fits.
+    messages = build(kept_turns, kept_passages)
+    tokens = count(messages)
+    for _ in range(_MAX_FIT_ROUNDS):
+        if tokens <= budget:
+            break
+        if kept_turns:
+            kept_turns.pop(0)
+        elif len(kept_passages) > 1:
+            kept_passages.pop()
+        elif kept_passages and kept_passages[0].text:
+            first = kept_passages[0]
+            excess_chars = int((tokens - budget) / ratio) + 32
+            text = first.text.removesuffix(_TRUNCATION_MARK)
+            kept_passages[0] = replace(
+                first, text=text[: max(0, len(text) - excess_chars)] + _TRUNCATION_MARK
+            )
+            truncated = first.passage_id
+        else:
+            break
+        messages = build(kept_turns, kept_passages)
+        tokens = count(messages)
+    kept_ids = {p.passage_id for p in kept_passages}
+    kept_turn_ids = {id(t) for t in kept_turns}
+    return FittedPrompt(
+        messages=messages,
+        passages=kept_passages,
+        dropped_passages=[p for p in passages if p.passage_id not in kept_ids],
+        dropped_turns=[t for t in history if id(t) not in kept_turn_ids],
+        truncated_passage_id=truncated,
+        budget=budget,
+        prompt_tokens=tokens,
+    )
+
+
+def _passage_block(number: int, passage: ScoredPassage) -> str:
+    return f"\n[{number}] (from: {passage.resource_title})\n{passage.text}"

@@ -57,19 +57,25 @@ def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) ->
             session_id=session_id, role=MessageRole.ASSISTANT, sequence__lt=before_sequence
         )
         .order_by("-sequence")
-        .values_list("sequence", "content")[:turns]
+        .values_list("sequence", "content", "id")[:turns]
     )
     if not replies:
         return []
-    questions = dict(
-        Message.objects.filter(
-            session_id=session_id, role=MessageRole.USER, sequence__in=[seq - 1 for seq, _ in replies]
+    questions = {
+        sequence: (content, message_id)
+        for sequence, content, message_id in Message.objects.filter(
+            session_id=session_id, role=MessageRole.USER, sequence__in=[seq - 1 for seq, _, _ in replies]
         )
         .order_by()  # Meta.ordering starts with "session": it would join the session table
-        .values_list("sequence", "content")
-    )
+        .values_list("sequence", "content", "id")
+    }
     return [
-        HistoryTurn(question=questions[seq - 1], answer=content)
-        for seq, content in reversed(replies)
+        HistoryTurn(
+            question=questions[seq - 1][0],
+            answer=content,
+            question_id=questions[seq - 1][1],
+            answer_id=answer_id,
+        )
+        for seq, content, answer_id in reversed(replies)
         if seq - 1 in questions
     ]

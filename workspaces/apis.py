@@ -13,7 +13,7 @@ from daneshyar.exceptions import Forbidden
 from daneshyar.schema import envelope, list_envelope
 from workspaces import selectors, services
 from workspaces.access import WorkspaceApi, request_api_key
-from workspaces.models import Workspace
+from workspaces.models import GenerationFallback, Workspace
 from workspaces.permissions import IsAdminKey
 
 
@@ -29,6 +29,7 @@ class WorkspaceOutputSerializer(serializers.ModelSerializer[Workspace]):
             "widened_top_k",
             "per_resource_k",
             "retention_days",
+            "on_generation_unavailable",
             "created_at",
             "updated_at",
         ]
@@ -42,6 +43,12 @@ class WorkspaceSettingsMixin(serializers.Serializer[Any]):
     widened_top_k = serializers.IntegerField(required=False, min_value=1, max_value=50)
     per_resource_k = serializers.IntegerField(required=False, min_value=1, max_value=20)
     retention_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=36500)
+    on_generation_unavailable = serializers.ChoiceField(
+        choices=GenerationFallback.choices,
+        required=False,
+        help_text="extractive (default): when generation is unavailable, answer with the extractive "
+        "engine (degraded: true); error: answer 503 llm_unavailable.",
+    )
 
 
 class WorkspaceListCreateApi(APIView):

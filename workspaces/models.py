@@ -22,6 +22,13 @@ class Organization(models.Model):
         return self.name
 
 
+class GenerationFallback(models.TextChoices):
+    """What a chat turn does when the generative backend is unavailable."""
+
+    EXTRACTIVE = "extractive", "answer with the extractive engine (degraded)"
+    ERROR = "error", "answer 503 llm_unavailable"
+
+
 class Workspace(models.Model):
     """Documents and conversations that belong together, with retrieval settings."""
 
@@ -44,6 +51,9 @@ class Workspace(models.Model):
     # Sessions idle for longer are deleted by the retention task; null keeps them.
     retention_days = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(36500)]
+    )
+    on_generation_unavailable = models.CharField(
+        max_length=12, choices=GenerationFallback.choices, default=GenerationFallback.EXTRACTIVE
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

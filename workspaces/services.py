@@ -14,7 +14,14 @@ from daneshyar.exceptions import ValidationFailed
 from workspaces.keys import display_prefix, generate_key, hash_key
 from workspaces.models import ApiKey, ApiKeyScope, Organization, Workspace
 
-WORKSPACE_SETTINGS = ("history_turns", "top_k", "widened_top_k", "per_resource_k", "retention_days")
+WORKSPACE_SETTINGS = (
+    "history_turns",
+    "top_k",
+    "widened_top_k",
+    "per_resource_k",
+    "retention_days",
+    "on_generation_unavailable",
+)
 WORKSPACE_FIELDS = ("name", "system_prompt", *WORKSPACE_SETTINGS)
 
 

@@ -12,10 +12,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from chat.backends.base import BaseBackend, ChatMessage, Generation, StreamItem
+
+if TYPE_CHECKING:
+    from chat.backends.extractive import ExtractiveBackend
 from daneshyar.exceptions import ValidationFailed
 
 __all__ = [
@@ -23,6 +27,7 @@ __all__ = [
     "ChatMessage",
     "Generation",
     "StreamItem",
+    "extractive_backend",
     "generation_readiness",
     "get_backend",
     "local_model_path",
@@ -87,18 +92,25 @@ def get_backend(model_id: str) -> BaseBackend:
         backend = _instances.get(model_id)
         if backend is None:
             entry = resolve_model(model_id)
-            backend = _build(str(entry["id"]), str(entry["backend"]))
+            length = entry.get("context_length")
+            backend = _build(
+                str(entry["id"]), str(entry["backend"]), length if isinstance(length, int) else None
+            )
             _instances[model_id] = backend
         return backend
 
 
-def _build(model_id: str, kind: str) -> BaseBackend:
+def _build(model_id: str, kind: str, context_length: int | None) -> BaseBackend:
     # Imported here: the local backend pulls in torch, which a process that
     # only talks to vLLM never needs.
+    if kind == "extractive":
+        from chat.backends.extractive import ExtractiveBackend
+
+        return ExtractiveBackend(model_id)
     if kind == "local":
         from chat.backends.local import LocalBackend
 
-        return LocalBackend(model_id, model_path=local_model_path())
+        return LocalBackend(model_id, model_path=local_model_path(), context_length=context_length)
     from chat.backends.openai_compatible import OpenAIBackend
 
     return OpenAIBackend(model_id)
@@ -117,3 +129,18 @@ def use_backend(backend: BaseBackend) -> Iterator[BaseBackend]:
         yield backend
     finally:
         _override = previous
+
+
+def extractive_backend() -> ExtractiveBackend:
+    """The extractive engine, whatever the registry or an override serves:
+    what a turn falls back to when generation is unavailable."""
+    from chat.backends.extractive import ExtractiveBackend
+
+    global _extractive
+    with _instances_lock:
+        if _extractive is None:
+            _extractive = ExtractiveBackend(settings.EXTRACTIVE_MODEL_ID)
+        return _extractive
+
+
+_extractive: ExtractiveBackend | None = None

@@ -44,6 +44,12 @@ class BaseBackend(ABC):
     per call, or guard state with a lock."""
 
     backend_name: str = "base"
+    # Capabilities, as GET /api/v1/models/ reports them: a generative
+    # backend writes its reply (and may ask back with a form); the extractive
+    # engine copies sentences.
+    generative: bool = True
+    supports_forms: bool = True
+    supports_streaming: bool = True
     # Tokens reserved for the reply (the ``max_tokens`` of a generation).
     max_tokens: int = 1024
 

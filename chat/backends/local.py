@@ -52,12 +52,15 @@ class LocalBackend(BaseBackend):
         max_new_tokens: int | None = None,
         timeout: float | None = None,
         repetition_penalty: float = 1.3,
+        context_length: int | None = None,
     ) -> None:
         super().__init__(model_id)
         self.repetition_penalty = repetition_penalty
         self.model_path = model_path
         self.max_new_tokens = max_new_tokens or settings.LOCAL_MAX_NEW_TOKENS
+        self.max_tokens = self.max_new_tokens
         self.timeout = timeout or settings.LOCAL_TIMEOUT_SECONDS
+        self._context_length: int | None = context_length
         self._runtime: _Runtime | None = None
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()
@@ -100,6 +103,20 @@ class LocalBackend(BaseBackend):
         )
         logger.info("Loaded %s in %.1fs", self.model_path.name, time.monotonic() - started)
         return _Runtime(tokenizer, model, tokenizer_info, compiler, word_tokens)
+
+    def context_length(self) -> int:
+        """The model's window: given, or read from the GGUF header (no weights loaded)."""
+        if self._context_length is None:
+            self._context_length = _gguf_context_length(self.model_path)
+        return self._context_length
+
+    def count_tokens(self, messages: list[ChatMessage]) -> int:
+        """Exact: the model's own chat template and tokenizer."""
+        runtime = self.load()
+        encoded = runtime.tokenizer.apply_chat_template(
+            [dict(m) for m in messages], add_generation_prompt=True, return_dict=True
+        )
+        return len(encoded["input_ids"])
 
     @staticmethod
     def fit_schema(schema: JsonSchema, max_tokens: int) -> dict[str, Any]:
@@ -190,7 +207,7 @@ class LocalBackend(BaseBackend):
         Past the model's context the oldest history turns are dropped (the
         system message and the final question with its passages stay).
         """
-        context = int(getattr(runtime.model.config, "max_position_embeddings", 2048))
+        context = int(getattr(runtime.model.config, "max_position_embeddings", 0) or self.context_length())
         kept = list(messages)
         while True:
             encoded = runtime.tokenizer.apply_chat_template(
@@ -260,3 +277,14 @@ class LocalBackend(BaseBackend):
         if len(final) > len(text):
             yield final[len(text) :]
         yield Generation(text=final, prompt_tokens=prompt_tokens, completion_tokens=len(generated))
+
+
+def _gguf_context_length(path: Path) -> int:
+    """``<arch>.context_length`` from a GGUF file's metadata (memory-mapped)."""
+    import gguf
+
+    reader = gguf.GGUFReader(str(path))
+    for name, value in reader.fields.items():
+        if name.endswith(".context_length"):
+            return int(value.parts[-1][0])
+    return 2048

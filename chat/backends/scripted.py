@@ -8,6 +8,7 @@ with :func:`chat.backends.use_backend`.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -30,8 +31,15 @@ class ScriptedBackend(BaseBackend):
         default: Reply = DEFAULT_REPLY,
         chunk_size: int = 7,
         model_id: str = "scripted",
+        context_length: int | None = None,
+        first_token_delay: float = 0.0,
     ) -> None:
         super().__init__(model_id)
+        # A window makes the turn service fit prompts to it (counted with the
+        # base class's estimate); None, like a model without one, fits all.
+        self.window = context_length
+        # Seconds before the first streamed chunk (a model reading a long prompt).
+        self.first_token_delay = first_token_delay
         self.replies: list[Reply] = list(replies or [])
         self.default = default
         self.chunk_size = chunk_size
@@ -42,6 +50,9 @@ class ScriptedBackend(BaseBackend):
         # disconnects mid-stream); cleared means "block here".
         self.gate = threading.Event()
         self.gate.set()
+
+    def context_length(self) -> int | None:
+        return self.window
 
     def _next(
         self,
@@ -90,6 +101,8 @@ class ScriptedBackend(BaseBackend):
         temperature: float | None = None,
     ) -> Iterator[StreamItem]:
         text = self._next(messages, schema, max_tokens, temperature)
+        if self.first_token_delay:
+            time.sleep(self.first_token_delay)
         for start in range(0, len(text), self.chunk_size):
             if start and not self.gate.wait(timeout=30):
                 raise LLMUnavailable("The scripted backend was never released.")

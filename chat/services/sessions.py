@@ -119,6 +119,7 @@ def reply_store(
     retrieved: list[RetrievedPassage],
     invalid_citations: list[InvalidCitation],
     is_fallback: bool,
+    degraded: bool = False,
 ) -> Message:
     """Store the assistant's reply in the slot reserved for it.
 
@@ -146,5 +147,6 @@ def reply_store(
             retrieved=retrieved,
             invalid_citations=invalid_citations,
             is_fallback=is_fallback,
+            degraded=degraded,
         )
     return message

@@ -20,18 +20,19 @@ from django.conf import settings
 from django.db import connection
 
 from chat import selectors
-from chat.backends import BaseBackend, ChatMessage, Generation, get_backend, resolve_model
+from chat.backends import BaseBackend, ChatMessage, Generation, extractive_backend, get_backend, resolve_model
 from chat.backends.base import JsonSchema
-from chat.contract import PromptTrace
+from chat.backends.extractive import ExtractiveBackend
+from chat.contract import PromptTrace, RetrievedPassage
 from chat.models import Grounding, Message
 from chat.output import InvalidOutput, ParsedReply, fallback_reply, output_schema, parse_reply
 from chat.partial_json import DeltaExtractor
-from chat.prompting import build_messages
+from chat.prompting import FittedPrompt, QuestionTooLong, fit_messages, question_fits
 from chat.services.sessions import StoredQuestion, question_store, reply_store
-from daneshyar.exceptions import Forbidden
+from daneshyar.exceptions import ApplicationError, Forbidden, LLMUnavailable, ValidationFailed
 from resources.selectors import ready_resources_exist
 from retrieval.search import ScoredPassage, named_resources_validate, search
-from workspaces.models import ApiKey, Workspace
+from workspaces.models import ApiKey, GenerationFallback, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -45,22 +46,61 @@ RETRY_TEMPERATURE = 0.7
 @dataclass
 class PreparedTurn:
     question: StoredQuestion
+    question_text: str
     model_id: str
     backend: BaseBackend
     grounding: Grounding
-    passages: list[ScoredPassage]
-    messages: list[ChatMessage]
+    # What retrieval returned, best first.
+    retrieved: list[ScoredPassage]
+    # The prompt sent to a generative backend (None for the extractive engine).
+    prompt: FittedPrompt | None
     schema: JsonSchema
     include_trace: bool
+    on_generation_unavailable: str
+
+    @property
+    def grounded(self) -> bool:
+        return self.grounding == Grounding.DOCUMENTS
+
+    @property
+    def passages(self) -> list[ScoredPassage]:
+        """The passages the model sees, numbered 1..n: citations index into these."""
+        return self.prompt.passages if self.prompt is not None else self.retrieved
+
+    @property
+    def messages(self) -> list[ChatMessage]:
+        return self.prompt.messages if self.prompt is not None else []
 
     def trace(self) -> PromptTrace:
-        return {
+        trace: PromptTrace = {
             "passages": [
                 {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score}
                 for p in self.passages
             ],
             "messages": [{"role": m["role"], "content": m["content"]} for m in self.messages],
         }
+        prompt = self.prompt
+        if prompt is not None and prompt.budget is not None:
+            trace["budget"] = {
+                "context_length": prompt.budget + self.backend.max_tokens + settings.PROMPT_TOKEN_MARGIN,
+                "max_tokens": self.backend.max_tokens,
+                "prompt_budget": prompt.budget,
+                "prompt_tokens": prompt.prompt_tokens,
+            }
+            trace["dropped"] = {
+                "passages": [
+                    {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score}
+                    for p in prompt.dropped_passages
+                ],
+                "history": [
+                    {"user_message_id": str(t.question_id), "assistant_message_id": str(t.answer_id)}
+                    for t in prompt.dropped_turns
+                ],
+                "truncated_passage_id": (
+                    str(prompt.truncated_passage_id) if prompt.truncated_passage_id is not None else None
+                ),
+            }
+        return trace
 
 
 @dataclass
@@ -70,19 +110,43 @@ class TurnOutcome:
     prompt_tokens: int | None
     completion_tokens: int | None
     generation_ms: int
+    # The model that answered: the requested one, or the extractive engine
+    # when generation was unavailable (degraded).
+    model_id: str
+    degraded: bool
+    # The passages the reply's citations were drawn from.
+    passages: list[ScoredPassage]
 
 
-def _retrieve(
-    workspace: Workspace, question: str, resource_ids: Sequence[uuid.UUID]
-) -> tuple[Grounding, list[ScoredPassage]]:
-    if not ready_resources_exist(workspace=workspace):
-        return Grounding.GENERAL_KNOWLEDGE, []
-    passages = search(
+def _retrieve(workspace: Workspace, question: str, resource_ids: Sequence[uuid.UUID]) -> list[ScoredPassage]:
+    return search(
         workspace=workspace,
         query=question[: settings.MAX_QUERY_CHARS],
         resource_ids=list(resource_ids) or None,
     )
-    return Grounding.DOCUMENTS, passages
+
+
+def prompt_budget(backend: BaseBackend) -> int | None:
+    """Tokens a prompt may take: ``context_length - max_tokens - margin``
+    (None when the backend has no window or does not report one)."""
+    try:
+        length = backend.context_length()
+    except ApplicationError:
+        length = None  # the server is down: the generation will say so
+    if length is None:
+        return None
+    return max(0, length - backend.max_tokens - settings.PROMPT_TOKEN_MARGIN)
+
+
+def _counter(backend: BaseBackend) -> Callable[[list[ChatMessage]], int]:
+    def count(messages: list[ChatMessage]) -> int:
+        try:
+            return backend.count_tokens(messages)
+        except ApplicationError:
+            # The server cannot count now: estimate (on the long side).
+            return BaseBackend.count_tokens(backend, messages)
+
+    return count
 
 
 def turn_prepare(
@@ -103,31 +167,64 @@ def turn_prepare(
     backend = get_backend(model_id)
     # Unknown ids are a 400 even when the workspace has nothing ready yet.
     named_resources_validate(workspace=workspace, resource_ids=resource_ids)
+    grounding = (
+        Grounding.DOCUMENTS if ready_resources_exist(workspace=workspace) else Grounding.GENERAL_KNOWLEDGE
+    )
+    generative = not isinstance(backend, ExtractiveBackend)
+    budget = prompt_budget(backend) if generative else None
+    count = _counter(backend)
+    if generative:
+        try:
+            question_fits(
+                count=count,
+                budget=budget,
+                workspace_prompt=workspace.system_prompt,
+                question=message,
+                grounded=grounding == Grounding.DOCUMENTS,
+            )
+        except QuestionTooLong as exc:
+            raise ValidationFailed(
+                "The message is too long for this model.",
+                fields={
+                    "message": [
+                        f"The message is too long for model {model_id!r}: with the instructions it takes "
+                        f"{exc.tokens} tokens, and at most {exc.budget} fit beside the reply. Shorten it."
+                    ]
+                },
+            ) from None
     # Stored before retrieval: a wrong session is a 404 before the embedding
     # runs, and nothing below can fail with a 4xx any more.
     stored = question_store(
         workspace=workspace, external_user_id=external_user_id, session_id=session_id, content=message
     )
-    grounding, passages = _retrieve(workspace, message, resource_ids)
-    history = selectors.history_turns(
-        session_id=stored.session.id, before_sequence=stored.message.sequence, turns=workspace.history_turns
-    )
-    messages = build_messages(
-        workspace_prompt=workspace.system_prompt,
-        history=history,
-        question=message,
-        passages=passages,
-        grounded=grounding == Grounding.DOCUMENTS,
-    )
+    passages = _retrieve(workspace, message, resource_ids) if grounding == Grounding.DOCUMENTS else []
+    prompt: FittedPrompt | None = None
+    if generative:
+        history = selectors.history_turns(
+            session_id=stored.session.id,
+            before_sequence=stored.message.sequence,
+            turns=workspace.history_turns,
+        )
+        prompt = fit_messages(
+            count=count,
+            budget=budget,
+            workspace_prompt=workspace.system_prompt,
+            history=history,
+            question=message,
+            passages=passages,
+            grounded=grounding == Grounding.DOCUMENTS,
+        )
     return PreparedTurn(
         question=stored,
+        question_text=message,
         model_id=model_id,
         backend=backend,
         grounding=grounding,
-        passages=passages,
-        messages=messages,
+        retrieved=passages,
+        prompt=prompt,
         schema=output_schema(),
         include_trace=include_prompt_trace,
+        on_generation_unavailable=workspace.on_generation_unavailable,
     )
 
 
@@ -146,9 +243,41 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
     streams; the retry after an invalid reply does not (its text replaces the
     streamed one in the final message).
 
-    Raises ``LLMUnavailable`` when the backend is down or timed out.
+    When the generative backend is unavailable, the extractive engine answers
+    (``degraded``) if the workspace chose it; otherwise ``LLMUnavailable``
+    propagates. ``LLMError`` (the server rejected the request) always does.
     """
     started = time.monotonic()
+    backend = prepared.backend
+    if isinstance(backend, ExtractiveBackend):
+        reply = backend.answer(prepared.question_text, prepared.retrieved, grounded=prepared.grounded)
+        _emit(reply, on_delta)
+        return TurnOutcome(
+            reply, False, None, None, _ms_since(started), prepared.model_id, False, prepared.retrieved
+        )
+    streamed: list[str] = []
+
+    def delta(text: str) -> None:
+        streamed.append(text)
+        if on_delta is not None:
+            on_delta(text)
+
+    try:
+        return _generate(prepared, started, delta if on_delta is not None else None)
+    except LLMUnavailable as exc:
+        if prepared.on_generation_unavailable != GenerationFallback.EXTRACTIVE:
+            raise
+        logger.warning("Generation unavailable (%s); answering with the extractive engine", exc.message)
+        engine = extractive_backend()
+        reply = engine.answer(prepared.question_text, prepared.retrieved, grounded=prepared.grounded)
+        if not streamed:
+            _emit(reply, on_delta)
+        return TurnOutcome(
+            reply, False, None, None, _ms_since(started), engine.model_id, True, prepared.retrieved
+        )
+
+
+def _generate(prepared: PreparedTurn, started: float, on_delta: Callable[[str], None] | None) -> TurnOutcome:
     prompt_tokens: int | None = None
     completion_tokens = 0
     for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -167,8 +296,37 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
         except InvalidOutput as exc:
             logger.warning("Invalid generation (attempt %d of %d): %s", attempt, MAX_ATTEMPTS, exc)
             continue
-        return TurnOutcome(reply, False, prompt_tokens, completion_tokens or None, _ms_since(started))
-    return TurnOutcome(fallback_reply(), True, prompt_tokens, completion_tokens or None, _ms_since(started))
+        return TurnOutcome(
+            reply,
+            False,
+            prompt_tokens,
+            completion_tokens or None,
+            _ms_since(started),
+            prepared.model_id,
+            False,
+            prepared.passages,
+        )
+    return TurnOutcome(
+        fallback_reply(),
+        True,
+        prompt_tokens,
+        completion_tokens or None,
+        _ms_since(started),
+        prepared.model_id,
+        False,
+        prepared.passages,
+    )
+
+
+def _emit(reply: ParsedReply, on_delta: Callable[[str], None] | None) -> None:
+    """Stream an answer that was not generated token by token: one delta a part."""
+    if on_delta is None:
+        return
+    rendered = ""
+    for part in reply.response["parts"]:
+        text = part["text"] if not rendered else " " + part["text"]
+        rendered += text
+        on_delta(text)
 
 
 def _stream_once(
@@ -193,27 +351,31 @@ def _ms_since(started: float) -> int:
 
 def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
     """Store the reply (short transaction)."""
+    retrieved: list[RetrievedPassage] = [
+        {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score, "rank": p.rank}
+        for p in outcome.passages
+    ]
     return reply_store(
         question=prepared.question,
         content=outcome.reply.content,
         response=outcome.reply.response,
         grounding=prepared.grounding,
-        model=prepared.model_id,
+        model=outcome.model_id,
         prompt_tokens=outcome.prompt_tokens,
         completion_tokens=outcome.completion_tokens,
         generation_ms=outcome.generation_ms,
-        retrieved=[
-            {
-                "passage_id": str(p.passage_id),
-                "resource_id": str(p.resource_id),
-                "score": p.score,
-                "rank": p.rank,
-            }
-            for p in prepared.passages
-        ],
+        retrieved=retrieved,
         invalid_citations=outcome.reply.invalid_citations,
         is_fallback=outcome.is_fallback,
+        degraded=outcome.degraded,
     )
+
+
+def turn_error_details(prepared: PreparedTurn, exc: ApplicationError) -> ApplicationError:
+    """``exc`` naming the session the turn created or continued (a client that
+    sent no session id learns it, and can continue the conversation)."""
+    exc.details.setdefault("session_id", str(prepared.question.session.id))
+    return exc
 
 
 def turn_complete(prepared: PreparedTurn) -> Message:
@@ -221,5 +383,8 @@ def turn_complete(prepared: PreparedTurn) -> Message:
     path): the request's connection is released first, so nothing is held
     while the model runs."""
     release_connection()
-    outcome = turn_generate(prepared)
+    try:
+        outcome = turn_generate(prepared)
+    except ApplicationError as exc:
+        raise turn_error_details(prepared, exc) from None
     return turn_finish(prepared, outcome)

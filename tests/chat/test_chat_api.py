@@ -283,11 +283,15 @@ def test_general_knowledge_without_ready_resources(owner: Tenant, scripted: Scri
 def test_backend_down_is_503_and_the_session_stays_consistent(
     owner: Tenant, scripted: ScriptedBackend
 ) -> None:
+    owner.workspace.on_generation_unavailable = "error"
+    owner.workspace.save()
     session_id = chat(owner, message="first").json()["data"]["session"]["id"]
     scripted.replies = [LLMUnavailable()]
     response = chat(owner, message="lost question", session_id=session_id)
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "llm_unavailable"
+    assert response.json()["error"]["session_id"] == session_id
+    assert int(response["Retry-After"]) > 0
     session = Session.objects.get(id=session_id)
     assert list(session.messages.values_list("sequence", "role")) == [
         (0, "user"),

@@ -89,7 +89,16 @@ def test_messages_are_oldest_first_in_the_chat_shape(owner: Tenant, scripted: Sc
         ("user", "two"),
     ]
     assert set(items[0]) == {"id", "role", "content", "created_at"}
-    assert set(items[1]) == {"id", "role", "content", "response", "grounding", "model", "created_at"}
+    assert set(items[1]) == {
+        "id",
+        "role",
+        "content",
+        "response",
+        "grounding",
+        "model",
+        "degraded",
+        "created_at",
+    }
     rest = client.get(url, {"external_user_id": "alice", "cursor": first["next_cursor"]}).json()["data"]
     assert [m["role"] for m in rest["items"]] == ["assistant"]
     assert rest["next_cursor"] is None

@@ -73,10 +73,13 @@ def test_turn_is_stored_when_the_client_disconnects(owner: Tenant, scripted: Scr
 
 
 def test_backend_failure_is_an_error_event(owner: Tenant, scripted: ScriptedBackend) -> None:
+    owner.workspace.on_generation_unavailable = "error"
+    owner.workspace.save()
     scripted.replies = [LLMUnavailable()]
     events = list(sse_events(stream_of(stream(owner, message="hi"))))
     assert [name for name, _ in events] == ["session", "error"]
     assert events[1][1]["code"] == "llm_unavailable"
+    assert events[1][1]["session_id"] == events[0][1]["id"]
     assert list(Message.objects.values_list("role", flat=True)) == ["user"]
 
 

@@ -115,7 +115,22 @@ def test_models_endpoint_lists_the_registry(owner: Tenant) -> None:
     response = owner.client("chat").get("/api/v1/models/")
     assert response.status_code == 200
     items = response.json()["data"]["items"]
-    assert items == [{"id": "smollm2-135m-instruct", "backend": "local", "default": True}]
+    # The embedded default: the extractive engine first, SmolLM2 selectable.
+    assert items == [
+        {
+            "id": "extractive",
+            "backend": "extractive",
+            "default": True,
+            "capabilities": {"generative": False, "forms": False, "streaming": True, "context_length": None},
+        },
+        {
+            "id": "smollm2-135m-instruct",
+            "backend": "local",
+            "default": False,
+            # Read from the GGUF file's header, without loading the model.
+            "capabilities": {"generative": True, "forms": True, "streaming": True, "context_length": 8192},
+        },
+    ]
 
 
 def test_malformed_json_is_400_envelope(owner: Tenant) -> None:

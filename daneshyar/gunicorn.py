@@ -1,0 +1,34 @@
+"""gunicorn settings shared by ``make run`` and the container image::
+
+    gunicorn -c python:daneshyar.gunicorn daneshyar.wsgi:application --bind 0.0.0.0:8000
+
+The graceful timeout covers the longest generation a request can wait for,
+so a restart (SIGTERM) lets a turn that is still generating finish and be
+stored instead of killing it. Read from the environment with the project's
+strict readers, without starting Django.
+"""
+
+from __future__ import annotations
+
+from daneshyar.env import env_float, env_int
+
+# A turn retries an invalid reply once (chat/services/turns.py MAX_ATTEMPTS).
+_ATTEMPTS = 2
+
+
+def longest_generation_seconds() -> float:
+    """The longest a chat request can wait for its generation."""
+    local = env_float("LOCAL_TIMEOUT_SECONDS", 60.0, minimum=1.0)
+    remote = env_float("OPENAI_TIMEOUT_SECONDS", 60.0, minimum=1.0) * (
+        env_int("OPENAI_MAX_RETRIES", 2, minimum=0, maximum=10) + 1
+    )
+    return _ATTEMPTS * max(local, remote)
+
+
+worker_class = "gthread"
+workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
+threads = env_int("WEB_THREADS", 8, minimum=1)
+# Seconds a worker may go silent before the arbiter restarts it (gthread
+# workers stay responsive while their threads wait on a model).
+timeout = 180
+graceful_timeout = env_int("GRACEFUL_TIMEOUT_SECONDS", int(longest_generation_seconds()) + 30, minimum=1)

@@ -1,0 +1,177 @@
+"""The chat stream read by real HTTP clients (curl, httpx) from a real
+gunicorn process (tests/sse_server.py), the way EventSource-style clients,
+httpx-sse and fetch-event-source read it: any Accept header, event order,
+heartbeat comments while the model is silent, and a turn that is stored even
+when the client goes away mid-stream."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from django.db import connection
+
+from chat.models import Message, Session
+from tests.conftest import Tenant
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+REPLY = '{"type":"answer","parts":[{"text":"A streamed answer in several chunks.","passage":null}]}'
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def server(transactional_db: Any) -> Iterator[str]:
+    """A gunicorn process on the test database; the model takes 1.5 s to its first token."""
+    params = connection.get_connection_params()
+    name = connection.settings_dict["NAME"]
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgresql://postgres@/{name}?host={params['host']}",
+        "DATABASE_CONN_MAX_AGE": "0",
+        "SSE_HEARTBEAT_SECONDS": "0.3",
+        "SCRIPTED_REPLY": REPLY,
+        "SCRIPTED_FIRST_TOKEN_DELAY": "1.5",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.sse_server", "--bind", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        connection.close()
+
+
+def _url(base: str, tenant: Tenant) -> str:
+    return f"{base}/api/v1/workspaces/{tenant.workspace.id}/chat/stream/"
+
+
+def _body(**extra: Any) -> dict[str, Any]:
+    return {"external_user_id": "u1", "message": "Tell me", **extra}
+
+
+def _lines(response: httpx.Response) -> Iterator[str]:
+    yield from response.iter_lines()
+
+
+def test_curl_streams_with_accept_event_stream(server: str, owner: Tenant) -> None:
+    curl = shutil.which("curl")
+    assert curl, "curl is needed for this test (apt-get install curl)"
+    result = subprocess.run(
+        [
+            curl,
+            "-sN",
+            "-H",
+            "Accept: text/event-stream",
+            "-H",
+            f"X-API-Key: {owner.chat_key}",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            json.dumps(_body()),
+            _url(server, owner),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    events = [line[7:] for line in result.stdout.splitlines() if line.startswith("event: ")]
+    assert events[0] == "session" and events[-1] == "message"
+    assert set(events[1:-1]) == {"delta"}
+
+
+@pytest.mark.parametrize("accept", ["text/event-stream", "*/*", "application/json", None])
+def test_every_accept_header_gets_the_stream(server: str, owner: Tenant, accept: str | None) -> None:
+    headers = {"X-API-Key": owner.chat_key}
+    if accept is not None:
+        headers["Accept"] = accept
+    with httpx.stream("POST", _url(server, owner), json=_body(), headers=headers, timeout=60) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "text/event-stream"
+        assert response.headers["cache-control"] == "no-cache"
+        assert response.headers["x-accel-buffering"] == "no"
+        body = "\n".join(_lines(response))
+    assert "event: message" in body
+
+
+def test_events_in_order_with_heartbeats_while_the_model_is_silent(server: str, owner: Tenant) -> None:
+    headers = {"X-API-Key": owner.chat_key, "Accept": "text/event-stream"}
+    seen: list[str] = []
+    with httpx.stream("POST", _url(server, owner), json=_body(), headers=headers, timeout=60) as response:
+        for line in _lines(response):
+            if line.startswith(":"):
+                seen.append("heartbeat")
+            elif line.startswith("event: "):
+                seen.append(line[7:])
+    first_delta = seen.index("delta")
+    assert seen[0] == "session"
+    # 1.5 s to the first token with a 0.3 s heartbeat: comments in between.
+    assert seen[1:first_delta].count("heartbeat") >= 2
+    assert seen[-1] == "message"
+    assert "error" not in seen
+
+
+def test_a_client_that_disconnects_mid_stream_still_gets_its_turn_stored(server: str, owner: Tenant) -> None:
+    headers = {"X-API-Key": owner.chat_key, "Accept": "text/event-stream"}
+    with httpx.stream("POST", _url(server, owner), json=_body(), headers=headers, timeout=60) as response:
+        lines = _lines(response)
+        assert next(lines) == "event: session"
+        session_id = json.loads(next(lines)[6:])["id"]
+    # The connection is closed while the model has not produced a token yet.
+    deadline = time.monotonic() + 30
+    while not Message.objects.filter(session_id=session_id, role="assistant").exists():
+        assert time.monotonic() < deadline, "the turn was not stored"
+        time.sleep(0.1)
+    reply = Message.objects.get(session_id=session_id, role="assistant")
+    assert reply.content == "A streamed answer in several chunks."
+    assert Session.objects.get(id=session_id).message_count == 2
+
+
+def test_errors_before_the_stream_opens_are_json_whatever_the_accept(server: str, owner: Tenant) -> None:
+    headers = {"X-API-Key": "dk_live_" + "x" * 40, "Accept": "text/event-stream"}
+    response = httpx.post(_url(server, owner), json=_body(), headers=headers, timeout=30)
+    assert response.status_code == 401
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["error"]["code"] == "unauthenticated"
+    bad = httpx.post(
+        _url(server, owner),
+        json={"external_user_id": "u1"},
+        headers={"X-API-Key": owner.chat_key, "Accept": "text/event-stream"},
+        timeout=30,
+    )
+    assert bad.status_code == 400 and bad.json()["error"]["fields"]["message"]
