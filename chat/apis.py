@@ -10,7 +10,13 @@ from typing import Any
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
@@ -20,6 +26,7 @@ from rest_framework.views import APIView
 
 from chat import selectors
 from chat.contract import ChatResult
+from chat.conversation import MAX_CONTENT_CHARS, MAX_MESSAGES, Conversation, conversation_parse
 from chat.models import Feedback, FeedbackRating, Session
 from chat.serializers import (
     ChatResultSchema,
@@ -40,10 +47,51 @@ from daneshyar.schema import envelope, list_envelope
 from workspaces.access import WorkspaceApi
 from workspaces.permissions import HasApiKey
 
+_TEXT_PART = {
+    "type": "object",
+    "properties": {"type": {"type": "string", "enum": ["text"]}, "text": {"type": "string"}},
+    "required": ["type", "text"],
+}
+MESSAGES_SCHEMA = {
+    "type": "array",
+    "minItems": 1,
+    "maxItems": MAX_MESSAGES,
+    "items": {
+        "type": "object",
+        "properties": {
+            "role": {"type": "string", "enum": ["system", "developer", "user", "assistant"]},
+            "content": {
+                "oneOf": [
+                    {"type": "string", "maxLength": MAX_CONTENT_CHARS},
+                    {"type": "array", "minItems": 1, "items": _TEXT_PART},
+                ]
+            },
+        },
+        "required": ["role", "content"],
+    },
+    "description": "The conversation in the OpenAI chat format, instead of `message`: an optional "
+    "system message first (appended to the workspace's instructions as an integrator note), then "
+    "user and assistant messages alternating, the last one the user's question. Without "
+    "`session_id` the earlier turns become the new session's history; with it they must match the "
+    "stored conversation.",
+}
+
+
+@extend_schema_field(MESSAGES_SCHEMA)
+class MessagesField(serializers.JSONField):
+    """Parsed and validated by chat.conversation (errors name ``messages[i]...``)."""
+
 
 class ChatInputSerializer(serializers.Serializer[Any]):
     external_user_id = serializers.CharField(min_length=1, max_length=255, trim_whitespace=False)
-    message = serializers.CharField(min_length=1, max_length=32_000, trim_whitespace=False)
+    message = serializers.CharField(
+        min_length=1,
+        max_length=32_000,
+        trim_whitespace=False,
+        required=False,
+        help_text="The user's message. Exactly one of `message` and `messages`.",
+    )
+    messages = MessagesField(required=False)
     session_id = serializers.UUIDField(required=False, allow_null=True)
     resource_ids = serializers.ListField(child=serializers.UUIDField(), required=False, max_length=20)
     model = serializers.CharField(required=False, allow_null=True, max_length=200)
@@ -57,16 +105,34 @@ class ChatInputSerializer(serializers.Serializer[Any]):
             raise serializers.ValidationError("The message is empty.")
         return value
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in ("message", "messages") if name in attrs]
+        if len(given) != 1:
+            problem = "Send exactly one of message and messages."
+            raise serializers.ValidationError({"message": [problem], "messages": [problem]})
+        return attrs
+
+
+def conversation_of(data: dict[str, Any]) -> Conversation:
+    """``message`` or ``messages`` of a validated chat body, as one conversation."""
+    if "messages" in data:
+        return conversation_parse(data["messages"])
+    return Conversation(system=None, history=[], question=data["message"])
+
 
 def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
     serializer = ChatInputSerializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
+    conversation = conversation_of(data)
     return turn_prepare(
         api_key=view.api_key,
         workspace=view.workspace,
         external_user_id=data["external_user_id"],
-        message=data["message"],
+        message=conversation.question,
+        history=conversation.history,
+        system_note=conversation.system,
+        history_offset=1 if conversation.system is not None else 0,
         session_id=data.get("session_id"),
         resource_ids=list(dict.fromkeys(data.get("resource_ids") or [])),
         model=data.get("model"),

@@ -139,6 +139,13 @@ class SessionData(TypedDict):
     updated_at: str
 
 
+class Provenance(TypedDict):
+    """Which conversation produced a reply: the SHA-256 of the canonical JSON
+    (sorted keys, no whitespace, UTF-8) of the exact messages sent to the model."""
+
+    messages_hash: str
+
+
 class MessageData(TypedDict):
     """A message in API shape; the assistant-only keys are absent on user messages."""
 
@@ -149,6 +156,7 @@ class MessageData(TypedDict):
     grounding: NotRequired[str]
     model: NotRequired[str]
     degraded: NotRequired[bool]
+    provenance: NotRequired[Provenance | None]
     created_at: str
 
 

@@ -8,7 +8,7 @@ from django.db import models
 from workspaces.models import Workspace
 
 if TYPE_CHECKING:
-    from chat.contract import Reply
+    from chat.contract import Provenance, Reply
 
 
 class Session(models.Model):
@@ -18,6 +18,9 @@ class Session(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="sessions")
     external_user_id = models.CharField(max_length=255)
     title = models.CharField(max_length=200)
+    # The integrator's system message (``messages[0]`` with role system): shown
+    # to the model below the workspace's instructions on every turn.
+    system_note = models.TextField(blank=True, default="")
     message_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     # Last activity: bumped by every message; drives ordering and retention.
@@ -72,6 +75,10 @@ class Message(models.Model):
     # Set when generation was unavailable and the extractive engine answered
     # (Workspace.on_generation_unavailable); ``model`` is then the engine's.
     degraded = models.BooleanField(default=False)
+    # {"messages_hash": SHA-256 of the canonical JSON of the messages the
+    # reply was produced from}; null on user messages and on assistant
+    # messages the integrator supplied in ``messages`` (model "client").
+    provenance = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -82,6 +89,10 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} #{self.sequence}"
+
+    @property
+    def provenance_data(self) -> Provenance | None:
+        return cast("Provenance | None", self.provenance)
 
     @property
     def reply(self) -> Reply | None:

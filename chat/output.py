@@ -109,12 +109,25 @@ class ParsedReply:
 def render_content(texts: list[str]) -> str:
     """Plain-text rendering of parts: joined with a space unless a part
     already ends (or the next begins) with whitespace."""
+    return _render(texts)[0].strip()
+
+
+def part_spans(texts: list[str]) -> list[tuple[int, int]]:
+    """Where each part stands in :func:`render_content`'s text (start, end)."""
+    rendered, spans = _render(texts)
+    lead = len(rendered) - len(rendered.lstrip())
+    return [(start - lead, end - lead) for start, end in spans]
+
+
+def _render(texts: list[str]) -> tuple[str, list[tuple[int, int]]]:
     out = ""
+    spans: list[tuple[int, int]] = []
     for text in texts:
         if out and text and not out[-1].isspace() and not text[0].isspace():
             out += " "
+        spans.append((len(out), len(out) + len(text)))
         out += text
-    return out.strip()
+    return out, spans
 
 
 def source_of(passage: ScoredPassage) -> Source:

@@ -72,9 +72,15 @@ class HistoryTurn:
     answer_id: uuid.UUID | None = None
 
 
-def system_message(workspace_prompt: str) -> ChatMessage:
+INTEGRATOR_NOTE_LABEL = "Note from the integrator (below the instructions above; it never replaces them):"
+
+
+def system_message(workspace_prompt: str, system_note: str = "") -> ChatMessage:
+    """The workspace's instructions, the integrator's note below them (a
+    ``messages[0]`` with role system), then the constant output rules."""
     base = workspace_prompt.strip() or DEFAULT_SYSTEM_PROMPT
-    return {"role": "system", "content": f"{base}\n\n{OUTPUT_RULES}"}
+    note = f"\n\n{INTEGRATOR_NOTE_LABEL}\n{system_note.strip()}" if system_note.strip() else ""
+    return {"role": "system", "content": f"{base}{note}\n\n{OUTPUT_RULES}"}
 
 
 def reference_block(passages: Sequence[ScoredPassage]) -> str:
@@ -99,9 +105,10 @@ def build_messages(
     question: str,
     passages: Sequence[ScoredPassage],
     grounded: bool,
+    system_note: str = "",
 ) -> list[ChatMessage]:
     """The exact role/content list sent to the model (and shown in prompt traces)."""
-    messages: list[ChatMessage] = [system_message(workspace_prompt)]
+    messages: list[ChatMessage] = [system_message(workspace_prompt, system_note)]
     for turn in history:
         messages.append({"role": "user", "content": turn.question})
         messages.append({"role": "assistant", "content": turn.answer})
@@ -148,7 +155,13 @@ def _chars(messages: Sequence[ChatMessage]) -> int:
 
 
 def question_fits(
-    *, count: Counter, budget: int | None, workspace_prompt: str, question: str, grounded: bool
+    *,
+    count: Counter,
+    budget: int | None,
+    workspace_prompt: str,
+    question: str,
+    grounded: bool,
+    system_note: str = "",
 ) -> None:
     """Raise :class:`QuestionTooLong` when the instructions and the question
     alone exceed ``budget`` (checked before anything is stored).
@@ -158,7 +171,12 @@ def question_fits(
     if budget is None:
         return
     bare = build_messages(
-        workspace_prompt=workspace_prompt, history=[], question=question, passages=[], grounded=grounded
+        workspace_prompt=workspace_prompt,
+        history=[],
+        question=question,
+        passages=[],
+        grounded=grounded,
+        system_note=system_note,
     )
     if 4 * _chars(bare) <= budget:
         return
@@ -176,6 +194,7 @@ def fit_messages(
     question: str,
     passages: Sequence[ScoredPassage],
     grounded: bool,
+    system_note: str = "",
 ) -> FittedPrompt:
     """The prompt that fits ``budget`` tokens, filled in priority order:
     instructions, the question, the retrieved passages (lowest-ranked dropped
@@ -195,6 +214,7 @@ def fit_messages(
             question=question,
             passages=chosen,
             grounded=grounded,
+            system_note=system_note,
         )
 
     full = build(history, passages)

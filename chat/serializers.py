@@ -43,6 +43,7 @@ def message_data(message: Message) -> MessageData:
             "grounding": message.grounding,
             "model": message.model,
             "degraded": message.degraded,
+            "provenance": message.provenance_data,
             "created_at": timestamp(message.created_at),
         }
     return {
@@ -103,6 +104,19 @@ class MessageSchema(serializers.Serializer[Any]):
         required=False,
         help_text="Assistant messages only: true when generation was unavailable and the extractive "
         "engine answered (model is then the engine's).",
+    )
+    provenance = inline_serializer(
+        "ChatProvenance",
+        {
+            "messages_hash": serializers.CharField(
+                help_text="SHA-256 (hex) of the canonical JSON (sorted keys, no whitespace, UTF-8) of the "
+                "exact messages the reply was produced from (the prompt trace's messages)."
+            )
+        },
+        required=False,
+        allow_null=True,
+        help_text="Assistant messages only; null on assistant messages supplied by the client in "
+        '`messages` (their model is "client").',
     )
     created_at = serializers.DateTimeField()
 

@@ -10,7 +10,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from daneshyar import health
 
 # Each module lists its routes relative to /api/v1/.
-API_URLCONFS = ("workspaces.urls", "resources.urls", "retrieval.urls", "chat.urls", "chat.transcripts.urls")
+API_URLCONFS = (
+    "workspaces.urls",
+    "resources.urls",
+    "retrieval.urls",
+    "chat.urls",
+    "chat.openai_api.urls",
+    "chat.transcripts.urls",
+)
 
 api_v1: list[URLPattern | URLResolver] = [path("", include(module)) for module in API_URLCONFS]
 

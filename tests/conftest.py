@@ -12,6 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.factories import OrganizationFactory, WorkspaceFactory
+from tests.live import live_server_real, live_server_scripted  # noqa: F401  (real server processes)
 from tests.worker import celery_worker  # noqa: F401  (a real worker for any test that asks)
 from workspaces import services
 from workspaces.models import ApiKeyScope, Organization, Workspace

@@ -4,15 +4,17 @@ of messages (the only place sequence numbers are assigned)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from chat.contract import InvalidCitation, Reply, RetrievedPassage
+from chat.contract import InvalidCitation, Reply, ResponseType, RetrievedPassage
 from chat.models import Grounding, Message, MessageRole, Session
-from daneshyar.exceptions import NotFound
+from chat.selectors import history_turns
+from daneshyar.exceptions import NotFound, ValidationFailed
 from workspaces.models import Workspace
 
 TITLE_MAX_CHARS = 80
@@ -60,11 +62,31 @@ def _next_question_sequence(last: int | None) -> int:
     return 0 if last is None else (last // 2 + 1) * 2
 
 
+# The ``model`` of assistant messages the integrator supplied in ``messages``:
+# they were not generated here.
+CLIENT_MODEL = "client"
+
+
 def question_store(
-    *, workspace: Workspace, external_user_id: str, session_id: uuid.UUID | None, content: str
+    *,
+    workspace: Workspace,
+    external_user_id: str,
+    session_id: uuid.UUID | None,
+    content: str,
+    history: Sequence[tuple[str, str]] = (),
+    system_note: str | None = None,
+    history_offset: int = 0,
 ) -> StoredQuestion:
     """Store the user's message in a new or existing session (404 if the
     session is not this end user's in this workspace).
+
+    ``history`` and ``system_note`` come from a ``messages`` list. A new
+    session stores them before the question (its next turn continues that
+    conversation); an existing one must agree with them — its stored turns
+    end with ``history``, its note is ``system_note`` — or nothing is stored
+    and the request is a 400 (the server's copy is the truth;
+    ``history_offset`` is the index of the first history message in the
+    request, for the error's field names).
 
     Short transaction: the session row is locked only while the sequence
     number is assigned and the row inserted, never across generation.
@@ -72,14 +94,17 @@ def question_store(
     now = timezone.now()
     with transaction.atomic():
         if session_id is None:
+            first = history[0][0] if history else content
             session = Session.objects.create(
                 workspace=workspace,
                 external_user_id=external_user_id,
-                title=session_title_from(content),
-                message_count=1,
+                title=session_title_from(first),
+                system_note=system_note or "",
+                message_count=2 * len(history) + 1,
             )
+            _history_store(session, history)
             message = Message.objects.create(
-                session=session, sequence=0, role=MessageRole.USER, content=content
+                session=session, sequence=2 * len(history), role=MessageRole.USER, content=content
             )
             return StoredQuestion(session, True, message)
         locked = (
@@ -89,6 +114,7 @@ def question_store(
         )
         if locked is None:
             raise NotFound()
+        _history_check(locked, history, system_note, history_offset)
         # A separate statement, after the lock is granted: under READ
         # COMMITTED it sees the rows committed by the turn we waited for. (A
         # subquery inside the locking SELECT would use the older snapshot and
@@ -120,6 +146,7 @@ def reply_store(
     invalid_citations: list[InvalidCitation],
     is_fallback: bool,
     degraded: bool = False,
+    provenance: dict[str, str] | None = None,
 ) -> Message:
     """Store the assistant's reply in the slot reserved for it.
 
@@ -148,5 +175,63 @@ def reply_store(
             invalid_citations=invalid_citations,
             is_fallback=is_fallback,
             degraded=degraded,
+            provenance=provenance,
         )
     return message
+
+
+def _history_store(session: Session, history: Sequence[tuple[str, str]]) -> None:
+    rows: list[Message] = []
+    for index, (question, answer) in enumerate(history):
+        rows.append(Message(session=session, sequence=2 * index, role=MessageRole.USER, content=question))
+        reply: Reply = {
+            "type": ResponseType.ANSWER,
+            "parts": [{"text": answer, "source": None}],
+            "form": None,
+        }
+        rows.append(
+            Message(
+                session=session,
+                sequence=2 * index + 1,
+                role=MessageRole.ASSISTANT,
+                content=answer,
+                response=reply,
+                grounding=Grounding.GENERAL_KNOWLEDGE,
+                model=CLIENT_MODEL,
+            )
+        )
+    Message.objects.bulk_create(rows)
+
+
+def _history_check(
+    session: Session, history: Sequence[tuple[str, str]], system_note: str | None, offset: int
+) -> None:
+    """400 unless the session's stored conversation ends with ``history``."""
+    if system_note is not None and system_note != session.system_note:
+        raise ValidationFailed(
+            "The messages contradict the stored conversation.",
+            fields={"messages[0].content": ["Differs from the system message stored with this session."]},
+        )
+    if not history:
+        return
+    stored = history_turns(session_id=session.id, before_sequence=2**31, turns=len(history))
+    if len(stored) < len(history):
+        raise ValidationFailed(
+            "The messages contradict the stored conversation.",
+            fields={
+                f"messages[{offset}]": [
+                    f"The session holds {len(stored)} completed turn(s); the messages carry {len(history)}."
+                ]
+            },
+        )
+    for index, ((question, answer), turn) in enumerate(zip(history, stored, strict=True)):
+        for position, sent, kept in ((0, question, turn.question), (1, answer, turn.answer)):
+            if sent != kept:
+                raise ValidationFailed(
+                    "The messages contradict the stored conversation.",
+                    fields={
+                        f"messages[{offset + 2 * index + position}].content": [
+                            "Differs from the stored conversation (the server's copy is the truth)."
+                        ]
+                    },
+                )

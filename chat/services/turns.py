@@ -24,6 +24,7 @@ from chat.backends import BaseBackend, ChatMessage, Generation, extractive_backe
 from chat.backends.base import JsonSchema
 from chat.backends.extractive import ExtractiveBackend
 from chat.contract import PromptTrace, RetrievedPassage
+from chat.conversation import messages_hash
 from chat.models import Grounding, Message
 from chat.output import InvalidOutput, ParsedReply, fallback_reply, output_schema, parse_reply
 from chat.partial_json import DeltaExtractor
@@ -52,11 +53,16 @@ class PreparedTurn:
     grounding: Grounding
     # What retrieval returned, best first.
     retrieved: list[ScoredPassage]
-    # The prompt sent to a generative backend (None for the extractive engine).
-    prompt: FittedPrompt | None
+    # The prompt: what a generative backend is sent; for the extractive
+    # engine, the question and passages it answers from, in the same form.
+    prompt: FittedPrompt
     schema: JsonSchema
     include_trace: bool
     on_generation_unavailable: str
+    # Per-request generation options (the OpenAI-compatible endpoint's
+    # max_tokens and temperature); None: the backend's defaults.
+    max_tokens: int | None = None
+    temperature: float | None = None
 
     @property
     def grounded(self) -> bool:
@@ -65,11 +71,15 @@ class PreparedTurn:
     @property
     def passages(self) -> list[ScoredPassage]:
         """The passages the model sees, numbered 1..n: citations index into these."""
-        return self.prompt.passages if self.prompt is not None else self.retrieved
+        return self.prompt.passages
 
     @property
     def messages(self) -> list[ChatMessage]:
-        return self.prompt.messages if self.prompt is not None else []
+        return self.prompt.messages
+
+    def provenance(self) -> dict[str, str]:
+        """``provenance`` of the reply: the hash of the exact messages it came from."""
+        return {"messages_hash": messages_hash(self.messages)}
 
     def trace(self) -> PromptTrace:
         trace: PromptTrace = {
@@ -80,7 +90,7 @@ class PreparedTurn:
             "messages": [{"role": m["role"], "content": m["content"]} for m in self.messages],
         }
         prompt = self.prompt
-        if prompt is not None and prompt.budget is not None:
+        if prompt.budget is not None:
             trace["budget"] = {
                 "context_length": prompt.budget + self.backend.max_tokens + settings.PROMPT_TOKEN_MARGIN,
                 "max_tokens": self.backend.max_tokens,
@@ -159,8 +169,19 @@ def turn_prepare(
     resource_ids: Sequence[uuid.UUID] = (),
     model: str | None = None,
     include_prompt_trace: bool = False,
+    history: Sequence[tuple[str, str]] = (),
+    system_note: str | None = None,
+    history_offset: int = 0,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
 ) -> PreparedTurn:
-    """Everything before generation. Raises 403/400/404 before storing anything."""
+    """Everything before generation. Raises 403/400/404 before storing anything.
+
+    ``history`` and ``system_note`` come from a ``messages`` list
+    (chat/conversation.py; ``history_offset`` is where its history starts, for
+    error field names): stored with a new session, checked against an
+    existing one.
+    """
     if include_prompt_trace and not api_key.is_admin:
         raise Forbidden("include_prompt_trace needs an API key with the admin scope.")
     model_id = str(resolve_model(model)["id"])
@@ -181,6 +202,7 @@ def turn_prepare(
                 workspace_prompt=workspace.system_prompt,
                 question=message,
                 grounded=grounding == Grounding.DOCUMENTS,
+                system_note=system_note or "",
             )
         except QuestionTooLong as exc:
             raise ValidationFailed(
@@ -195,25 +217,34 @@ def turn_prepare(
     # Stored before retrieval: a wrong session is a 404 before the embedding
     # runs, and nothing below can fail with a 4xx any more.
     stored = question_store(
-        workspace=workspace, external_user_id=external_user_id, session_id=session_id, content=message
+        workspace=workspace,
+        external_user_id=external_user_id,
+        session_id=session_id,
+        content=message,
+        history=history,
+        system_note=system_note,
+        history_offset=history_offset,
     )
     passages = _retrieve(workspace, message, resource_ids) if grounding == Grounding.DOCUMENTS else []
-    prompt: FittedPrompt | None = None
-    if generative:
-        history = selectors.history_turns(
+    turns = (
+        selectors.history_turns(
             session_id=stored.session.id,
             before_sequence=stored.message.sequence,
             turns=workspace.history_turns,
         )
-        prompt = fit_messages(
-            count=count,
-            budget=budget,
-            workspace_prompt=workspace.system_prompt,
-            history=history,
-            question=message,
-            passages=passages,
-            grounded=grounding == Grounding.DOCUMENTS,
-        )
+        if generative
+        else []  # the extractive engine answers the question alone
+    )
+    prompt = fit_messages(
+        count=count,
+        budget=budget,
+        workspace_prompt=workspace.system_prompt,
+        history=turns,
+        question=message,
+        passages=passages,
+        grounded=grounding == Grounding.DOCUMENTS,
+        system_note=stored.session.system_note,
+    )
     return PreparedTurn(
         question=stored,
         question_text=message,
@@ -225,6 +256,8 @@ def turn_prepare(
         schema=output_schema(),
         include_trace=include_prompt_trace,
         on_generation_unavailable=workspace.on_generation_unavailable,
+        max_tokens=min(max_tokens, backend.max_tokens) if max_tokens else None,
+        temperature=temperature,
     )
 
 
@@ -287,7 +320,8 @@ def _generate(prepared: PreparedTurn, started: float, on_delta: Callable[[str], 
             generation = prepared.backend.generate(
                 prepared.messages,
                 schema=prepared.schema,
-                temperature=RETRY_TEMPERATURE if attempt > 1 else None,
+                max_tokens=prepared.max_tokens,
+                temperature=RETRY_TEMPERATURE if attempt > 1 else prepared.temperature,
             )
         prompt_tokens = generation.prompt_tokens if generation.prompt_tokens is not None else prompt_tokens
         completion_tokens += generation.completion_tokens or 0
@@ -334,7 +368,12 @@ def _stream_once(
 ) -> Generation:
     final: Generation | None = None
     chunks: list[str] = []
-    for item in prepared.backend.stream(prepared.messages, schema=prepared.schema):
+    for item in prepared.backend.stream(
+        prepared.messages,
+        schema=prepared.schema,
+        max_tokens=prepared.max_tokens,
+        temperature=prepared.temperature,
+    ):
         if isinstance(item, Generation):
             final = item
             continue
@@ -368,6 +407,7 @@ def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
         invalid_citations=outcome.reply.invalid_citations,
         is_fallback=outcome.is_fallback,
         degraded=outcome.degraded,
+        provenance=prepared.provenance(),
     )
 
 

@@ -32,7 +32,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import connections
 from django.db.models import F, Func, IntegerField, QuerySet, UUIDField, Value
 
-from chat.models import Feedback, Message, Session
+from chat.models import Feedback, Message, MessageRole, Session
 from chat.transcripts.redaction import RedactionReport, Redactor, redact_message, redact_text
 from daneshyar.api import keyset_after, timestamp
 from workspaces.models import Workspace
@@ -42,7 +42,18 @@ logger = logging.getLogger(__name__)
 SESSION_BATCH = 100
 MESSAGE_CHUNK = 1000
 
-MESSAGE_FIELDS = ("id", "session_id", "sequence", "role", "content", "response", "created_at")
+MESSAGE_FIELDS = (
+    "id",
+    "session_id",
+    "sequence",
+    "role",
+    "content",
+    "response",
+    "model",
+    "degraded",
+    "provenance",
+    "created_at",
+)
 
 
 @dataclass(frozen=True)
@@ -155,8 +166,9 @@ def _feedback_by_message(message_ids: list[Any]) -> dict[Any, list[dict[str, Any
 
 
 def export_message(row: dict[str, Any]) -> dict[str, Any]:
-    """One message as exported: the Chat message shape's core plus ``feedback``."""
-    return {
+    """One message as exported: the Chat message shape's core plus ``feedback``;
+    assistant messages also carry ``model``, ``degraded`` and ``provenance``."""
+    message = {
         "id": str(row["id"]),
         "role": row["role"],
         "content": row["content"],
@@ -164,6 +176,11 @@ def export_message(row: dict[str, Any]) -> dict[str, Any]:
         "response": row["response"],
         "feedback": row["feedback"],
     }
+    if row["role"] == MessageRole.ASSISTANT:
+        message["model"] = row["model"]
+        message["degraded"] = row["degraded"]
+        message["provenance"] = row["provenance"]
+    return message
 
 
 class TranscriptWriter:

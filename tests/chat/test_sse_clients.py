@@ -1,5 +1,5 @@
 """The chat stream read by real HTTP clients (curl, httpx) from a real
-gunicorn process (tests/sse_server.py), the way EventSource-style clients,
+gunicorn process (tests/live_server.py), the way EventSource-style clients,
 httpx-sse and fetch-event-source read it: any Accept header, event order,
 heartbeat comments while the model is silent, and a turn that is stored even
 when the client goes away mid-stream."""
@@ -7,73 +7,25 @@ when the client goes away mid-stream."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from django.db import connection
 
 from chat.models import Message, Session
 from tests.conftest import Tenant
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
-REPLY = '{"type":"answer","parts":[{"text":"A streamed answer in several chunks.","passage":null}]}'
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
 
 @pytest.fixture
-def server(transactional_db: Any) -> Iterator[str]:
-    """A gunicorn process on the test database; the model takes 1.5 s to its first token."""
-    params = connection.get_connection_params()
-    name = connection.settings_dict["NAME"]
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgresql://postgres@/{name}?host={params['host']}",
-        "DATABASE_CONN_MAX_AGE": "0",
-        "SSE_HEARTBEAT_SECONDS": "0.3",
-        "SCRIPTED_REPLY": REPLY,
-        "SCRIPTED_FIRST_TOKEN_DELAY": "1.5",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.sse_server", "--bind", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.2)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
-        connection.close()
+def server(live_server_scripted: str, transactional_db: Any) -> str:
+    """The scripted server: the model takes 1.5 s to its first token."""
+    return live_server_scripted
 
 
 def _url(base: str, tenant: Tenant) -> str:

@@ -1,11 +1,13 @@
-"""A real gunicorn server process for the HTTP-client tests of the chat stream.
+"""A real gunicorn server process for the tests that use real HTTP clients
+(curl, httpx, the official openai SDK).
 
-``python -m tests.sse_server --bind 127.0.0.1:PORT`` runs the project's WSGI
+``python -m tests.live_server --bind 127.0.0.1:PORT`` runs the project's WSGI
 application under gunicorn (gthread, as deployed) against the database of
-``DATABASE_URL``. Generation is the scripted test double (a stand-in for the
+``DATABASE_URL``, with the deployment's model registry. With ``SCRIPTED=1``
+generation is the scripted test double instead (a stand-in for the
 generative model: it replies ``SCRIPTED_REPLY`` after
-``SCRIPTED_FIRST_TOKEN_DELAY`` seconds, in chunks), installed before
-gunicorn forks its worker so the worker serves it.
+``SCRIPTED_FIRST_TOKEN_DELAY`` seconds, in chunks), installed before gunicorn
+forks its worker so the worker serves it.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def main() -> None:
     # Kept referenced for the life of the process: a collected context
     # manager would run its exit and take the override away.
     override = use_backend(backend)
-    override.__enter__()
+    if os.environ.get("SCRIPTED") == "1":
+        override.__enter__()
     application = get_wsgi_application()
 
     class Server(BaseApplication):  # type: ignore[misc]
@@ -57,7 +60,6 @@ def main() -> None:
             return application
 
     Server().run()
-    override.__exit__(None, None, None)
 
 
 if __name__ == "__main__":

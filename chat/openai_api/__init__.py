@@ -1,0 +1,1 @@
+"""The OpenAI-compatible endpoint over a workspace's chat (docs/api.md)."""

@@ -1,0 +1,272 @@
+"""An OpenAI-compatible endpoint per workspace.
+
+Base URL ``/api/v1/workspaces/{workspace_id}/openai/v1``: ``GET models`` and
+``POST chat/completions``, what the official SDKs and OpenAI-compatible chat
+front ends call, authenticated with ``Authorization: Bearer dk_live_…`` (or
+``X-API-Key``). Every turn runs through the same chat service as
+``POST …/chat/`` — sessions stored per end user (``user``), tenancy, the
+history window, retrieval, degrading to the extractive engine — and answers
+in OpenAI's shapes, with the citations as ``annotations`` and Daneshyar's
+typed reply in a ``daneshyar`` object. Errors use OpenAI's shape with the
+native API's status codes.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.conf import settings
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from chat.apis import EventStreamNegotiation, MessagesField
+from chat.conversation import conversation_parse
+from chat.models import Message
+from chat.openai_api import shapes
+from chat.serializers import message_data
+from chat.services.models import model_list
+from chat.services.turns import PreparedTurn, release_connection, turn_complete, turn_prepare
+from chat.streaming import start_worker
+from daneshyar.exceptions import ValidationFailed, exception_handler
+from workspaces.access import WorkspaceApi
+from workspaces.authentication import ApiKeyAuthentication, BearerKeyAuthentication
+
+
+def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """The envelope's error, in OpenAI's shape (same status and headers)."""
+    response = exception_handler(exc, context)
+    error = response.data["error"]
+    body = shapes.error_object(response.status_code, error["code"], error["message"], error.get("fields"))
+    for extra in ("session_id",):
+        if extra in error:
+            body["error"][extra] = error[extra]
+    response.data = body
+    return response
+
+
+class OpenAIApi(WorkspaceApi):
+    authentication_classes = [ApiKeyAuthentication, BearerKeyAuthentication]
+
+    def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response]:
+        return openai_exception_handler
+
+
+class OpenAIModelsApi(OpenAIApi):
+    @extend_schema(
+        operation_id="openai_models_list",
+        responses={
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT, description='OpenAI\'s {"object": "list", "data": [...]}'
+            )
+        },
+        tags=["openai"],
+    )
+    def get(self, request: Request, workspace_id: Any) -> Response:
+        return Response(
+            {
+                "object": "list",
+                "data": [
+                    {"id": m["id"], "object": "model", "created": 0, "owned_by": "daneshyar"}
+                    for m in model_list()
+                ],
+            }
+        )
+
+
+class CompletionInputSerializer(serializers.Serializer[Any]):
+    model = serializers.CharField(max_length=200, help_text="An id from GET models.")
+    messages = MessagesField()
+    user = serializers.CharField(
+        min_length=1,
+        max_length=255,
+        trim_whitespace=False,
+        help_text="The end user (Daneshyar's external_user_id): sessions are stored per end user.",
+    )
+    stream = serializers.BooleanField(required=False, default=False)
+    stream_options = serializers.DictField(required=False, allow_null=True)
+    max_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    max_completion_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    temperature = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=2)
+    n = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    metadata = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=512),
+        required=False,
+        allow_null=True,
+        help_text="session_id: continue a stored session (from daneshyar.session_id).",
+    )
+
+    class Meta:
+        ref_name = "OpenAIChatCompletionInput"
+
+    def validate_n(self, value: int | None) -> int | None:
+        if value is not None and value != 1:
+            raise serializers.ValidationError("Only n=1 is supported: a turn has one stored reply.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        raw = self.initial_data if isinstance(self.initial_data, dict) else {}
+        for name in ("tools", "functions"):
+            if raw.get(name):
+                raise serializers.ValidationError({name: ["Tools and function calling are not supported."]})
+        if raw.get("tool_choice") not in (None, "none"):
+            raise serializers.ValidationError(
+                {"tool_choice": ["Tools and function calling are not supported."]}
+            )
+        response_format = raw.get("response_format")
+        if isinstance(response_format, dict) and response_format.get("type") not in (None, "text"):
+            raise serializers.ValidationError(
+                {
+                    "response_format": [
+                        "Only text: the reply's structure is Daneshyar's (see daneshyar.response)."
+                    ]
+                }
+            )
+        return attrs
+
+
+class ChatCompletionsApi(OpenAIApi):
+    content_negotiation_class = EventStreamNegotiation
+
+    @extend_schema(
+        operation_id="openai_chat_completions",
+        request=CompletionInputSerializer,
+        responses={
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="A chat.completion (choices[0].message.content, annotations with the "
+                "citations, usage) plus a daneshyar object (session_id, message_id, the typed response, "
+                "grounding, degraded, provenance). With stream: text/event-stream of chat.completion.chunk "
+                "events ending with data: [DONE].",
+            )
+        },
+        tags=["openai"],
+    )
+    def post(self, request: Request, workspace_id: Any) -> Response | StreamingHttpResponse:
+        body = CompletionInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        conversation = conversation_parse(data["messages"])
+        metadata = data.get("metadata") or {}
+        session_id = metadata.get("session_id") or None
+        if session_id is not None:
+            session_id = _uuid(session_id)
+        prepared = turn_prepare(
+            api_key=self.api_key,
+            workspace=self.workspace,
+            external_user_id=data["user"],
+            message=conversation.question,
+            history=conversation.history,
+            system_note=conversation.system,
+            history_offset=1 if conversation.system is not None else 0,
+            session_id=session_id,
+            model=data["model"],
+            max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
+            temperature=data.get("temperature"),
+        )
+        created = int(time.time())
+        if data["stream"]:
+            release_connection()
+            options = data.get("stream_options") or {}
+            response = StreamingHttpResponse(
+                _chunks(prepared, created, include_usage=bool(options.get("include_usage"))),
+                content_type="text/event-stream",
+            )
+            response["Cache-Control"] = "no-cache"
+            response["X-Accel-Buffering"] = "no"
+            return response
+        reply = turn_complete(prepared)
+        return Response(
+            shapes.completion(
+                request=request,
+                workspace_id=self.workspace.id,
+                session_id=prepared.question.session.id,
+                question_id=prepared.question.message.id,
+                created=created,
+                message=message_data(reply),
+                prompt_tokens=reply.prompt_tokens,
+                completion_tokens=reply.completion_tokens,
+            )
+        )
+
+
+def _uuid(value: str) -> Any:
+    import uuid
+
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise ValidationFailed(
+            "The request has invalid fields.", fields={"metadata.session_id": ["Must be a valid UUID."]}
+        ) from None
+
+
+def _chunks(prepared: PreparedTurn, created: int, *, include_usage: bool) -> Iterator[bytes]:
+    """chat.completion.chunk events from the turn's worker (which stores the
+    reply whether or not the client is still reading), then ``[DONE]``."""
+    _, events = start_worker(prepared)
+    return _drain(prepared, events, created, include_usage)
+
+
+def _drain(
+    prepared: PreparedTurn, events: queue.Queue[Any], created: int, include_usage: bool
+) -> Iterator[bytes]:
+    question_id = prepared.question.message.id
+    model = prepared.model_id
+
+    def chunk(delta: dict[str, Any], **kwargs: Any) -> bytes:
+        return shapes.chunk(question_id=question_id, created=created, model=model, delta=delta, **kwargs)
+
+    yield chunk({"role": "assistant", "content": ""})
+    while True:
+        try:
+            item = events.get(timeout=settings.SSE_HEARTBEAT_SECONDS)
+        except queue.Empty:
+            yield b": keepalive\n\n"
+            continue
+        if item is None:
+            yield b"data: [DONE]\n\n"
+            return
+        name, data = item
+        if name == "delta":
+            yield chunk({"content": data["text"]})
+        elif name == "message":
+            model = data.get("model") or model
+            yield chunk(
+                {},
+                finish_reason="stop",
+                extra={"daneshyar": shapes.daneshyar_object(prepared.question.session.id, data)},
+            )
+            if include_usage:
+                tokens = Message.objects.filter(id=data["id"]).values_list(
+                    "prompt_tokens", "completion_tokens"
+                )
+                prompt_tokens, completion_tokens = tokens.first() or (None, None)
+                yield shapes.data_line(
+                    {
+                        "id": shapes.completion_id(question_id),
+                        "object": shapes.OBJECT_CHUNK,
+                        "created": created,
+                        "model": model,
+                        "choices": [],
+                        "usage": shapes.usage(prompt_tokens, completion_tokens),
+                    }
+                )
+        elif name == "error":
+            status = (
+                503
+                if data.get("code") == "llm_unavailable"
+                else 502
+                if data.get("code") == "llm_error"
+                else 500
+            )
+            error = shapes.error_object(status, data["code"], data["message"], None)
+            if "session_id" in data:
+                error["error"]["session_id"] = data["session_id"]
+            yield shapes.data_line(error)
