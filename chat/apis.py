@@ -24,10 +24,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat import selectors
+from chat import certificates, selectors
 from chat.contract import ChatResult
 from chat.conversation import MAX_CONTENT_CHARS, MAX_MESSAGES, Conversation, conversation_parse
-from chat.models import Feedback, FeedbackRating, Session
+from chat.guard import MAX_CLAIMS, MAX_PATTERN_CHARS, MAX_RULES
+from chat.models import Feedback, FeedbackRating, GuardAction, GuardRule, GuardScope, Session
 from chat.serializers import (
     ChatResultSchema,
     MessageSchema,
@@ -37,9 +38,10 @@ from chat.serializers import (
     session_summary,
 )
 from chat.services import feedback as feedback_services
+from chat.services import guard as guard_services
 from chat.services import sessions as session_services
 from chat.services.models import model_list
-from chat.services.turns import PreparedTurn, release_connection, turn_complete, turn_prepare
+from chat.services.turns import PreparedTurn, release_connection, reply_data, turn_complete, turn_prepare
 from chat.streaming import event_stream
 from daneshyar.api import ok, paginate
 from daneshyar.exceptions import ValidationFailed
@@ -96,6 +98,11 @@ class ChatInputSerializer(serializers.Serializer[Any]):
     resource_ids = serializers.ListField(child=serializers.UUIDField(), required=False, max_length=20)
     model = serializers.CharField(required=False, allow_null=True, max_length=200)
     include_prompt_trace = serializers.BooleanField(required=False, default=False)
+    certificate = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Sign the reply: assistant_message.certificate (verify with GET /certificates/keys).",
+    )
 
     class Meta:
         ref_name = "ChatInput"
@@ -137,6 +144,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
         resource_ids=list(dict.fromkeys(data.get("resource_ids") or [])),
         model=data.get("model"),
         include_prompt_trace=data["include_prompt_trace"],
+        certificate=data["certificate"],
     )
 
 
@@ -153,7 +161,7 @@ class ChatApi(WorkspaceApi):
         data: ChatResult = {
             "session": session_summary(question.session, created=question.created),
             "user_message": message_data(question.message),
-            "assistant_message": message_data(reply),
+            "assistant_message": reply_data(prepared, reply),
         }
         if prepared.include_trace:
             data["prompt_trace"] = prepared.trace()
@@ -347,6 +355,177 @@ class FeedbackApi(WorkspaceApi):
             comment=body.validated_data["comment"],
         )
         return ok(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)
+
+
+# --- Output guard ---------------------------------------------------------------
+
+
+class GuardRuleOutputSerializer(serializers.ModelSerializer[GuardRule]):
+    class Meta:
+        model = GuardRule
+        fields = ["id", "position", "pattern", "applies_to", "action", "created_at", "updated_at"]
+        ref_name = "GuardRule"
+
+
+class GuardOutputSerializer(serializers.Serializer[Any]):
+    rules = GuardRuleOutputSerializer(many=True, help_text="In order; every rule is evaluated.")
+    safe_reply = serializers.CharField(help_text="What a blocked reply is replaced with.")
+    claims = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Yes/no statements about what the user claims; a generative model answers them with "
+        "every reply, and a yes flags the reply for review.",
+    )
+
+    class Meta:
+        ref_name = "GuardPolicy"
+
+
+class GuardRulesApi(WorkspaceApi):
+    """``GET/PUT …/guard-rules/``: the workspace's output guard (admin keys)."""
+
+    admin_methods = frozenset({"GET", "PUT"})
+
+    class RuleSerializer(serializers.Serializer[Any]):
+        id = serializers.UUIDField(required=False, help_text="Keep an existing rule's id.")
+        pattern = serializers.CharField(
+            max_length=MAX_PATTERN_CHARS,
+            trim_whitespace=False,
+            help_text="A regular expression, searched in the reply's text (time-bounded).",
+        )
+        applies_to = serializers.ChoiceField(choices=GuardScope.choices, default=GuardScope.BOTH)
+        action = serializers.ChoiceField(choices=GuardAction.choices, default=GuardAction.FLAG)
+
+        class Meta:
+            ref_name = "GuardRuleInput"
+
+    class InputSerializer(serializers.Serializer[Any]):
+        rules = serializers.ListField(child=serializers.DictField(), max_length=MAX_RULES)
+        safe_reply = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+        claims = serializers.ListField(
+            child=serializers.CharField(max_length=300), required=False, max_length=MAX_CLAIMS
+        )
+
+        class Meta:
+            ref_name = "GuardPolicyInput"
+
+    @extend_schema(operation_id="guard_rules_get", responses=envelope("GuardRules", GuardOutputSerializer))
+    def get(self, request: Request, workspace_id: str) -> Response:
+        return ok(GuardOutputSerializer(guard_services.guard_data(workspace=self.workspace)).data)
+
+    @extend_schema(
+        operation_id="guard_rules_replace",
+        request=inline_serializer(
+            "GuardPolicyReplace",
+            {
+                "rules": RuleSerializer(many=True),
+                "safe_reply": serializers.CharField(required=False, allow_blank=True),
+                "claims": serializers.ListField(child=serializers.CharField(), required=False),
+            },
+        ),
+        responses=envelope("GuardRulesReplaced", GuardOutputSerializer),
+    )
+    def put(self, request: Request, workspace_id: str) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        rules = []
+        errors: dict[str, list[str]] = {}
+        for index, raw in enumerate(body.validated_data["rules"]):
+            rule = self.RuleSerializer(data=raw)
+            if not rule.is_valid():
+                for name, problems in rule.errors.items():
+                    errors[f"rules[{index}].{name}"] = [str(p) for p in problems]
+                continue
+            rules.append(guard_services.RuleInput(**rule.validated_data))
+        if errors:
+            raise ValidationFailed("The guard rules are invalid.", fields=errors)
+        data = guard_services.guard_replace(
+            workspace=self.workspace,
+            rules=rules,
+            safe_reply=body.validated_data.get("safe_reply"),
+            claims=body.validated_data.get("claims"),
+        )
+        return ok(GuardOutputSerializer(data).data)
+
+
+# --- Certificates ---------------------------------------------------------------
+
+
+class CertificateKeysApi(APIView):
+    """The public keys that verify response certificates, as a JWKS (``data``)."""
+
+    permission_classes = [HasApiKey]
+
+    @extend_schema(
+        operation_id="certificates_keys",
+        responses=envelope(
+            "CertificateKeys",
+            inline_serializer(
+                "Jwks",
+                {
+                    "keys": inline_serializer(
+                        "Jwk",
+                        {
+                            "kty": serializers.CharField(),
+                            "crv": serializers.CharField(),
+                            "x": serializers.CharField(),
+                            "kid": serializers.CharField(),
+                            "alg": serializers.CharField(),
+                            "use": serializers.CharField(),
+                        },
+                        many=True,
+                    )
+                },
+            ),
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        return ok(certificates.jwks())
+
+
+class CertificateVerifyApi(APIView):
+    """Check a certificate's signature (and, given the response, that it is the one certified)."""
+
+    permission_classes = [HasApiKey]
+
+    class InputSerializer(serializers.Serializer[Any]):
+        certificate = serializers.JSONField()
+        response = serializers.JSONField(
+            required=False, help_text="The assistant message's response, to check it is the one certified."
+        )
+
+        class Meta:
+            ref_name = "CertificateVerifyInput"
+
+    @extend_schema(
+        operation_id="certificates_verify",
+        request=InputSerializer,
+        responses=envelope(
+            "CertificateVerification",
+            inline_serializer(
+                "CertificateVerificationResult",
+                {
+                    "valid": serializers.BooleanField(),
+                    "reason": serializers.CharField(allow_null=True),
+                    "key_id": serializers.CharField(allow_null=True),
+                    "payload": serializers.DictField(allow_null=True),
+                },
+            ),
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        result = certificates.certificate_verify(
+            body.validated_data["certificate"], response=body.validated_data.get("response")
+        )
+        return ok(
+            {
+                "valid": result.valid,
+                "reason": result.reason,
+                "key_id": result.key_id,
+                "payload": result.payload,
+            }
+        )
 
 
 # --- Models ---------------------------------------------------------------------

@@ -76,6 +76,9 @@ class InvalidCitation(TypedDict):
 
     part: int
     passage: object
+    # "not_retrieved": the number was not in this turn's list; "from_user":
+    # the part's words are the user's, not the cited passage's.
+    reason: NotRequired[str]
 
 
 class RetrievedPassage(TypedDict):
@@ -146,6 +149,22 @@ class Provenance(TypedDict):
     messages_hash: str
 
 
+class GuardData(TypedDict):
+    """What the workspace's output guard did to a reply (chat/guard.py)."""
+
+    action: str  # "flag" | "block"
+    rule_ids: list[str]
+
+
+class Certificate(TypedDict):
+    """A signed statement of a reply (chat/certificates.py)."""
+
+    payload: str
+    signature: str
+    key_id: str
+    alg: str
+
+
 class MessageData(TypedDict):
     """A message in API shape; the assistant-only keys are absent on user messages."""
 
@@ -157,6 +176,8 @@ class MessageData(TypedDict):
     model: NotRequired[str]
     degraded: NotRequired[bool]
     provenance: NotRequired[Provenance | None]
+    guard: NotRequired[GuardData | None]
+    certificate: NotRequired[Certificate]
     created_at: str
 
 

@@ -3,12 +3,13 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, cast
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from workspaces.models import Workspace
 
 if TYPE_CHECKING:
-    from chat.contract import Provenance, Reply
+    from chat.contract import GuardData, Provenance, Reply
 
 
 class Session(models.Model):
@@ -51,6 +52,12 @@ class Grounding(models.TextChoices):
     GENERAL_KNOWLEDGE = "general_knowledge", "general_knowledge"
 
 
+class ReviewStatus(models.TextChoices):
+    NONE = "", "not for review"
+    PENDING = "pending", "pending"
+    REVIEWED = "reviewed", "reviewed"
+
+
 class Message(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
@@ -79,6 +86,17 @@ class Message(models.Model):
     # reply was produced from}; null on user messages and on assistant
     # messages the integrator supplied in ``messages`` (model "client").
     provenance = models.JSONField(null=True, blank=True)
+    # {"action": "flag"|"block", "rule_ids": [...]} when an output guard rule
+    # (or a claims check) matched the reply; null otherwise.
+    guard = models.JSONField(null=True, blank=True)
+    # A blocked reply: what the model wrote ({"content", "response"}), kept
+    # for review; content/response hold the safe reply the user got.
+    guard_original = models.JSONField(null=True, blank=True)
+    review_status = models.CharField(
+        max_length=10, choices=ReviewStatus.choices, blank=True, default=ReviewStatus.NONE
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    reviewed_by = models.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -86,9 +104,21 @@ class Message(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["session", "sequence"], name="message_unique_sequence"),
         ]
+        indexes = [
+            # The review queue: replies waiting for a reviewer.
+            models.Index(
+                fields=["review_status", "created_at"],
+                name="message_review_idx",
+                condition=models.Q(review_status="pending"),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.role} #{self.sequence}"
+
+    @property
+    def guard_data(self) -> GuardData | None:
+        return cast("GuardData | None", self.guard)
 
     @property
     def provenance_data(self) -> Provenance | None:
@@ -123,3 +153,54 @@ class Feedback(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rating} on {self.message_id}"
+
+
+class GuardAction(models.TextChoices):
+    FLAG = "flag", "flag for review (the reply is returned)"
+    BLOCK = "block", "block (the safe reply is returned, the original kept for review)"
+
+
+class GuardScope(models.TextChoices):
+    ANSWER = "answer", "answers"
+    FORM = "form", "forms"
+    BOTH = "both", "answers and forms"
+
+
+class GuardRule(models.Model):
+    """An output guard rule of a workspace: a regular expression run on every
+    reply (seed 000's third layer). Rules are ordered; all are evaluated."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="guard_rules")
+    position = models.PositiveSmallIntegerField()
+    pattern = models.TextField()
+    applies_to = models.CharField(max_length=6, choices=GuardScope.choices, default=GuardScope.BOTH)
+    action = models.CharField(max_length=5, choices=GuardAction.choices, default=GuardAction.FLAG)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["workspace", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "position"], name="guard_rule_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action}: {self.pattern[:60]}"
+
+
+class GuardPolicy(models.Model):
+    """A workspace's safe reply (what a blocked reply is replaced with) and
+    its claims checks: yes/no statements a generative model answers about
+    what the user claims; a "yes" routes the turn to review (seed 000's
+    second layer)."""
+
+    workspace = models.OneToOneField(
+        Workspace, on_delete=models.CASCADE, primary_key=True, related_name="guard_policy"
+    )
+    safe_reply = models.TextField(blank=True, default="")
+    claims = ArrayField(models.CharField(max_length=300), blank=True, default=list)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"guard policy of {self.workspace_id}"

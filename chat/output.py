@@ -17,6 +17,7 @@ everything, because an OpenAI-compatible server may not enforce it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ from chat.contract import (
     ResponseType,
     Source,
 )
+from chat.text import content_words
 from retrieval.search import ScoredPassage
 
 SCHEMA_NAME = "daneshyar_reply"
@@ -38,16 +40,21 @@ FIELD_TYPES = tuple(FieldType)
 MAX_PARTS = 12
 MAX_FIELDS = 12
 MAX_OPTIONS = 20
+# Longest text the server accepts in a part, and in a form's short strings
+# (title, field name, label, placeholder, option).
+MAX_PART_CHARS = 4000
+MAX_LABEL_CHARS = 200
 
 
 def _nullable(schema: JsonSchema) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def output_schema() -> JsonSchema:
-    """The JSON schema of a reply (answer or form)."""
+def output_schema(claims: int = 0) -> JsonSchema:
+    """The JSON schema of a reply (answer or form); with ``claims``, both
+    shapes also carry ``claims``: one boolean per claims check, in order."""
     string = {"type": "string"}
-    answer = {
+    answer: JsonSchema = {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": [ResponseType.ANSWER.value]},
@@ -79,7 +86,7 @@ def output_schema() -> JsonSchema:
         "required": ["name", "label", "type", "required", "placeholder", "options"],
         "additionalProperties": False,
     }
-    form = {
+    form: JsonSchema = {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": [ResponseType.FORM.value]},
@@ -90,6 +97,11 @@ def output_schema() -> JsonSchema:
         "required": ["type", "question", "title", "fields"],
         "additionalProperties": False,
     }
+    if claims:
+        checks = {"type": "array", "items": {"type": "boolean"}, "minItems": claims, "maxItems": claims}
+        for shape in (answer, form):
+            shape["properties"]["claims"] = checks
+            shape["required"].append("claims")
     return {"anyOf": [answer, form]}
 
 
@@ -104,6 +116,8 @@ class ParsedReply:
     response: Reply
     content: str
     invalid_citations: list[InvalidCitation] = field(default_factory=list)
+    # The model's answers to the workspace's claims checks, in order.
+    claims: list[bool] = field(default_factory=list)
 
 
 def render_content(texts: list[str]) -> str:
@@ -152,16 +166,24 @@ def parse_reply(raw: str, passages: list[ScoredPassage]) -> ParsedReply:
         raise InvalidOutput("not a JSON object")
     kind = data.get("type")
     if kind == ResponseType.ANSWER:
-        return _parse_answer(data, passages)
-    if kind == ResponseType.FORM:
-        return _parse_form(data)
-    raise InvalidOutput(f"unknown type {kind!r}")
+        parsed = _parse_answer(data, passages)
+    elif kind == ResponseType.FORM:
+        parsed = _parse_form(data)
+    else:
+        raise InvalidOutput(f"unknown type {kind!r}")
+    claims = data.get("claims")
+    if isinstance(claims, list):
+        # Only a JSON true counts as a "yes".
+        parsed.claims = [value is True for value in claims]
+    return parsed
 
 
 def _parse_answer(data: dict[str, Any], passages: list[ScoredPassage]) -> ParsedReply:
     raw_parts = data.get("parts")
     if not isinstance(raw_parts, list) or not raw_parts:
         raise InvalidOutput("answer without parts")
+    if len(raw_parts) > MAX_PARTS:
+        raise InvalidOutput(f"{len(raw_parts)} parts; at most {MAX_PARTS}")
     parts: list[Part] = []
     invalid: list[InvalidCitation] = []
     for index, part in enumerate(raw_parts):
@@ -170,13 +192,15 @@ def _parse_answer(data: dict[str, Any], passages: list[ScoredPassage]) -> Parsed
         text = part["text"].strip()
         if not text:
             continue
+        if len(text) > MAX_PART_CHARS:
+            raise InvalidOutput(f"part {index} is {len(text)} characters; at most {MAX_PART_CHARS}")
         number = part.get("passage")
         source = None
         if number is not None:
             if isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= len(passages):
                 source = source_of(passages[number - 1])
             else:
-                invalid.append({"part": len(parts), "passage": number})
+                invalid.append({"part": len(parts), "passage": number, "reason": "not_retrieved"})
         parts.append({"text": text, "source": source})
     if not parts:
         raise InvalidOutput("every part is empty")
@@ -192,12 +216,17 @@ def _parse_form(data: dict[str, Any]) -> ParsedReply:
         raise InvalidOutput("form without a question")
     if not isinstance(raw_fields, list) or not raw_fields:
         raise InvalidOutput("form without fields")
+    if len(raw_fields) > MAX_FIELDS:
+        raise InvalidOutput(f"{len(raw_fields)} fields; at most {MAX_FIELDS}")
+    if len(question.strip()) > MAX_PART_CHARS:
+        raise InvalidOutput(f"the form's question is over {MAX_PART_CHARS} characters")
     fields = [_parse_field(index, item) for index, item in enumerate(raw_fields)]
     names = [f["name"] for f in fields]
     if len(set(names)) != len(names):
         raise InvalidOutput("duplicate field names")
     question = question.strip()
     form_title = title.strip() if isinstance(title, str) and title.strip() else question[:80]
+    _short(form_title, "the form's title")
     response: Reply = {
         "type": ResponseType.FORM,
         "parts": [{"text": question, "source": None}],
@@ -217,19 +246,26 @@ def _parse_field(index: int, item: Any) -> FormField:
         raise InvalidOutput(f"field {index} has unknown type {kind!r}")
     label = item.get("label")
     label = label.strip() if isinstance(label, str) and label.strip() else name.strip()
+    required = item.get("required", False)
+    if not isinstance(required, bool):
+        # "false" would read as True: only a JSON boolean says what it means.
+        raise InvalidOutput(f"field {index} required is not a boolean")
     out: FormField = {
-        "name": name.strip(),
-        "label": label,
+        "name": _short(name.strip(), f"field {index} name"),
+        "label": _short(label, f"field {index} label"),
         "type": FieldType(kind),
-        "required": bool(item.get("required", False)),
+        "required": required,
     }
     placeholder = item.get("placeholder")
     if isinstance(placeholder, str) and placeholder.strip():
-        out["placeholder"] = placeholder.strip()
+        out["placeholder"] = _short(placeholder.strip(), f"field {index} placeholder")
     options = item.get("options")
     if options is not None and not isinstance(options, list):
         raise InvalidOutput(f"field {index} options are not a list")
-    clean = list(dict.fromkeys(o.strip() for o in options or [] if isinstance(o, str) and o.strip()))
+    if options is not None and len(options) > MAX_OPTIONS:
+        raise InvalidOutput(f"field {index} has {len(options)} options; at most {MAX_OPTIONS}")
+    stripped = [o.strip() for o in options or [] if isinstance(o, str) and o.strip()]
+    clean = list(dict.fromkeys(_short(o, f"field {index} option") for o in stripped))
     if kind in CHOICE_TYPES and not clean:
         raise InvalidOutput(f"{kind} field {name!r} has no options")
     # Options mean something only for choice fields; a checkbox with options
@@ -237,6 +273,48 @@ def _parse_field(index: int, item: Any) -> FormField:
     if clean and (kind in CHOICE_TYPES or kind == FieldType.CHECKBOX):
         out["options"] = clean
     return out
+
+
+def _short(text: str, what: str) -> str:
+    if len(text) > MAX_LABEL_CHARS:
+        raise InvalidOutput(f"{what} is {len(text)} characters; at most {MAX_LABEL_CHARS}")
+    return text
+
+
+# A cited part must say what its passage says: when under half of its content
+# words are the passage's and more are the user's (question, history), the
+# citation is dropped — a real document never vouches for the user's words.
+MIN_PASSAGE_SUPPORT = 0.5
+MIN_WORDS_TO_JUDGE = 3
+
+
+def citations_check(
+    reply: ParsedReply, passages: Sequence[ScoredPassage], user_texts: Sequence[str]
+) -> ParsedReply:
+    """``reply`` with every citation that launders the user's text dropped
+    (``source: null``, recorded in ``invalid_citations`` as ``from_user``)."""
+    if reply.response["type"] != ResponseType.ANSWER:
+        return reply
+    by_id = {str(p.passage_id): (number, p) for number, p in enumerate(passages, start=1)}
+    user_words = content_words(" ".join(user_texts))
+    parts: list[Part] = []
+    invalid = list(reply.invalid_citations)
+    for index, part in enumerate(reply.response["parts"]):
+        source = part["source"]
+        found = by_id.get(source["passage_id"]) if source is not None else None
+        if found is not None:
+            number, passage = found
+            words = content_words(part["text"])
+            if len(words) >= MIN_WORDS_TO_JUDGE:
+                from_passage = len(words & content_words(passage.text)) / len(words)
+                from_user = len(words & user_words) / len(words)
+                if from_passage < MIN_PASSAGE_SUPPORT and from_user > from_passage:
+                    invalid.append({"part": index, "passage": number, "reason": "from_user"})
+                    parts.append({"text": part["text"], "source": None})
+                    continue
+        parts.append(part)
+    response: Reply = {"type": reply.response["type"], "parts": parts, "form": reply.response["form"]}
+    return ParsedReply(response, reply.content, invalid, reply.claims)
 
 
 FALLBACK_TEXT = (
@@ -252,3 +330,9 @@ def fallback_reply() -> ParsedReply:
         "form": None,
     }
     return ParsedReply(response, FALLBACK_TEXT)
+
+
+def safe_reply(text: str) -> ParsedReply:
+    """What a blocked reply is replaced with: the workspace's safe reply."""
+    response: Reply = {"type": ResponseType.ANSWER, "parts": [{"text": text, "source": None}], "form": None}
+    return ParsedReply(response, text)

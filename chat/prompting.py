@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from chat.backends.base import ChatMessage
+from chat.guard import claims_instruction
 from retrieval.search import ScoredPassage
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -59,8 +60,19 @@ GENERAL_KNOWLEDGE_NOTE = (
 )
 QUESTION_LABEL = "Question:"
 
-# A passage must not be able to close the fence and speak outside it.
-_FENCE = re.compile(r"</?\s*reference_passages\s*>", re.IGNORECASE)
+# No text that is not an instruction may open or close the fence...
+_FENCE = re.compile(r"<\s*/?\s*reference_passages\b[^>]*>", re.IGNORECASE)
+# ...or imitate a numbered passage ("[2] (from: Policy) …").
+_PASSAGE_NUMBER = re.compile(r"\[(\s*\d+\s*)\]")
+
+
+def untrusted(text: str) -> str:
+    """Text that is not an instruction — a passage, its title, the question, a
+    history message — made unable to open or close the reference fence or to
+    imitate a numbered passage: fence tags lose their angle brackets, and
+    ``[N]`` becomes ``(N)``. Only the server writes ``[N]`` and the tags."""
+    text = _FENCE.sub(lambda m: m.group(0).replace("<", "\u2039").replace(">", "\u203a"), text)
+    return _PASSAGE_NUMBER.sub(r"(\1)", text)
 
 
 @dataclass(frozen=True)
@@ -75,19 +87,21 @@ class HistoryTurn:
 INTEGRATOR_NOTE_LABEL = "Note from the integrator (below the instructions above; it never replaces them):"
 
 
-def system_message(workspace_prompt: str, system_note: str = "") -> ChatMessage:
+def system_message(workspace_prompt: str, system_note: str = "", claims: Sequence[str] = ()) -> ChatMessage:
     """The workspace's instructions, the integrator's note below them (a
-    ``messages[0]`` with role system), then the constant output rules."""
+    ``messages[0]`` with role system), the constant output rules, and the
+    workspace's claims checks (chat/guard.py) when it has any."""
     base = workspace_prompt.strip() or DEFAULT_SYSTEM_PROMPT
-    note = f"\n\n{INTEGRATOR_NOTE_LABEL}\n{system_note.strip()}" if system_note.strip() else ""
-    return {"role": "system", "content": f"{base}{note}\n\n{OUTPUT_RULES}"}
+    note = f"\n\n{INTEGRATOR_NOTE_LABEL}\n{untrusted(system_note.strip())}" if system_note.strip() else ""
+    checks = f"\n{claims_instruction(claims)}" if claims else ""
+    return {"role": "system", "content": f"{base}{note}\n\n{OUTPUT_RULES}{checks}"}
 
 
 def reference_block(passages: Sequence[ScoredPassage]) -> str:
     lines = [REFERENCE_OPEN, REFERENCE_PREAMBLE]
     for number, passage in enumerate(passages, start=1):
-        title = _FENCE.sub("", passage.resource_title).replace("\n", " ").strip()
-        text = _FENCE.sub("", passage.text).strip()
+        title = untrusted(passage.resource_title).replace("\n", " ").strip()
+        text = untrusted(passage.text).strip()
         lines.append(f"\n[{number}] (from: {title})\n{text}")
     lines.append(REFERENCE_CLOSE)
     return "\n".join(lines)
@@ -95,7 +109,7 @@ def reference_block(passages: Sequence[ScoredPassage]) -> str:
 
 def final_user_message(question: str, passages: Sequence[ScoredPassage], *, grounded: bool) -> ChatMessage:
     context = reference_block(passages) if grounded else GENERAL_KNOWLEDGE_NOTE
-    return {"role": "user", "content": f"{context}\n\n{QUESTION_LABEL} {question}"}
+    return {"role": "user", "content": f"{context}\n\n{QUESTION_LABEL} {untrusted(question)}"}
 
 
 def build_messages(
@@ -106,12 +120,13 @@ def build_messages(
     passages: Sequence[ScoredPassage],
     grounded: bool,
     system_note: str = "",
+    claims: Sequence[str] = (),
 ) -> list[ChatMessage]:
     """The exact role/content list sent to the model (and shown in prompt traces)."""
-    messages: list[ChatMessage] = [system_message(workspace_prompt, system_note)]
+    messages: list[ChatMessage] = [system_message(workspace_prompt, system_note, claims)]
     for turn in history:
-        messages.append({"role": "user", "content": turn.question})
-        messages.append({"role": "assistant", "content": turn.answer})
+        messages.append({"role": "user", "content": untrusted(turn.question)})
+        messages.append({"role": "assistant", "content": untrusted(turn.answer)})
     messages.append(final_user_message(question, passages, grounded=grounded))
     return messages
 
@@ -195,6 +210,7 @@ def fit_messages(
     passages: Sequence[ScoredPassage],
     grounded: bool,
     system_note: str = "",
+    claims: Sequence[str] = (),
 ) -> FittedPrompt:
     """The prompt that fits ``budget`` tokens, filled in priority order:
     instructions, the question, the retrieved passages (lowest-ranked dropped
@@ -215,6 +231,7 @@ def fit_messages(
             passages=chosen,
             grounded=grounded,
             system_note=system_note,
+            claims=claims,
         )
 
     full = build(history, passages)

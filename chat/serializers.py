@@ -13,7 +13,7 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 from chat.contract import FieldType, MessageData, ResponseType, SessionData, SessionRef
-from chat.models import Grounding, Message, MessageRole, Session
+from chat.models import Grounding, GuardAction, Message, MessageRole, Session
 from daneshyar.api import timestamp
 
 
@@ -44,6 +44,7 @@ def message_data(message: Message) -> MessageData:
             "model": message.model,
             "degraded": message.degraded,
             "provenance": message.provenance_data,
+            "guard": message.guard_data,
             "created_at": timestamp(message.created_at),
         }
     return {
@@ -117,6 +118,38 @@ class MessageSchema(serializers.Serializer[Any]):
         allow_null=True,
         help_text="Assistant messages only; null on assistant messages supplied by the client in "
         '`messages` (their model is "client").',
+    )
+    guard = inline_serializer(
+        "ChatGuard",
+        {
+            "action": serializers.ChoiceField(choices=GuardAction.values),
+            "rule_ids": serializers.ListField(
+                child=serializers.CharField(),
+                help_text="The workspace's guard rules that matched, and claim:<n> for a claims check "
+                "answered yes.",
+            ),
+        },
+        required=False,
+        allow_null=True,
+        help_text="Assistant messages only: null, or what the workspace's output guard did — flag "
+        "(returned, queued for review) or block (the safe reply returned instead).",
+    )
+    certificate = inline_serializer(
+        "ChatCertificate",
+        {
+            "payload": serializers.CharField(
+                help_text="The signed statement: canonical JSON (sorted keys, no whitespace, UTF-8) of "
+                "message_id, session_id, workspace_id, model, created_at, response_sha256, sources "
+                "[{passage_id, resource_id, text_sha256}] and messages_hash."
+            ),
+            "signature": serializers.CharField(
+                help_text="Ed25519 over the payload's UTF-8 bytes, base64url."
+            ),
+            "key_id": serializers.CharField(help_text="The key in GET /api/v1/certificates/keys."),
+            "alg": serializers.CharField(help_text="EdDSA."),
+        },
+        required=False,
+        help_text="Only on the reply of a request with certificate: true.",
     )
     created_at = serializers.DateTimeField()
 

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 
 from chat.contract import ErrorData
-from chat.serializers import message_data, session_summary
-from chat.services.turns import PreparedTurn, turn_error_details, turn_finish, turn_generate
+from chat.serializers import session_summary
+from chat.services.turns import PreparedTurn, reply_data, turn_error_details, turn_finish, turn_generate
 from daneshyar.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def _work(prepared: PreparedTurn, events: queue.Queue[Event | None]) -> None:
         outcome = turn_generate(prepared, on_delta=lambda text: events.put(("delta", {"text": text})))
         close_old_connections()
         message = turn_finish(prepared, outcome)
-        events.put(("message", message_data(message)))
+        events.put(("message", reply_data(prepared, message)))
     except ApplicationError as exc:
         turn_error_details(prepared, exc)
         error: ErrorData = {"code": exc.code, "message": exc.message}

@@ -9,7 +9,10 @@ from daneshyar.api import WORKSPACE_ROUTE
 
 urlpatterns: list[URLPattern] = [
     path("models/", apis.ModelListApi.as_view(), name="model-list"),
+    path("certificates/keys", apis.CertificateKeysApi.as_view(), name="certificate-keys"),
+    path("certificates/verify", apis.CertificateVerifyApi.as_view(), name="certificate-verify"),
     path(f"{WORKSPACE_ROUTE}chat/", apis.ChatApi.as_view(), name="chat"),
+    path(f"{WORKSPACE_ROUTE}guard-rules/", apis.GuardRulesApi.as_view(), name="guard-rules"),
     path(f"{WORKSPACE_ROUTE}chat/stream/", apis.ChatStreamApi.as_view(), name="chat-stream"),
     path(f"{WORKSPACE_ROUTE}sessions/", apis.SessionListApi.as_view(), name="session-list"),
     path(

@@ -121,19 +121,23 @@ def error_response(
 
 
 def _flatten_fields(detail: Any) -> dict[str, list[str]]:
-    """DRF's nested ``detail`` → ``{"field": ["message", ...]}`` (dotted paths)."""
+    """DRF's nested ``detail`` → ``{"field": ["message", ...]}``: dotted paths,
+    list positions in brackets (``rules[0].pattern``), as everywhere in the API."""
     out: dict[str, list[str]] = {}
 
     def walk(value: Any, path: str) -> None:
         if isinstance(value, dict):
             for key, inner in value.items():
-                walk(inner, f"{path}.{key}" if path else str(key))
+                if isinstance(key, int):  # ListField errors are keyed by position
+                    walk(inner, f"{path}[{key}]")
+                else:
+                    walk(inner, f"{path}.{key}" if path else str(key))
         elif isinstance(value, list) and value and all(not isinstance(v, dict | list) for v in value):
             out.setdefault(path or "non_field_errors", []).extend(str(v) for v in value)
         elif isinstance(value, list):
             for index, inner in enumerate(value):
                 if inner:
-                    walk(inner, f"{path}.{index}" if path else str(index))
+                    walk(inner, f"{path}[{index}]" if path else f"[{index}]")
         else:
             out.setdefault(path or "non_field_errors", []).append(str(value))
 

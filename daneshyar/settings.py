@@ -7,6 +7,7 @@ names the variable.
 
 from __future__ import annotations
 
+import base64
 import secrets
 from pathlib import Path
 
@@ -53,6 +54,33 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
+
+
+def _certificate_signing_key() -> str:
+    """CERTIFICATE_SIGNING_KEY (``[key_id:]`` + 32 bytes, base64url), or for
+    local runs one generated once and kept in DATA_DIR."""
+    configured = env_optional_str("CERTIFICATE_SIGNING_KEY")
+    if not configured:
+        path = DATA_DIR / "certificate_signing_key"
+        if not path.exists():
+            DATA_DIR.mkdir(parents=True, exist_ok=True)
+            path.touch(mode=0o600)
+            path.write_text(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("="))
+        configured = path.read_text().strip()
+    seed = configured.rpartition(":")[2]
+    try:
+        raw = base64.urlsafe_b64decode(seed + "=" * (-len(seed) % 4))
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise ImproperlyConfigured("CERTIFICATE_SIGNING_KEY must be [key_id:] and 32 bytes in base64url")
+    return configured
+
+
+# Signs response certificates (chat/certificates.py); rotate by moving the
+# old public key to CERTIFICATE_RETIRED_KEYS ("key_id:base64url", comma-separated).
+CERTIFICATE_SIGNING_KEY = _certificate_signing_key()
+CERTIFICATE_RETIRED_KEYS = env_list("CERTIFICATE_RETIRED_KEYS", [])
 # Keyed hash for API keys. Separate from SECRET_KEY so that rotating the
 # session/CSRF secret does not invalidate every integrator's API key.
 API_KEY_HASH_SECRET = env_str("API_KEY_HASH_SECRET", SECRET_KEY)
@@ -227,6 +255,9 @@ OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024, minimum=16)
 # The window of the OpenAI-compatible models when the server does not report
 # one (vLLM reports max_model_len); 0 means "ask the server".
 OPENAI_CONTEXT_LENGTH = env_int("OPENAI_CONTEXT_LENGTH", 0, minimum=0)
+# Whether admin keys may ask for a turn's prompt trace (include_prompt_trace).
+# On for make run; off in docker-compose.yml: a deployment opts in.
+PROMPT_TRACE_ENABLED = env_bool("PROMPT_TRACE_ENABLED", True)
 # Tokens kept free in every prompt on top of the reply's max_tokens.
 PROMPT_TOKEN_MARGIN = env_int("PROMPT_TOKEN_MARGIN", 32, minimum=0)
 if GENERATION_BACKEND == "openai" and not OPENAI_BASE_URL:

@@ -35,6 +35,7 @@ from typing import Any
 from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem
 from chat.contract import Part, Reply, ResponseType
 from chat.output import ParsedReply, render_content, source_of
+from chat.text import STOP_WORDS, WORD, content_words
 from retrieval.embeddings import get_embedder
 from retrieval.search import ScoredPassage
 
@@ -86,102 +87,6 @@ _ABBREVIATIONS = frozenset(
 )
 _BOUNDARY = re.compile(r"(?<=[.!?\u2026])[\"')\]\u201d\u2019]*\s+(?=[\"'(\[\u201c\u2018]?[A-Z0-9])")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6\u2043]|\d{1,3}[.)]|[a-z][.)])\s+")
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "then",
-        "than",
-        "so",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "as",
-        "into",
-        "onto",
-        "about",
-        "over",
-        "under",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "am",
-        "do",
-        "does",
-        "did",
-        "doing",
-        "have",
-        "has",
-        "had",
-        "having",
-        "can",
-        "could",
-        "should",
-        "would",
-        "may",
-        "might",
-        "must",
-        "shall",
-        "will",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "i",
-        "me",
-        "my",
-        "we",
-        "our",
-        "you",
-        "your",
-        "he",
-        "him",
-        "his",
-        "she",
-        "her",
-        "it",
-        "its",
-        "they",
-        "them",
-        "their",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "here",
-        "not",
-        "no",
-        "nor",
-        "any",
-        "some",
-        "all",
-        "each",
-        "every",
-        "should",
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -226,21 +131,9 @@ def _append(out: list[tuple[int, str]], start: int, raw: str) -> None:
         stripped = stripped[bullet.end() :]
     text = " ".join(stripped.split())
     # Headings and fragments carry no answer on their own.
-    if len(_WORD.findall(text.lower())) < 3:
+    if len(WORD.findall(text.lower())) < 3:
         return
     out.append((start + lead, text[:MAX_SENTENCE_CHARS]))
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased, crudely stemmed words without stop words."""
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-    return word
 
 
 # --- numbers ----------------------------------------------------------------
@@ -277,7 +170,7 @@ def question_numbers(question: str) -> list[tuple[float, str | None]]:
     out = []
     for number, word in _QUESTION_NUMBER.findall(question):
         unit = _unit(word)
-        out.append((float(number), unit if unit not in _STOP else None))
+        out.append((float(number), unit if unit not in STOP_WORDS else None))
     return out
 
 
@@ -316,7 +209,7 @@ def _unit_after(sentence: str, end: int) -> str | None:
     word = match.group(1) if match else None
     unit = _unit(word)
     # A following word that is not a unit ("Adults under 65: aim for"): none.
-    if unit is None or unit in _STOP or (unit not in _KNOWN_UNITS and len(unit) > 4):
+    if unit is None or unit in STOP_WORDS or (unit not in _KNOWN_UNITS and len(unit) > 4):
         return None
     return unit
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
 from chat.contract import InvalidCitation, Reply, ResponseType, RetrievedPassage
-from chat.models import Grounding, Message, MessageRole, Session
+from chat.models import Grounding, Message, MessageRole, ReviewStatus, Session
 from chat.selectors import history_turns
 from daneshyar.exceptions import NotFound, ValidationFailed
 from workspaces.models import Workspace
@@ -147,6 +148,8 @@ def reply_store(
     is_fallback: bool,
     degraded: bool = False,
     provenance: dict[str, str] | None = None,
+    guard: dict[str, Any] | None = None,
+    guard_original: dict[str, Any] | None = None,
 ) -> Message:
     """Store the assistant's reply in the slot reserved for it.
 
@@ -176,6 +179,9 @@ def reply_store(
             is_fallback=is_fallback,
             degraded=degraded,
             provenance=provenance,
+            guard=guard,
+            guard_original=guard_original,
+            review_status=ReviewStatus.PENDING if guard else ReviewStatus.NONE,
         )
     return message
 

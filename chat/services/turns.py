@@ -14,7 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
@@ -23,12 +23,25 @@ from chat import selectors
 from chat.backends import BaseBackend, ChatMessage, Generation, extractive_backend, get_backend, resolve_model
 from chat.backends.base import JsonSchema
 from chat.backends.extractive import ExtractiveBackend
-from chat.contract import PromptTrace, RetrievedPassage
+from chat.certificates import certificate_issue
+from chat.contract import MessageData, PromptTrace, RetrievedPassage
 from chat.conversation import messages_hash
+from chat.guard import Policy, Verdict
+from chat.guard import evaluate as guard_evaluate
 from chat.models import Grounding, Message
-from chat.output import InvalidOutput, ParsedReply, fallback_reply, output_schema, parse_reply
+from chat.output import (
+    InvalidOutput,
+    ParsedReply,
+    citations_check,
+    fallback_reply,
+    output_schema,
+    parse_reply,
+    safe_reply,
+)
 from chat.partial_json import DeltaExtractor
 from chat.prompting import FittedPrompt, QuestionTooLong, fit_messages, question_fits
+from chat.serializers import message_data
+from chat.services.guard import guard_policy_load
 from chat.services.sessions import StoredQuestion, question_store, reply_store
 from daneshyar.exceptions import ApplicationError, Forbidden, LLMUnavailable, ValidationFailed
 from resources.selectors import ready_resources_exist
@@ -63,6 +76,13 @@ class PreparedTurn:
     # max_tokens and temperature); None: the backend's defaults.
     max_tokens: int | None = None
     temperature: float | None = None
+    # The workspace's output guard (rules, safe reply, claims checks).
+    guard: Policy = field(default_factory=Policy)
+    # The user's own words in this turn (question, history, the integrator's
+    # note): a cited part made of them loses its citation.
+    user_texts: list[str] = field(default_factory=list)
+    # Sign the reply (certificate: true on the request).
+    certificate: bool = False
 
     @property
     def grounded(self) -> bool:
@@ -126,6 +146,9 @@ class TurnOutcome:
     degraded: bool
     # The passages the reply's citations were drawn from.
     passages: list[ScoredPassage]
+    # What the output guard found, and the reply it replaced (a block).
+    guard: Verdict | None = None
+    original: ParsedReply | None = None
 
 
 def _retrieve(workspace: Workspace, question: str, resource_ids: Sequence[uuid.UUID]) -> list[ScoredPassage]:
@@ -174,6 +197,7 @@ def turn_prepare(
     history_offset: int = 0,
     max_tokens: int | None = None,
     temperature: float | None = None,
+    certificate: bool = False,
 ) -> PreparedTurn:
     """Everything before generation. Raises 403/400/404 before storing anything.
 
@@ -182,6 +206,8 @@ def turn_prepare(
     error field names): stored with a new session, checked against an
     existing one.
     """
+    if include_prompt_trace and not settings.PROMPT_TRACE_ENABLED:
+        raise Forbidden("Prompt traces are not enabled on this deployment (PROMPT_TRACE_ENABLED).")
     if include_prompt_trace and not api_key.is_admin:
         raise Forbidden("include_prompt_trace needs an API key with the admin scope.")
     model_id = str(resolve_model(model)["id"])
@@ -192,6 +218,8 @@ def turn_prepare(
         Grounding.DOCUMENTS if ready_resources_exist(workspace=workspace) else Grounding.GENERAL_KNOWLEDGE
     )
     generative = not isinstance(backend, ExtractiveBackend)
+    guard = guard_policy_load(workspace=workspace)
+    claims = guard.claims if generative else ()
     budget = prompt_budget(backend) if generative else None
     count = _counter(backend)
     if generative:
@@ -244,6 +272,7 @@ def turn_prepare(
         passages=passages,
         grounded=grounding == Grounding.DOCUMENTS,
         system_note=stored.session.system_note,
+        claims=claims,
     )
     return PreparedTurn(
         question=stored,
@@ -253,11 +282,19 @@ def turn_prepare(
         grounding=grounding,
         retrieved=passages,
         prompt=prompt,
-        schema=output_schema(),
+        schema=output_schema(claims=len(claims)),
         include_trace=include_prompt_trace,
         on_generation_unavailable=workspace.on_generation_unavailable,
         max_tokens=min(max_tokens, backend.max_tokens) if max_tokens else None,
         temperature=temperature,
+        guard=guard,
+        certificate=certificate,
+        user_texts=[
+            message,
+            stored.session.system_note,
+            *(text for turn in turns for text in (turn.question, turn.answer)),
+            *(text for pair in history for text in pair),
+        ],
     )
 
 
@@ -280,6 +317,29 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
     (``degraded``) if the workspace chose it; otherwise ``LLMUnavailable``
     propagates. ``LLMError`` (the server rejected the request) always does.
     """
+    # A guard that may replace the reply holds the stream back until it is checked.
+    held = on_delta is not None and prepared.guard.blocks
+    outcome = _answer(prepared, None if held else on_delta)
+    outcome = _guarded(prepared, outcome)
+    if held or outcome.original is not None:
+        _emit(outcome.reply, on_delta)
+    return outcome
+
+
+def _guarded(prepared: PreparedTurn, outcome: TurnOutcome) -> TurnOutcome:
+    """The outcome with the citation check and the workspace's guard applied."""
+    outcome.reply = citations_check(outcome.reply, outcome.passages, prepared.user_texts)
+    verdict = guard_evaluate(prepared.guard, outcome.reply.response, outcome.reply.claims)
+    if verdict is None:
+        return outcome
+    outcome.guard = verdict
+    if verdict.action == "block":
+        outcome.original = outcome.reply
+        outcome.reply = safe_reply(prepared.guard.safe_reply)
+    return outcome
+
+
+def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> TurnOutcome:
     started = time.monotonic()
     backend = prepared.backend
     if isinstance(backend, ExtractiveBackend):
@@ -408,7 +468,21 @@ def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
         is_fallback=outcome.is_fallback,
         degraded=outcome.degraded,
         provenance=prepared.provenance(),
+        guard=outcome.guard.as_json() if outcome.guard is not None else None,
+        guard_original=(
+            {"content": outcome.original.content, "response": outcome.original.response}
+            if outcome.original is not None
+            else None
+        ),
     )
+
+
+def reply_data(prepared: PreparedTurn, message: Message) -> MessageData:
+    """The stored reply in API shape, signed when the request asked for a certificate."""
+    data = message_data(message)
+    if prepared.certificate:
+        data["certificate"] = certificate_issue(message, workspace_id=prepared.question.session.workspace_id)
+    return data
 
 
 def turn_error_details(prepared: PreparedTurn, exc: ApplicationError) -> ApplicationError:

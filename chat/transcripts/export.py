@@ -52,6 +52,7 @@ MESSAGE_FIELDS = (
     "model",
     "degraded",
     "provenance",
+    "guard",
     "created_at",
 )
 
@@ -180,6 +181,7 @@ def export_message(row: dict[str, Any]) -> dict[str, Any]:
         message["model"] = row["model"]
         message["degraded"] = row["degraded"]
         message["provenance"] = row["provenance"]
+        message["guard"] = row["guard"]
     return message
 
 

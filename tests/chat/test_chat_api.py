@@ -191,7 +191,7 @@ def test_citations_to_passages_not_retrieved_are_dropped_and_flagged(
     assert parts[2] == {"text": "No source.", "source": None}
     assert assistant["content"] == "Within 30 days. Made up. No source."
     stored = Message.objects.get(id=assistant["id"])
-    assert stored.invalid_citations == [{"part": 1, "passage": 9}]
+    assert stored.invalid_citations == [{"part": 1, "passage": 9, "reason": "not_retrieved"}]
     retrieved_ids = {r["passage_id"] for r in stored.retrieved}
     assert parts[0]["source"]["passage_id"] in retrieved_ids
 
@@ -349,8 +349,9 @@ def test_a_turn_runs_a_small_fixed_number_of_chat_queries(owner: Tenant, scripte
     with CaptureQueriesContext(connection) as queries:
         assert chat(owner, message="second", session_id=session_id).status_code == 200
     chat_sql = [q["sql"] for q in queries.captured_queries if '"chat_' in q["sql"]]
-    # lock session, last sequence, insert question, bump session; history x2; bump session, insert reply
-    assert len(chat_sql) == 8, chat_sql
+    # guard rules and policy; lock session, last sequence, insert question, bump session;
+    # history x2; bump session, insert reply
+    assert len(chat_sql) == 10, chat_sql
     assert not any("JOIN" in sql for sql in chat_sql)
 
 

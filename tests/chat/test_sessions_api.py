@@ -98,6 +98,7 @@ def test_messages_are_oldest_first_in_the_chat_shape(owner: Tenant, scripted: Sc
         "model",
         "degraded",
         "provenance",
+        "guard",
         "created_at",
     }
     rest = client.get(url, {"external_user_id": "alice", "cursor": first["next_cursor"]}).json()["data"]

@@ -87,7 +87,7 @@ def test_empty_workspace_returns_an_empty_list(owner: Tenant) -> None:
         ({"query": QUERY, "top_k": 51}, "top_k"),
         ({"query": QUERY, "top_k": "many"}, "top_k"),
         ({"query": QUERY, "resource_ids": [str(uuid.uuid4()) for _ in range(21)]}, "resource_ids"),
-        ({"query": QUERY, "resource_ids": ["not-a-uuid"]}, "resource_ids.0"),
+        ({"query": QUERY, "resource_ids": ["not-a-uuid"]}, "resource_ids[0]"),
         ({"query": QUERY, "resource_ids": "not-a-list"}, "resource_ids"),
         ({"query": QUERY, "resource_ids": [str(uuid.uuid4())]}, "resource_ids"),
     ],
