@@ -13,6 +13,12 @@ from rest_framework.test import APIClient
 
 from tests.factories import OrganizationFactory, WorkspaceFactory
 from tests.live import live_server_real, live_server_scripted  # noqa: F401  (real server processes)
+from tests.vllm_server import (  # noqa: F401  (a real vLLM server for the tests that ask)
+    pytest_collection_modifyitems,
+    pytest_sessionfinish,
+    vllm_forwarder,
+    vllm_server,
+)
 from tests.worker import celery_worker  # noqa: F401  (a real worker for any test that asks)
 from workspaces import services
 from workspaces.models import ApiKeyScope, Organization, Workspace

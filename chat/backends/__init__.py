@@ -113,7 +113,7 @@ def _build(model_id: str, kind: str, context_length: int | None) -> BaseBackend:
         return LocalBackend(model_id, model_path=local_model_path(), context_length=context_length)
     from chat.backends.openai_compatible import OpenAIBackend
 
-    return OpenAIBackend(model_id)
+    return OpenAIBackend(model_id, context_length=context_length)
 
 
 @contextmanager

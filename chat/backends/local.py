@@ -23,7 +23,7 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem
+from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem, fit_schema
 from daneshyar.exceptions import LLMUnavailable
 
 logger = logging.getLogger(__name__)
@@ -118,33 +118,9 @@ class LocalBackend(BaseBackend):
         )
         return len(encoded["input_ids"])
 
-    @staticmethod
-    def fit_schema(schema: JsonSchema, max_tokens: int) -> dict[str, Any]:
-        """``schema`` with bounds that fit the token budget.
-
-        A constrained decoder cannot close the JSON when the budget runs out,
-        and a reply cut short is invalid. So strings get a ``maxLength`` and
-        arrays a smaller ``maxItems``, sized to roughly fill ``max_tokens``
-        (about 3 characters a token, some left for the JSON around them).
-        """
-        items = max(1, min(4, max_tokens // 48))
-        chars = max(16, max_tokens * 2 // items)
-
-        def fit(node: Any) -> Any:
-            if isinstance(node, list):
-                return [fit(item) for item in node]
-            if not isinstance(node, dict):
-                return node
-            out = {key: fit(value) for key, value in node.items()}
-            if out.get("type") == "string" and "enum" not in out:
-                out["maxLength"] = min(int(out.get("maxLength", chars)), chars)
-            if out.get("type") == "array":
-                out["maxItems"] = min(int(out.get("maxItems", items)), items)
-                out["minItems"] = min(int(out.get("minItems", 0)), out["maxItems"])
-            return out
-
-        fitted: dict[str, Any] = fit(schema)
-        return fitted
+    # The bounds that let a constrained decoder close the JSON in time
+    # (shared with the OpenAI-compatible backend).
+    fit_schema = staticmethod(fit_schema)
 
     def _grammar(self, runtime: _Runtime, schema: JsonSchema) -> Any:
         # Not sort_keys: property order is the order the model writes them in

@@ -1,9 +1,12 @@
-"""The OpenAI-compatible backend against a local fake of vLLM's
-``/v1/chat/completions`` (http.server in a thread): the request shape vLLM
-accepts, non-streaming and SSE streaming replies, and failures -> 503."""
+"""The OpenAI-compatible backend against a local fake server (http.server in
+a thread), for what a real vLLM cannot be made to do on demand: answer 5xx
+or 429 (with and without ``Retry-After``), time out, refuse connections, lack
+``/tokenize`` or ``max_model_len``; and to see the exact request sent. The
+backend against the real vLLM server is in test_vllm.py."""
 
 from __future__ import annotations
 
+import email.utils
 import json
 import threading
 import time
@@ -14,14 +17,11 @@ from typing import Any
 
 import pytest
 
-from chat.backends import use_backend
-from chat.backends.base import Generation
+from chat.backends.base import BaseBackend, Generation, fit_schema
 from chat.backends.openai_compatible import OpenAIBackend
-from chat.models import Message
 from chat.output import SCHEMA_NAME, output_schema
-from daneshyar.exceptions import LLMUnavailable
-from tests.chat.helpers import answer, sse_events, stream_of
-from tests.conftest import Tenant
+from daneshyar.exceptions import LLMError, LLMUnavailable
+from tests.chat.helpers import answer
 
 REPLY = answer(("Claims are filed within 30 days.", None))
 
@@ -34,6 +34,10 @@ class FakeServer:
     status: int = 200
     delay: float = 0.0
     reply: str = REPLY
+    # Extra headers on an error answer (Retry-After, x-should-retry).
+    error_headers: dict[str, str] = field(default_factory=dict)
+    # What GET /v1/models lists (a plain server: no max_model_len).
+    models: list[dict[str, Any]] = field(default_factory=lambda: [{"id": "Qwen/Qwen2.5-7B-Instruct"}])
 
 
 def _chunks(text: str, size: int = 9) -> list[str]:
@@ -48,13 +52,26 @@ def server() -> Iterator[FakeServer]:
         def log_message(self, *args: Any) -> None:
             pass
 
+        def do_GET(self) -> None:
+            state.requests.append({"path": self.path})
+            if self.path == "/v1/models" and state.status != 200:
+                self._json(state.status, {"error": {"message": "busy", "type": "server_error"}})
+            elif self.path == "/v1/models":
+                self._json(200, {"object": "list", "data": state.models})
+            else:
+                self._json(404, {"detail": "Not Found"})
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append({"path": self.path, **body})
             state.headers.append({k.lower(): v for k, v in self.headers.items()})
             time.sleep(state.delay)
+            if self.path != "/v1/chat/completions":
+                self._json(404, {"detail": "Not Found"})  # FastAPI's answer for an unknown route
+                return
             if state.status != 200:
-                self._json(state.status, {"error": {"message": "boom", "type": "server_error"}})
+                message = f"boom {state.status}"
+                self._json(state.status, {"error": {"message": message, "type": "server_error"}})
                 return
             if body.get("stream"):
                 self._stream(body)
@@ -80,6 +97,9 @@ def server() -> Iterator[FakeServer]:
         def _json(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
+            if status != 200:
+                for name, value in state.error_headers.items():
+                    self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -105,7 +125,7 @@ def server() -> Iterator[FakeServer]:
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield state
     httpd.shutdown()
@@ -132,7 +152,8 @@ def assert_vllm_request(request: dict[str, Any]) -> None:
     assert request["messages"] == MESSAGES
     assert request["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": SCHEMA_NAME, "schema": output_schema(), "strict": True},
+        # Bounded so that the reply can close its JSON within max_tokens.
+        "json_schema": {"name": SCHEMA_NAME, "schema": fit_schema(output_schema(), 300), "strict": True},
     }
     assert request["max_tokens"] == 300
 
@@ -153,10 +174,9 @@ def test_temperature_is_sent_only_when_set(server: FakeServer) -> None:
     assert "temperature" not in server.requests[1]
 
 
-def test_stream_parses_sse_deltas(server: FakeServer) -> None:
-    items = list(backend(server).stream(MESSAGES, schema=output_schema()))
-    *deltas, final = items
-    assert deltas == _chunks(REPLY)
+def test_stream_sends_stream_options_for_usage(server: FakeServer) -> None:
+    *deltas, final = list(backend(server).stream(MESSAGES, schema=output_schema()))
+    assert "".join(deltas) == REPLY  # type: ignore[arg-type]
     assert final == Generation(text=REPLY, prompt_tokens=120, completion_tokens=17)
     (request,) = server.requests
     assert_vllm_request(request)
@@ -164,13 +184,66 @@ def test_stream_parses_sse_deltas(server: FakeServer) -> None:
     assert request["stream_options"] == {"include_usage": True}
 
 
-@pytest.mark.parametrize("status", [500, 503, 401, 400])
-def test_server_errors_become_llm_unavailable(server: FakeServer, status: int) -> None:
+@pytest.mark.parametrize("status", [500, 502, 503, 504])
+def test_5xx_is_llm_unavailable_with_retry_after(server: FakeServer, status: int) -> None:
     server.status = status
-    with pytest.raises(LLMUnavailable):
+    with pytest.raises(LLMUnavailable) as raised:
         backend(server).generate(MESSAGES, schema=output_schema())
+    assert raised.value.status_code == 503
+    assert raised.value.headers["Retry-After"] == str(LLMUnavailable.retry_after_seconds)
     with pytest.raises(LLMUnavailable):
         list(backend(server).stream(MESSAGES, schema=output_schema()))
+
+
+@pytest.mark.parametrize(
+    ("status", "retry_after", "expected"),
+    [(503, "7", "7"), (429, "17", "17"), (429, "0.2", "1"), (503, "86400", "3600"), (429, "soon", "5")],
+)
+def test_the_servers_retry_after_is_passed_on(
+    server: FakeServer, status: int, retry_after: str, expected: str
+) -> None:
+    server.status = status
+    server.error_headers = {"Retry-After": retry_after}
+    with pytest.raises(LLMUnavailable) as raised:
+        backend(server).generate(MESSAGES, schema=output_schema())
+    assert raised.value.headers["Retry-After"] == expected
+
+
+def test_retry_after_as_an_http_date(server: FakeServer) -> None:
+    server.status = 503
+    server.error_headers = {"Retry-After": email.utils.formatdate(time.time() + 120, usegmt=True)}
+    with pytest.raises(LLMUnavailable) as raised:
+        backend(server).generate(MESSAGES, schema=output_schema())
+    assert 100 <= int(raised.value.headers["Retry-After"]) <= 121
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_4xx_is_llm_error_logged_with_the_servers_message_and_never_retried(
+    server: FakeServer, status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.status = status
+    # Even when the server asks for a retry: a rejected request stays rejected.
+    server.error_headers = {"x-should-retry": "true"}
+    with pytest.raises(LLMError) as raised:
+        backend(server, max_retries=2).generate(MESSAGES, schema=output_schema())
+    assert raised.value.status_code == 502 and raised.value.code == "llm_error"
+    assert f"HTTP {status}" in raised.value.message
+    assert "Retry-After" not in raised.value.headers
+    assert len(server.requests) == 1
+    assert f"boom {status}" in caplog.text  # the server's own message, for the operator
+    with pytest.raises(LLMError):
+        list(backend(server, max_retries=2).stream(MESSAGES, schema=output_schema()))
+    assert len(server.requests) == 2
+
+
+def test_429_goes_back_at_once_instead_of_sleeping_through_retries(server: FakeServer) -> None:
+    server.status = 429
+    server.error_headers = {"Retry-After": "30"}
+    started = time.monotonic()
+    with pytest.raises(LLMUnavailable):
+        backend(server, max_retries=2).generate(MESSAGES, schema=output_schema())
+    assert len(server.requests) == 1
+    assert time.monotonic() - started < 5
 
 
 def test_timeout_and_unreachable_server_become_llm_unavailable(server: FakeServer) -> None:
@@ -180,8 +253,10 @@ def test_timeout_and_unreachable_server_become_llm_unavailable(server: FakeServe
     unreachable = OpenAIBackend(
         "m", base_url="http://127.0.0.1:9/v1", api_key="k", timeout=1.0, max_retries=0
     )
-    with pytest.raises(LLMUnavailable):
+    with pytest.raises(LLMUnavailable, match="could not be reached"):
         unreachable.generate(MESSAGES, schema=output_schema())
+    with pytest.raises(LLMUnavailable, match="could not be reached"):
+        list(unreachable.stream(MESSAGES, schema=output_schema()))
 
 
 def test_retries_are_the_sdks(server: FakeServer) -> None:
@@ -191,21 +266,50 @@ def test_retries_are_the_sdks(server: FakeServer) -> None:
     assert len(server.requests) == 2
 
 
-@pytest.mark.django_db(transaction=True)
-def test_chat_stream_end_to_end_through_the_fake_server(owner: Tenant, server: FakeServer) -> None:
-    with use_backend(backend(server)):
-        response = owner.client("chat").post(
-            f"/api/v1/workspaces/{owner.workspace.id}/chat/stream/",
-            {"external_user_id": "u", "message": "When are claims filed?"},
-            format="json",
-        )
-        events = list(sse_events(stream_of(response)))
-    names = [name for name, _ in events]
-    assert names[0] == "session" and names[-1] == "message"
-    text = "".join(data["text"] for name, data in events if name == "delta")
-    assert text == "Claims are filed within 30 days." == events[-1][1]["content"]
-    stored = Message.objects.get(id=events[-1][1]["id"])
-    assert (stored.prompt_tokens, stored.completion_tokens) == (120, 17)
-    request = server.requests[0]
-    assert request["messages"][0]["role"] == "system"
-    assert request["messages"][-1]["content"].endswith("Question: When are claims filed?")
+def test_a_server_without_tokenize_gets_the_estimate_and_is_asked_once(server: FakeServer) -> None:
+    plain = backend(server)
+    estimate = BaseBackend.count_tokens(plain, MESSAGES)
+    assert plain.count_tokens(MESSAGES) == estimate
+    assert plain.count_tokens(MESSAGES) == estimate
+    assert [r["path"] for r in server.requests] == ["/tokenize"]  # beside /v1, as vLLM serves it
+    assert server.requests[0]["messages"] == MESSAGES
+    assert server.requests[0]["add_generation_prompt"] is True
+
+
+def test_context_length_from_the_model_list_read_once(server: FakeServer) -> None:
+    server.models = [
+        {"id": "other", "max_model_len": 1},
+        {"id": "Qwen/Qwen2.5-7B-Instruct", "max_model_len": 32768},
+    ]
+    reporting = backend(server)
+    assert reporting.context_length() == 32768
+    assert reporting.context_length() == 32768
+    assert [r["path"] for r in server.requests] == ["/v1/models"]
+
+
+def test_context_length_is_none_when_the_server_does_not_report_it(server: FakeServer) -> None:
+    plain = backend(server)
+    assert plain.context_length() is None
+    assert plain.context_length() is None
+    assert len(server.requests) == 1  # "not reported" is remembered too
+
+
+def test_an_explicit_context_length_wins_without_asking(server: FakeServer) -> None:
+    assert backend(server, context_length=4096).context_length() == 4096
+    assert server.requests == []
+
+
+def test_metadata_calls_never_raise_when_the_server_is_down() -> None:
+    down = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", api_key="k", timeout=1.0, max_retries=0)
+    assert down.context_length() is None
+    assert down.count_tokens(MESSAGES) == BaseBackend.count_tokens(down, MESSAGES)
+
+
+def test_metadata_calls_after_the_server_came_back(server: FakeServer) -> None:
+    """A failure is not cached: the next call asks again."""
+    server.models = [{"id": "Qwen/Qwen2.5-7B-Instruct", "max_model_len": 8192}]
+    server.status = 503
+    flaky = backend(server)
+    assert flaky.context_length() is None
+    server.status = 200
+    assert flaky.context_length() == 8192
