@@ -129,3 +129,49 @@ def test_empty_workspace_prompt_gets_the_default_and_the_system_message_is_stabl
     second = build_messages(workspace_prompt=" ", history=[], question="b", passages=[], grounded=False)
     assert first[0] == second[0]
     assert "untrusted" in first[0]["content"]
+
+
+def _form(**field: object) -> str:
+    base = {"name": "n", "label": "L", "type": "text", "required": True, "placeholder": None, "options": None}
+    return json.dumps({"type": "form", "question": "Q?", "title": "T", "fields": [{**base, **field}]})
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        json.dumps({"type": "answer", "parts": [{"text": f"p{i}", "passage": None} for i in range(13)]}),
+        json.dumps({"type": "answer", "parts": [{"text": "x" * 4001, "passage": None}]}),
+        _form(required="false"),
+        _form(required=1),
+        _form(type="select", options=[f"o{i}" for i in range(21)]),
+        _form(label="l" * 201),
+        _form(type="radio", options=["ok", "o" * 201]),
+        json.dumps(
+            {
+                "type": "form",
+                "question": "Q?",
+                "title": "T",
+                "fields": [
+                    {
+                        "name": f"f{i}",
+                        "label": "L",
+                        "type": "text",
+                        "required": True,
+                        "placeholder": None,
+                        "options": None,
+                    }
+                    for i in range(13)
+                ],
+            }
+        ),
+    ],
+)
+def test_the_server_enforces_every_bound_of_the_output_contract(raw: str) -> None:
+    with pytest.raises(InvalidOutput):
+        parse_reply(raw, [])
+
+
+def test_required_must_be_a_json_boolean() -> None:
+    parsed = parse_reply(_form(required=False), [])
+    assert parsed.response["form"] is not None
+    assert parsed.response["form"]["fields"][0]["required"] is False
