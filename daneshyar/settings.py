@@ -8,6 +8,7 @@ names the variable.
 from __future__ import annotations
 
 import base64
+import hashlib
 import secrets
 from pathlib import Path
 
@@ -76,6 +77,12 @@ def _certificate_signing_key() -> str:
         raise ImproperlyConfigured("CERTIFICATE_SIGNING_KEY must be [key_id:] and 32 bytes in base64url")
     return configured
 
+
+# Keys the HMAC that replaces external_user_id in a pseudonymous transcript
+# export (stable across exports while it stays the same).
+TRANSCRIPT_PSEUDONYM_KEY = env_str(
+    "TRANSCRIPT_PSEUDONYM_KEY", hashlib.sha256(f"pseudonym:{SECRET_KEY}".encode()).hexdigest()
+)
 
 # Signs response certificates (chat/certificates.py); rotate by moving the
 # old public key to CERTIFICATE_RETIRED_KEYS ("key_id:base64url", comma-separated).

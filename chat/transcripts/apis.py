@@ -47,6 +47,11 @@ class TranscriptExportApi(WorkspaceApi):
         updated_since = IsoDateTimeQueryField(required=False, input_formats=["iso-8601"])
         # Not a ChoiceField: "redact=" (empty) must be an error, never a silent plain export.
         redact = serializers.CharField(required=False, allow_blank=True, help_text='Only "pii".')
+        pseudonymize = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Replace every external_user_id with a keyed HMAC, stable across exports.",
+        )
 
         class Meta:
             ref_name = "TranscriptExportFilter"
@@ -81,8 +86,13 @@ class TranscriptExportApi(WorkspaceApi):
             ),
         )
         redactor = default_redactor if data.get("redact") == "pii" else None
+        pseudonym = (
+            export.pseudonymizer(organization_id=self.workspace.organization_id)
+            if data["pseudonymize"]
+            else None
+        )
         response = StreamingHttpResponse(
-            export.transcript_export_lines(sessions=sessions, redactor=redactor),
+            export.transcript_export_lines(sessions=sessions, redactor=redactor, pseudonym=pseudonym),
             content_type="application/x-ndjson; charset=utf-8",
         )
         response["Cache-Control"] = "no-store"

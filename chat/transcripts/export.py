@@ -22,12 +22,15 @@ Memory stays bounded whatever the workspace's size:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import connections
 from django.db.models import F, Func, IntegerField, QuerySet, UUIDField, Value
@@ -192,8 +195,15 @@ class TranscriptWriter:
     report count sessions by their position in *this* export (0-based).
     """
 
-    def __init__(self, *, redactor: Redactor | None, max_report_paths: int = 10_000) -> None:
+    def __init__(
+        self,
+        *,
+        redactor: Redactor | None,
+        pseudonym: Callable[[str], str] | None = None,
+        max_report_paths: int = 10_000,
+    ) -> None:
         self.redactor = redactor
+        self.pseudonym = pseudonym
         self.report = RedactionReport(max_paths=max_report_paths) if redactor is not None else None
         self.session_index = 0
 
@@ -210,7 +220,7 @@ class TranscriptWriter:
         head = {
             "type": "session",
             "session_id": str(session.id),
-            "external_user_id": session.external_user_id,
+            "external_user_id": self._user(session.external_user_id),
             "title": title,
             "created_at": timestamp(session.created_at),
             "updated_at": timestamp(session.updated_at),
@@ -218,8 +228,14 @@ class TranscriptWriter:
         # Re-open the object to append "messages" piece by piece.
         return _dumps(head)[:-1] + ',"messages":['
 
+    def _user(self, external_user_id: str) -> str:
+        return self.pseudonym(external_user_id) if self.pseudonym is not None else external_user_id
+
     def message(self, row: dict[str, Any], index: int) -> str:
         message = export_message(row)
+        if self.pseudonym is not None:
+            for item in message["feedback"]:
+                item["external_user_id"] = self._user(item["external_user_id"])
         if self.redactor is not None and self.report is not None:
             message = redact_message(
                 message,
@@ -242,6 +258,7 @@ def transcript_export_lines(
     *,
     sessions: QuerySet[Session],
     redactor: Redactor | None = None,
+    pseudonym: Callable[[str], str] | None = None,
     session_batch: int = SESSION_BATCH,
     message_chunk: int = MESSAGE_CHUNK,
     max_report_paths: int = 10_000,
@@ -253,7 +270,7 @@ def transcript_export_lines(
     database fails mid-stream the status line has already gone out, so a final
     ``{"type": "error", ...}`` line says the export is incomplete.
     """
-    writer = TranscriptWriter(redactor=redactor, max_report_paths=max_report_paths)
+    writer = TranscriptWriter(redactor=redactor, pseudonym=pseudonym, max_report_paths=max_report_paths)
     open_line = False  # a session line was partly sent
     try:
         for batch in _session_batches(sessions, session_batch):
@@ -279,3 +296,16 @@ def transcript_export_lines(
         logger.exception("Transcript export failed mid-stream")
         error = {"code": "internal_error", "message": "The export stopped early; retry it."}
         yield (("\n" if open_line else "") + _dumps({"type": "error", "error": error}) + "\n").encode()
+
+
+def pseudonymizer(*, organization_id: object) -> Callable[[str], str]:
+    """``external_user_id`` → a keyed HMAC (``u_`` + 32 hex): the same end user
+    gets the same pseudonym in every export of the organization, and nobody
+    without TRANSCRIPT_PSEUDONYM_KEY can map it back or link organizations."""
+    key = settings.TRANSCRIPT_PSEUDONYM_KEY.encode()
+
+    def pseudonym(external_user_id: str) -> str:
+        digest = hmac.new(key, f"{organization_id}\x00{external_user_id}".encode(), hashlib.sha256)
+        return "u_" + digest.hexdigest()[:32]
+
+    return pseudonym

@@ -29,6 +29,8 @@ Redactor = Callable[[str], tuple[str, Findings]]
 PLACEHOLDERS: dict[str, str] = {
     "email": "[EMAIL]",
     "iban": "[IBAN]",
+    "dob": "[DOB]",
+    "national_id": "[NATIONAL_ID]",
     "phone": "[PHONE]",
     "number": "[NUMBER]",
 }
@@ -48,9 +50,38 @@ _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d\d(?: ?[A-Za-z0-9]){11,30}")
 # The leading lookahead lets the engine skip non-candidates cheaply.
 _DIGITS = re.compile(r"(?=[\d+(])(?<![\d+])(?:\+\d{1,3}[ -]?)?(?:\(\d{1,5}\)[ -]?)?\d+(?:[ -]\d{2,})*(?!\d)")
 _ANY_DIGIT = re.compile(r"\d")
+# Phone numbers written with dots or dashes the digit rule above does not
+# join: 555.123.4567, 555-123-4567 (+1 optional), and 7-digit local numbers
+# 555-1234 / 555.1234 (first digit 2-9, as exchange codes are; not a range
+# of quantities: "250-3000 mg").
+_PHONE_DOTTED = re.compile(
+    r"(?<![\w.-])(?:\+?1[ .-])?(?:\(\d{3}\) ?|\d{3}[.-])\d{3}[.-]\d{4}(?!\w|[.,-]\d)"
+    r"|(?<![\w.,$€£-])[2-9]\d{2}[.-]\d{4}(?!\w|[.,-]\d)"
+    r"(?!\s*(?:%|mg|ml|kg|km|g\b|m\b|euros?|dollars?|usd|eur|units?))",
+    re.IGNORECASE,
+)
+# US social security numbers (area not 000, 666 or 9xx; group not 00; serial
+# not 0000) and UK National Insurance numbers: national ids, their own kind.
+_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
+_UK_NI = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])")
+# A date of birth, when it is labelled as one (a bare date stays: it may be an
+# appointment or a policy date).
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE = (
+    r"(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? \d{{4}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}})"
+)
+_DOB = re.compile(
+    r"(?P<label>\b(?:d\.?o\.?b\.?|date of birth|birth ?date|born(?: on)?|geboren(?: am)?)\s*[:=-]?\s*)"
+    rf"(?P<date>{_DATE})",
+    re.IGNORECASE,
+)
 # A message may quote a resource id: digits inside a UUID are not a number.
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# ISBN-13 with its hyphens: a book, not a person.
+_ISBN = re.compile(r"(?<!\d)97[89][- ]\d{1,5}[- ]\d{1,7}[- ]\d{1,7}[- ][\dX](?![\dX])")
+_YEAR_RANGE = re.compile(r"(?:19|20)\d\d ?- ?(?:19|20)\d\d")
 
 
 def _iban_valid(candidate: str) -> bool:
@@ -66,7 +97,7 @@ def _iban_valid(candidate: str) -> bool:
 
 def _classify_digits(candidate: str) -> str | None:
     """``"phone"``, ``"number"`` or None (keep) for a run matched by ``_DIGITS``."""
-    if _ISO_DATE.fullmatch(candidate):
+    if _ISO_DATE.fullmatch(candidate) or _YEAR_RANGE.fullmatch(candidate):
         return None
     digits = sum(ch.isdigit() for ch in candidate)
     groups = len(re.findall(r"\d+", candidate))
@@ -79,16 +110,22 @@ def _classify_digits(candidate: str) -> str | None:
 
 
 def _inside_uuid(match: re.Match[str]) -> bool:
+    return _inside(_UUID, match)
+
+
+def _inside(pattern: re.Pattern[str], match: re.Match[str]) -> bool:
+    """Whether ``match`` lies within a match of ``pattern`` (an id that is not personal)."""
     start, end = match.span()
     window_start = max(0, start - 36)
-    for uuid in _UUID.finditer(match.string, window_start, end + 36):
-        if uuid.start() <= start and end <= uuid.end():
+    for outer in pattern.finditer(match.string, window_start, end + 36):
+        if outer.start() <= start and end <= outer.end():
             return True
     return False
 
 
 class RuleRedactor:
-    """Rule-based redactor for e-mail addresses, IBANs, phone numbers and long digit runs.
+    """Rule-based redactor for e-mail addresses, IBANs, labelled dates of
+    birth, national ids (US SSN, UK NI), phone numbers and long digit runs.
 
     Rules run in that order, so an e-mail's or an IBAN's digits are never
     counted twice. Placeholders contain no digits or ``@``, so a later rule
@@ -111,11 +148,25 @@ class RuleRedactor:
                     return PLACEHOLDERS["iban"] + candidate[end:]
             return candidate
 
+        def dob(match: re.Match[str]) -> str:
+            found["dob"] += 1
+            return match.group("label") + PLACEHOLDERS["dob"]
+
+        def national_id(match: re.Match[str]) -> str:
+            found["national_id"] += 1
+            return PLACEHOLDERS["national_id"]
+
+        def phone(match: re.Match[str]) -> str:
+            if _inside_uuid(match):
+                return match.group(0)
+            found["phone"] += 1
+            return PLACEHOLDERS["phone"]
+
         def digits(match: re.Match[str]) -> str:
             # Too short to be a phone or a long number (the common case: "14 days").
             if match.end() - match.start() < min(PHONE_DIGITS.start, MIN_NUMBER_DIGITS):
                 return match.group(0)
-            if _inside_uuid(match):
+            if _inside_uuid(match) or _inside(_ISBN, match):
                 return match.group(0)
             kind = _classify_digits(match.group(0))
             if kind is None:
@@ -128,6 +179,10 @@ class RuleRedactor:
             text = _EMAIL.sub(email, text)
         if _ANY_DIGIT.search(text):
             text = _IBAN.sub(iban, text)
+            text = _DOB.sub(dob, text)
+            text = _SSN.sub(national_id, text)
+            text = _UK_NI.sub(national_id, text)
+            text = _PHONE_DOTTED.sub(phone, text)
             text = _DIGITS.sub(digits, text)
         return text, found
 
@@ -184,10 +239,12 @@ def redact_message(
     """A copy of an exported message with its text redacted; the input is not mutated.
 
     Visited: ``content`` (a string), each ``response.parts[i].text`` (the
-    answer's claims and a form's question text) and each feedback ``comment``
-    (free text typed by the end user). Everything else (``id``, ``role``,
-    ``created_at``, ``response.type``, ``response.form``, every ``source``,
-    feedback ratings and user ids) is copied by reference, untouched.
+    answer's claims and a form's question text), a form's ``title`` and each
+    field's ``label``, ``placeholder`` and ``options`` (text the model wrote),
+    and each feedback ``comment`` (free text typed by the end user).
+    Everything else (``id``, ``role``, ``created_at``, ``response.type``, a
+    field's ``name``, ``type`` and ``required``, every ``source``, feedback
+    ratings and user ids) is copied by reference, untouched.
     """
     out = dict(message)
     content = message.get("content")
@@ -207,6 +264,9 @@ def redact_message(
                 )
             parts.append(part)
         out["response"] = {**response, "parts": parts}
+        form = response.get("form")
+        if isinstance(form, dict):
+            out["response"]["form"] = _redact_form(form, f"{path}.response.form", redactor, report)
     feedback = message.get("feedback")
     if isinstance(feedback, list):
         items: list[Any] = []
@@ -221,4 +281,34 @@ def redact_message(
                 )
             items.append(item)
         out["feedback"] = items
+    return out
+
+
+def _redact_form(
+    form: dict[str, Any], path: str, redactor: Redactor, report: RedactionReport
+) -> dict[str, Any]:
+    out = dict(form)
+    if isinstance(form.get("title"), str):
+        out["title"] = redact_text(form["title"], path=f"{path}.title", redactor=redactor, report=report)
+    fields = form.get("fields")
+    if isinstance(fields, list):
+        redacted: list[Any] = []
+        for index, field in enumerate(fields):
+            if isinstance(field, dict):
+                field = dict(field)
+                here = f"{path}.fields[{index}]"
+                for key in ("label", "placeholder"):
+                    if isinstance(field.get(key), str):
+                        field[key] = redact_text(
+                            field[key], path=f"{here}.{key}", redactor=redactor, report=report
+                        )
+                if isinstance(field.get("options"), list):
+                    field["options"] = [
+                        redact_text(option, path=f"{here}.options[{n}]", redactor=redactor, report=report)
+                        if isinstance(option, str)
+                        else option
+                        for n, option in enumerate(field["options"])
+                    ]
+            redacted.append(field)
+        out["fields"] = redacted
     return out

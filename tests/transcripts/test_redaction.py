@@ -124,6 +124,12 @@ def _structure(line: dict[str, Any]) -> str:
         message.pop("content")
         for part in (message["response"] or {}).get("parts", []):
             part.pop("text")
+        form = (message["response"] or {}).get("form")
+        if form:
+            form.pop("title")
+            for field in form["fields"]:
+                for key in ("label", "placeholder", "options"):
+                    field.pop(key, None)
         for item in message["feedback"]:
             item.pop("comment")
     return json.dumps(skeleton, sort_keys=False, ensure_ascii=False)
@@ -218,10 +224,77 @@ def test_a_custom_redactor_is_only_ever_shown_text(owner: Tenant) -> None:
         for x in b"".join(transcripts.transcript_export_lines(sessions=sessions, redactor=spy)).splitlines()
     ]
 
-    assert sorted(seen) == sorted(["Title text", "Question text", "Part text", "Part text", "Comment text"])
+    # Text only: the form's title and labels are text the model wrote; its
+    # field names, types and flags are structure.
+    assert sorted(seen) == sorted(
+        [
+            "Title text",
+            "Question text",
+            "Part text",
+            "Part text",
+            "Comment text",
+            "Claim form",
+            "Policy number",
+        ]
+    )
     line = lines[0]
     assert line["session_id"] == str(session.id) and line["external_user_id"] == "alice"
     assert [m["role"] for m in line["messages"]] == ["user", "assistant"]
     assert line["messages"][1]["response"]["parts"][0] == {"text": "PART TEXT", "source": SOURCE}
-    assert line["messages"][1]["response"]["form"] == FORM
-    assert lines[-1]["counts"] == {"spy": 5}
+    assert line["messages"][1]["response"]["form"] == {
+        "title": "CLAIM FORM",
+        "fields": [{**FORM["fields"][0], "label": "POLICY NUMBER"}],  # type: ignore[index]
+    }
+    assert lines[-1]["counts"] == {"spy": 7}
+
+
+@pytest.mark.django_db
+def test_a_pseudonymous_export_replaces_end_users_with_a_stable_keyed_hash(owner: Tenant) -> None:
+    _, messages = conversation(owner.workspace, external_user_id="alice@example.org", title="t")
+    feedback(messages[1], comment="fine")
+    first = export(owner.client(), owner.workspace.id, pseudonymize="true")[1]
+    second = export(owner.client(), owner.workspace.id, pseudonymize="true")[1]
+    pseudonym = first[0]["external_user_id"]
+    assert pseudonym.startswith("u_") and len(pseudonym) == 34 and "alice" not in json.dumps(first)
+    assert second[0]["external_user_id"] == pseudonym  # stable across exports
+    assert first[0]["messages"][1]["feedback"][0]["external_user_id"] == pseudonym
+    plain = export(owner.client(), owner.workspace.id)[1]
+    assert plain[0]["external_user_id"] == "alice@example.org"
+    bad = owner.client().get(
+        f"/api/v1/workspaces/{owner.workspace.id}/transcripts/", {"pseudonymize": "maybe"}
+    )
+    assert bad.status_code == 400
+
+
+@pytest.mark.django_db
+def test_the_model_written_text_of_a_form_is_redacted(owner: Tenant) -> None:
+    form = {
+        "title": "Call 555.123.4567",
+        "fields": [
+            {
+                "name": "contact",
+                "label": "Email jane@example.org",
+                "type": "select",
+                "required": True,
+                "placeholder": "e.g. 555-1234",
+                "options": ["SSN 123-45-6789", "none"],
+            }
+        ],
+    }
+    conversation(
+        owner.workspace,
+        external_user_id="u",
+        title="t",
+        turns=[("Question", {**answer_response(("Fill this in", None)), "type": "form", "form": form})],
+    )
+    lines = export(owner.client(), owner.workspace.id, redact="pii")[1]
+    exported = lines[0]["messages"][1]["response"]["form"]
+    assert exported["title"] == "Call [PHONE]"
+    field = exported["fields"][0]
+    assert (field["label"], field["placeholder"], field["options"]) == (
+        "Email [EMAIL]",
+        "e.g. [PHONE]",
+        ["SSN [NATIONAL_ID]", "none"],
+    )
+    assert field["name"] == "contact" and field["required"] is True
+    assert "sessions[0].messages[1].response.form.fields[0].options[0]" in lines[-1]["paths"]
