@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.db.models import Prefetch, QuerySet
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.utils import timezone
 
-from chat.models import Feedback, Message, Session
+from chat.models import Feedback, Message, ReviewItem, Session
+from chat.services.guard import review_mark
 from chat.transcripts.export import transcript_export_lines
 from chat.transcripts.redaction import default_redactor
 
@@ -127,3 +128,62 @@ class FeedbackAdmin(ReadOnlyAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(ReviewItem)
+class ReviewQueueAdmin(ReadOnlyAdmin):
+    """Replies the output guard flagged or blocked, per workspace, with the
+    conversation around them; a reviewer marks them reviewed."""
+
+    list_display = ["created_at", "workspace", "excerpt", "guard_action", "review_status", "reviewed_by"]
+    list_filter = ["review_status", "session__workspace__organization", "session__workspace"]
+    search_fields = ["=session__id", "=id", "content"]
+    list_select_related = ["session", "session__workspace"]
+    ordering = ["-created_at"]
+    actions = ["mark_reviewed"]
+    fields = ["id", "session", "model", "guard", "review_status", "reviewed_at", "reviewed_by", "created_at"]
+    change_form_template = "admin/chat/reviewitem/review.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ReviewItem]:
+        return super().get_queryset(request).filter(guard__isnull=False)
+
+    @admin.display(description="workspace")
+    def workspace(self, obj: ReviewItem) -> str:
+        return obj.session.workspace.name
+
+    @admin.display(description="reply")
+    def excerpt(self, obj: ReviewItem) -> str:
+        original = obj.guard_original or {}
+        text = str(original.get("content") or obj.content)
+        return text if len(text) <= 120 else text[:119] + "…"
+
+    @admin.display(description="guard")
+    def guard_action(self, obj: ReviewItem) -> str:
+        guard = obj.guard or {}
+        return f"{guard.get('action', '')}: {', '.join(guard.get('rule_ids', []))}"
+
+    @admin.action(description="Mark selected replies reviewed")
+    def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[ReviewItem]) -> None:
+        count = review_mark(
+            message_ids=list(queryset.values_list("id", flat=True)), reviewer=request.user.get_username()
+        )
+        self.message_user(request, f"Marked {count} reply(ies) reviewed.", messages.SUCCESS)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        extra_context = dict(extra_context or {})
+        item = self.get_object(request, unquote(object_id))
+        if item is not None:
+            if request.method == "POST" and "_mark_reviewed" in request.POST:
+                review_mark(message_ids=[item.id], reviewer=request.user.get_username())
+                self.message_user(request, "Marked reviewed.", messages.SUCCESS)
+                return HttpResponseRedirect(request.path)
+            extra_context["item"] = item
+            extra_context["transcript"] = transcript_context(item.session)
+            extra_context["title"] = f"Reply to review: {item.session.title}"
+        return super().change_view(request, object_id, form_url, extra_context)

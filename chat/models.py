@@ -204,3 +204,13 @@ class GuardPolicy(models.Model):
 
     def __str__(self) -> str:
         return f"guard policy of {self.workspace_id}"
+
+
+class ReviewItem(Message):
+    """A reply the output guard caught (flagged or blocked), as the review
+    queue of the console lists it."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "reply to review"
+        verbose_name_plural = "review queue"
