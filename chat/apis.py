@@ -149,6 +149,8 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
 
 
 class ChatApi(WorkspaceApi):
+    turn_methods = frozenset({"POST"})
+
     @extend_schema(
         operation_id="chat",
         request=ChatInputSerializer,
@@ -186,6 +188,7 @@ class EventStreamNegotiation(DefaultContentNegotiation):
 
 class ChatStreamApi(WorkspaceApi):
     content_negotiation_class = EventStreamNegotiation
+    turn_methods = frozenset({"POST"})
 
     @extend_schema(
         operation_id="chat_stream",

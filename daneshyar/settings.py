@@ -117,6 +117,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "daneshyar.middleware.BodySizeLimitMiddleware",
+    "workspaces.ratelimit.RateLimitHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -334,6 +335,20 @@ def _model_registry() -> list[dict[str, object]]:
 
 GENERATION_MODELS = _model_registry()
 
+# --- Rate limits (workspaces/ratelimit.py) ---------------------------------------
+# Per minute; an organization or a workspace may override each (admin console).
+RATE_LIMIT_ENABLED = env_bool("RATE_LIMIT_ENABLED", True)
+RATE_LIMIT_REQUESTS_PER_MINUTE = env_int("RATE_LIMIT_REQUESTS_PER_MINUTE", 1200, minimum=1)
+RATE_LIMIT_CHAT_PER_MINUTE = env_int("RATE_LIMIT_CHAT_PER_MINUTE", 120, minimum=1)
+RATE_LIMIT_CHAT_PER_USER_PER_MINUTE = env_int("RATE_LIMIT_CHAT_PER_USER_PER_MINUTE", 20, minimum=1)
+RATE_LIMIT_UPLOADS_PER_MINUTE = env_int("RATE_LIMIT_UPLOADS_PER_MINUTE", 600, minimum=1)
+# Shared by every process through Redis; without REDIS_URL, per process.
+RATE_LIMIT_STORAGE_URL = (
+    (REDIS_URL.replace("unix://", "redis+unix://", 1) if REDIS_URL.startswith("unix://") else REDIS_URL)
+    if REDIS_URL
+    else "memory://"
+)
+
 # --- API ----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["workspaces.authentication.ApiKeyAuthentication"],
@@ -346,6 +361,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "daneshyar.exceptions.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["workspaces.ratelimit.KeyRateThrottle"],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {

@@ -59,6 +59,7 @@ class ResourceOutputSerializer(serializers.ModelSerializer[Resource]):
 
 class ResourceListCreateApi(WorkspaceApi):
     admin_methods = frozenset({"POST"})
+    upload_methods = frozenset({"POST"})
 
     class UploadInputSerializer(serializers.Serializer[Any]):
         file = serializers.FileField(allow_empty_file=True)

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from tests.factories import OrganizationFactory, WorkspaceFactory
 from tests.live import live_server_real, live_server_scripted  # noqa: F401  (real server processes)
+from tests.rate_limits import GENEROUS_RATE_LIMITS
 from tests.vllm_server import (  # noqa: F401  (a real vLLM server for the tests that ask)
     pytest_collection_modifyitems,
     pytest_sessionfinish,
@@ -81,3 +82,11 @@ def outsider_client(outsider: Tenant) -> APIClient:
 @pytest.fixture
 def tenant_factory(db: Any) -> Callable[[str], Tenant]:
     return make_tenant
+
+
+@pytest.fixture(autouse=True)
+def generous_rate_limits(settings: Any) -> None:
+    """Tests send many requests a minute with one key: limits that never bite,
+    unless a test sets its own (tests/workspaces/test_rate_limits.py)."""
+    for name, value in GENEROUS_RATE_LIMITS.items():
+        setattr(settings, name, value)

@@ -16,6 +16,8 @@ import httpx
 import pytest
 from django.db import connection
 
+from tests.rate_limits import GENEROUS_RATE_LIMITS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -36,6 +38,8 @@ def live_server(**env: str) -> Iterator[str]:
         **os.environ,
         "DATABASE_URL": f"postgresql://postgres@/{name}?host={params['host']}",
         "DATABASE_CONN_MAX_AGE": "0",
+        # Tests send many requests a minute with one key.
+        **{name: str(value) for name, value in GENEROUS_RATE_LIMITS.items()},
         **env,
     }
     process = subprocess.Popen(

@@ -27,6 +27,7 @@ from rest_framework.views import APIView
 from daneshyar.exceptions import Forbidden
 from workspaces.models import ApiKey, Workspace
 from workspaces.permissions import HasApiKey
+from workspaces.ratelimit import rate_limit_turn, rate_limit_upload
 from workspaces.selectors import workspace_get
 
 ADMIN_SCOPE_MESSAGE = "This operation needs an API key with the admin scope."
@@ -56,8 +57,12 @@ class WorkspaceApi(APIView):
     # to ``chat`` keys too. (Comments, not a docstring: drf-spectacular would
     # publish an inherited docstring as every operation's description.)
 
+    # Methods that are chat turns or document uploads: they also count
+    # against those rate limits (workspaces/ratelimit.py), after the scope check.
     permission_classes = [HasApiKey]
     admin_methods: ClassVar[frozenset[str]] = frozenset()
+    turn_methods: ClassVar[frozenset[str]] = frozenset()
+    upload_methods: ClassVar[frozenset[str]] = frozenset()
 
     api_key: ApiKey
     workspace: Workspace
@@ -65,6 +70,19 @@ class WorkspaceApi(APIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, HasApiKey, throttles
         self.api_key = request_api_key(request)
+        method = (request.method or "").upper()
         self.workspace = request_workspace(
-            request, kwargs["workspace_id"], admin=(request.method or "").upper() in self.admin_methods
+            request, kwargs["workspace_id"], admin=method in self.admin_methods
         )
+        if method in self.upload_methods:
+            rate_limit_upload(request, api_key=self.api_key, workspace=self.workspace)
+        if method in self.turn_methods:
+            rate_limit_turn(
+                request, api_key=self.api_key, workspace=self.workspace, end_user=self.end_user_of(request)
+            )
+
+    def end_user_of(self, request: Request) -> str | None:
+        """The end user a chat turn is for (its ``external_user_id``)."""
+        data = request.data
+        value = data.get("external_user_id") if isinstance(data, dict) else None
+        return value if isinstance(value, str) and value else None

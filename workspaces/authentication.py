@@ -22,7 +22,8 @@ def key_authenticate(raw: str) -> ApiKey:
     if not looks_like_key(plaintext):
         raise exceptions.AuthenticationFailed("Invalid API key.")
     try:
-        api_key = ApiKey.objects.active().get(key_hash=hash_key(plaintext))
+        # The organization comes along: its rate limits are read on every request.
+        api_key = ApiKey.objects.active().select_related("organization").get(key_hash=hash_key(plaintext))
     except ApiKey.DoesNotExist:
         raise exceptions.AuthenticationFailed("Invalid or revoked API key.") from None
     now = timezone.now()

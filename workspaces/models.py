@@ -7,7 +7,29 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 
-class Organization(models.Model):
+class RateLimitOverrides(models.Model):
+    """Per-minute rate limits that override the deployment's defaults
+    (RATE_LIMIT_* settings) for an organization or one of its workspaces
+    (workspaces/ratelimit.py). Empty means "inherit"."""
+
+    rate_requests_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="All requests of one API key."
+    )
+    rate_chat_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Chat turns of one API key."
+    )
+    rate_chat_per_user_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Chat turns of one end user (external_user_id) of one API key."
+    )
+    rate_uploads_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Document uploads of one API key."
+    )
+
+    class Meta:
+        abstract = True
+
+
+class Organization(RateLimitOverrides):
     """A tenant: one integrator. Owns workspaces and API keys."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -29,7 +51,7 @@ class GenerationFallback(models.TextChoices):
     ERROR = "error", "answer 503 llm_unavailable"
 
 
-class Workspace(models.Model):
+class Workspace(RateLimitOverrides):
     """Documents and conversations that belong together, with retrieval settings."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

@@ -4,23 +4,21 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chat', '0004_guard'),
+        ("chat", "0004_guard"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ReviewItem',
-            fields=[
-            ],
+            name="ReviewItem",
+            fields=[],
             options={
-                'verbose_name': 'reply to review',
-                'verbose_name_plural': 'review queue',
-                'proxy': True,
-                'indexes': [],
-                'constraints': [],
+                "verbose_name": "reply to review",
+                "verbose_name_plural": "review queue",
+                "proxy": True,
+                "indexes": [],
+                "constraints": [],
             },
-            bases=('chat.message',),
+            bases=("chat.message",),
         ),
     ]

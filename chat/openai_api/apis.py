@@ -133,6 +133,12 @@ class CompletionInputSerializer(serializers.Serializer[Any]):
 
 class ChatCompletionsApi(OpenAIApi):
     content_negotiation_class = EventStreamNegotiation
+    turn_methods = frozenset({"POST"})
+
+    def end_user_of(self, request: Request) -> str | None:
+        data = request.data
+        value = data.get("user") if isinstance(data, dict) else None
+        return value if isinstance(value, str) and value else None
 
     @extend_schema(
         operation_id="openai_chat_completions",
