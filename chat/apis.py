@@ -4,7 +4,7 @@ derives from ``WorkspaceApi`` (key → workspace 404 → scope 403)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.conf import settings
@@ -41,12 +41,20 @@ from chat.services import feedback as feedback_services
 from chat.services import guard as guard_services
 from chat.services import sessions as session_services
 from chat.services.models import model_list
-from chat.services.turns import PreparedTurn, release_connection, reply_data, turn_complete, turn_prepare
-from chat.streaming import event_stream
+from chat.services.turns import (
+    PreparedTurn,
+    release_connection,
+    reply_data,
+    turn_complete,
+    turn_prepare,
+    turn_resume_data,
+)
+from chat.streaming import event_stream, replay_stream
 from daneshyar.api import ok, paginate
-from daneshyar.exceptions import ValidationFailed
+from daneshyar.exceptions import ApplicationError, ValidationFailed
 from daneshyar.schema import envelope, list_envelope
 from workspaces.access import WorkspaceApi
+from workspaces.idempotency import idempotency_finish, idempotent, request_claim
 from workspaces.permissions import HasApiKey
 
 _TEXT_PART = {
@@ -128,6 +136,7 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
 
 
 def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
+    claim = request_claim(request)
     serializer = ChatInputSerializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
@@ -145,6 +154,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
         model=data.get("model"),
         include_prompt_trace=data["include_prompt_trace"],
         certificate=data["certificate"],
+        resume=claim.resume,
     )
 
 
@@ -156,9 +166,15 @@ class ChatApi(WorkspaceApi):
         request=ChatInputSerializer,
         responses=envelope("ChatTurn", ChatResultSchema),
     )
+    @idempotent
     def post(self, request: Request, workspace_id: str) -> Response:
         prepared = _prepare(self, request)
-        reply = turn_complete(prepared)
+        try:
+            reply = turn_complete(prepared)
+        except ApplicationError:
+            # The question is stored: a retry with the same Idempotency-Key answers it.
+            request_claim(request).resume_next = turn_resume_data(prepared)
+            raise
         question = prepared.question
         data: ChatResult = {
             "session": session_summary(question.session, created=question.created),
@@ -200,14 +216,27 @@ class ChatStreamApi(WorkspaceApi):
             )
         },
     )
+    @idempotent(replay=lambda stored: _stream_response(replay_stream(stored.data)))
     def post(self, request: Request, workspace_id: str) -> StreamingHttpResponse:
         # Errors up to here (400/403/404) are ordinary JSON error responses.
         prepared = _prepare(self, request)
+        claim = request_claim(request)
+
+        def finish(status: int, result: ChatResult | None) -> None:
+            # Told from the turn's worker when the turn is stored (or failed).
+            if result is None:
+                claim.resume_next = turn_resume_data(prepared)
+            idempotency_finish(claim, status=status, body=result)
+
         release_connection()
-        response = StreamingHttpResponse(event_stream(prepared), content_type="text/event-stream")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
-        return response
+        return _stream_response(event_stream(prepared, finish if claim.record is not None else None))
+
+
+def _stream_response(body: Iterator[bytes]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(body, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
+    return response
 
 
 # --- Sessions -------------------------------------------------------------------
@@ -346,6 +375,7 @@ class FeedbackApi(WorkspaceApi):
             200: envelope("FeedbackReplaced", FeedbackOutputSerializer),
         },
     )
+    @idempotent
     def post(self, request: Request, workspace_id: Any, session_id: Any, message_id: Any) -> Response:
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -77,6 +77,18 @@ class UnsupportedMediaType(ApplicationError):
     code = "unsupported_media_type"
 
 
+class RequestInProgress(ApplicationError):
+    status_code = 409
+    code = "request_in_progress"
+    default_message = "A request with this Idempotency-Key is still running; retry when it has finished."
+
+
+class IdempotencyKeyReused(ApplicationError):
+    status_code = 422
+    code = "idempotency_key_reused"
+    default_message = "This Idempotency-Key was used with a different request."
+
+
 class LLMUnavailable(ApplicationError):
     """The generation backend is down, busy, rate-limited or timed out:
     worth retrying later (``Retry-After``)."""

@@ -201,6 +201,11 @@ CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 1, minimum=1)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Workspace.retention_days: delete sessions idle for longer (chat/transcripts/retention.py).
     "chat-delete-expired-sessions": {"task": "chat.delete_expired_sessions", "schedule": 3600.0},
+    # Idempotency-Key records are kept 24 hours (workspaces/idempotency.py).
+    "workspaces-delete-expired-idempotency-records": {
+        "task": "workspaces.delete_expired_idempotency_records",
+        "schedule": 3600.0,
+    },
 }
 
 # --- Limits -------------------------------------------------------------------

@@ -24,6 +24,7 @@ from daneshyar.schema import envelope, list_envelope
 from resources import selectors, services
 from resources.models import Resource, ResourceStatus
 from workspaces.access import WorkspaceApi
+from workspaces.idempotency import idempotent
 
 _ERROR_SCHEMA = inline_serializer(
     "ResourceError", {"code": serializers.CharField(), "message": serializers.CharField()}, allow_null=True
@@ -111,6 +112,7 @@ class ResourceListCreateApi(WorkspaceApi):
             200: envelope("ResourceExisting", ResourceOutputSerializer),
         },
     )
+    @idempotent
     def post(self, request: Request, workspace_id: Any) -> Response:
         workspace = self.workspace
         if (request.content_type or "").startswith("multipart/"):

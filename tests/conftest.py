@@ -4,13 +4,15 @@ chat keys, and an outsider organization whose keys must always get 404."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
+from chat.backends import use_backend
+from chat.backends.scripted import ScriptedBackend
 from tests.factories import OrganizationFactory, WorkspaceFactory
 from tests.live import live_server_real, live_server_scripted  # noqa: F401  (real server processes)
 from tests.rate_limits import GENEROUS_RATE_LIMITS
@@ -90,3 +92,23 @@ def generous_rate_limits(settings: Any) -> None:
     unless a test sets its own (tests/workspaces/test_rate_limits.py)."""
     for name, value in GENEROUS_RATE_LIMITS.items():
         setattr(settings, name, value)
+
+
+# The registry of a deployment whose default model is generative (what
+# GENERATION_BACKEND=local gives): the scripted backend stands in for it.
+GENERATIVE_REGISTRY = [
+    {"id": "smollm2-135m-instruct", "backend": "local", "default": True, "context_length": None},
+    {"id": "extractive", "backend": "extractive", "default": False, "context_length": None},
+]
+
+
+@pytest.fixture
+def scripted(settings: Any) -> Iterator[ScriptedBackend]:
+    """Every model answers from a script (set ``scripted.replies``): a stand-in
+    for a generative model (SmolLM2 locally, vLLM in production), the
+    registry's default. The extractive engine that a turn degrades to stays
+    the real one."""
+    settings.GENERATION_MODELS = GENERATIVE_REGISTRY
+    with use_backend(ScriptedBackend()) as backend:
+        assert isinstance(backend, ScriptedBackend)
+        yield backend

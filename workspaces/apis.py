@@ -13,6 +13,7 @@ from daneshyar.exceptions import Forbidden
 from daneshyar.schema import envelope, list_envelope
 from workspaces import selectors, services
 from workspaces.access import WorkspaceApi, request_api_key
+from workspaces.idempotency import idempotent
 from workspaces.models import GenerationFallback, Workspace
 from workspaces.permissions import IsAdminKey
 
@@ -77,6 +78,7 @@ class WorkspaceListCreateApi(APIView):
         request=InputSerializer,
         responses={201: envelope("WorkspaceCreated", WorkspaceOutputSerializer)},
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         api_key = request_api_key(request)
         if api_key.allowed_workspace_ids:

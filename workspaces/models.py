@@ -157,3 +157,42 @@ class ApiKey(models.Model):
 
     def allows_workspace(self, workspace_id: uuid.UUID) -> bool:
         return not self.allowed_workspace_ids or workspace_id in self.allowed_workspace_ids
+
+
+class IdempotencyState(models.TextChoices):
+    IN_PROGRESS = "in_progress", "in progress"
+    DONE = "done", "done"
+    # Failed after it created something (a chat turn's question): a retry
+    # with the same key continues it instead of starting over.
+    RESUMABLE = "resumable", "resumable"
+
+
+class IdempotencyRecord(models.Model):
+    """The outcome of a creating POST sent with an ``Idempotency-Key``, kept
+    for 24 hours per (API key, key) and replayed to a retry (workspaces/idempotency.py)."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    # SHA-256 of the method, path and body: the same key with another body is refused.
+    fingerprint = models.CharField(max_length=64)
+    state = models.CharField(max_length=12, choices=IdempotencyState.choices)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    body = models.JSONField(null=True, blank=True)
+    # What a failed chat turn created ({"session_id", "question_id"}).
+    resume = models.JSONField(null=True, blank=True)
+    # An in-progress claim lapses after this (its process died).
+    locked_until = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api_key", "key"], name="idempotency_unique_key"),
+        ]
+        indexes = [
+            # The cleanup of expired records.
+            models.Index(fields=["expires_at"], name="idempotency_expires_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.state})"

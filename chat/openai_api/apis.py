@@ -32,11 +32,18 @@ from chat.models import Message
 from chat.openai_api import shapes
 from chat.serializers import message_data
 from chat.services.models import model_list
-from chat.services.turns import PreparedTurn, release_connection, turn_complete, turn_prepare
-from chat.streaming import start_worker
-from daneshyar.exceptions import ValidationFailed, exception_handler
+from chat.services.turns import (
+    PreparedTurn,
+    release_connection,
+    turn_complete,
+    turn_prepare,
+    turn_resume_data,
+)
+from chat.streaming import Finish, start_worker
+from daneshyar.exceptions import ApplicationError, ValidationFailed, exception_handler
 from workspaces.access import WorkspaceApi
 from workspaces.authentication import ApiKeyAuthentication, BearerKeyAuthentication
+from workspaces.idempotency import idempotency_finish, idempotent, request_claim
 
 
 def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -154,7 +161,9 @@ class ChatCompletionsApi(OpenAIApi):
         },
         tags=["openai"],
     )
+    @idempotent(replay=lambda stored: _replay(stored))
     def post(self, request: Request, workspace_id: Any) -> Response | StreamingHttpResponse:
+        claim = request_claim(request)
         body = CompletionInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -175,31 +184,88 @@ class ChatCompletionsApi(OpenAIApi):
             model=data["model"],
             max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
             temperature=data.get("temperature"),
+            resume=claim.resume,
         )
         created = int(time.time())
-        if data["stream"]:
-            release_connection()
-            options = data.get("stream_options") or {}
-            response = StreamingHttpResponse(
-                _chunks(prepared, created, include_usage=bool(options.get("include_usage"))),
-                content_type="text/event-stream",
-            )
-            response["Cache-Control"] = "no-cache"
-            response["X-Accel-Buffering"] = "no"
-            return response
-        reply = turn_complete(prepared)
-        return Response(
-            shapes.completion(
+
+        def completion(
+            message: Any, prompt_tokens: int | None, completion_tokens: int | None
+        ) -> dict[str, Any]:
+            return shapes.completion(
                 request=request,
                 workspace_id=self.workspace.id,
                 session_id=prepared.question.session.id,
                 question_id=prepared.question.message.id,
                 created=created,
-                message=message_data(reply),
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
+                message=message,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
             )
+
+        if data["stream"]:
+
+            def finish(status: int, result: Any) -> None:
+                # From the turn's worker: the stream is stored for a replay as chunks.
+                if result is None:
+                    claim.resume_next = turn_resume_data(prepared)
+                    idempotency_finish(claim, status=status, body=None)
+                else:
+                    stored = completion(result["assistant_message"], None, None)
+                    idempotency_finish(claim, status=status, body={**stored, "object": STREAM_REPLAY})
+
+            release_connection()
+            options = data.get("stream_options") or {}
+            chunks = _chunks(
+                prepared,
+                created,
+                include_usage=bool(options.get("include_usage")),
+                finish=finish if claim.record is not None else None,
+            )
+            return _event_stream(chunks)
+        try:
+            reply = turn_complete(prepared)
+        except ApplicationError:
+            claim.resume_next = turn_resume_data(prepared)
+            raise
+        return Response(completion(message_data(reply), reply.prompt_tokens, reply.completion_tokens))
+
+
+# What a streamed completion is stored as, for an Idempotency-Key replay.
+STREAM_REPLAY = "daneshyar.stream_replay"
+
+
+def _event_stream(chunks: Iterator[bytes]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(chunks, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _replay(stored: Response) -> Response | StreamingHttpResponse:
+    """A stored completion, sent again: as chunks when it was streamed."""
+    body = stored.data
+    if not isinstance(body, dict) or body.get("object") != STREAM_REPLAY:
+        return stored
+    choice = body["choices"][0]
+
+    def chunk(delta: dict[str, Any], **kwargs: Any) -> bytes:
+        return shapes.chunk(
+            question_id=body["id"].removeprefix("chatcmpl-"),
+            created=body["created"],
+            model=body["model"],
+            delta=delta,
+            **kwargs,
         )
+
+    def chunks() -> Iterator[bytes]:
+        yield chunk({"role": "assistant", "content": ""})
+        yield chunk({"content": choice["message"]["content"]})
+        yield chunk({}, finish_reason="stop", extra={"daneshyar": body["daneshyar"]})
+        yield b"data: [DONE]\n\n"
+
+    response = _event_stream(chunks())
+    response["Idempotent-Replayed"] = "true"
+    return response
 
 
 def _uuid(value: str) -> Any:
@@ -213,10 +279,12 @@ def _uuid(value: str) -> Any:
         ) from None
 
 
-def _chunks(prepared: PreparedTurn, created: int, *, include_usage: bool) -> Iterator[bytes]:
+def _chunks(
+    prepared: PreparedTurn, created: int, *, include_usage: bool, finish: Finish | None = None
+) -> Iterator[bytes]:
     """chat.completion.chunk events from the turn's worker (which stores the
     reply whether or not the client is still reading), then ``[DONE]``."""
-    _, events = start_worker(prepared)
+    _, events = start_worker(prepared, finish)
     return _drain(prepared, events, created, include_usage)
 
 

@@ -186,6 +186,24 @@ def reply_store(
     return message
 
 
+def question_resume(*, workspace: Workspace, external_user_id: str, resume: dict[str, str]) -> StoredQuestion:
+    """The question a failed turn stored (an Idempotency-Key retry answers it
+    instead of storing it again); 404 if it is gone (its session deleted)."""
+    message = (
+        Message.objects.select_related("session")
+        .filter(
+            id=resume["question_id"],
+            role=MessageRole.USER,
+            session__workspace=workspace,
+            session__external_user_id=external_user_id,
+        )
+        .first()
+    )
+    if message is None:
+        raise NotFound()
+    return StoredQuestion(message.session, resume.get("created") == "1", message)
+
+
 def _history_store(session: Session, history: Sequence[tuple[str, str]]) -> None:
     rows: list[Message] = []
     for index, (question, answer) in enumerate(history):

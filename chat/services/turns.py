@@ -42,7 +42,7 @@ from chat.partial_json import DeltaExtractor
 from chat.prompting import FittedPrompt, QuestionTooLong, fit_messages, question_fits
 from chat.serializers import message_data
 from chat.services.guard import guard_policy_load
-from chat.services.sessions import StoredQuestion, question_store, reply_store
+from chat.services.sessions import StoredQuestion, question_resume, question_store, reply_store
 from daneshyar.exceptions import ApplicationError, Forbidden, LLMUnavailable, ValidationFailed
 from resources.selectors import ready_resources_exist
 from retrieval.search import ScoredPassage, named_resources_validate, search
@@ -83,6 +83,8 @@ class PreparedTurn:
     user_texts: list[str] = field(default_factory=list)
     # Sign the reply (certificate: true on the request).
     certificate: bool = False
+    # An Idempotency-Key retry answering a question stored by a failed attempt.
+    resumed: bool = False
 
     @property
     def grounded(self) -> bool:
@@ -198,6 +200,7 @@ def turn_prepare(
     max_tokens: int | None = None,
     temperature: float | None = None,
     certificate: bool = False,
+    resume: dict[str, str] | None = None,
 ) -> PreparedTurn:
     """Everything before generation. Raises 403/400/404 before storing anything.
 
@@ -244,15 +247,19 @@ def turn_prepare(
             ) from None
     # Stored before retrieval: a wrong session is a 404 before the embedding
     # runs, and nothing below can fail with a 4xx any more.
-    stored = question_store(
-        workspace=workspace,
-        external_user_id=external_user_id,
-        session_id=session_id,
-        content=message,
-        history=history,
-        system_note=system_note,
-        history_offset=history_offset,
-    )
+    if resume is not None:
+        # An Idempotency-Key retry of a turn that failed after storing its question.
+        stored = question_resume(workspace=workspace, external_user_id=external_user_id, resume=resume)
+    else:
+        stored = question_store(
+            workspace=workspace,
+            external_user_id=external_user_id,
+            session_id=session_id,
+            content=message,
+            history=history,
+            system_note=system_note,
+            history_offset=history_offset,
+        )
     passages = _retrieve(workspace, message, resource_ids) if grounding == Grounding.DOCUMENTS else []
     turns = (
         selectors.history_turns(
@@ -289,6 +296,7 @@ def turn_prepare(
         temperature=temperature,
         guard=guard,
         certificate=certificate,
+        resumed=resume is not None,
         user_texts=[
             message,
             stored.session.system_note,
@@ -485,6 +493,24 @@ def reply_data(prepared: PreparedTurn, message: Message) -> MessageData:
     return data
 
 
+def turn_existing_reply(prepared: PreparedTurn) -> Message | None:
+    """A resumed turn whose reply was stored after all (its response was lost)."""
+    if not prepared.resumed:
+        return None
+    return Message.objects.filter(
+        session_id=prepared.question.session.id, sequence=prepared.question.reply_sequence
+    ).first()
+
+
+def turn_resume_data(prepared: PreparedTurn) -> dict[str, str]:
+    """What an Idempotency-Key retry needs to answer this turn's stored question."""
+    return {
+        "session_id": str(prepared.question.session.id),
+        "question_id": str(prepared.question.message.id),
+        "created": "1" if prepared.question.created else "0",
+    }
+
+
 def turn_error_details(prepared: PreparedTurn, exc: ApplicationError) -> ApplicationError:
     """``exc`` naming the session the turn created or continued (a client that
     sent no session id learns it, and can continue the conversation)."""
@@ -496,6 +522,9 @@ def turn_complete(prepared: PreparedTurn) -> Message:
     """Generate and store the reply of a prepared turn (the non-streaming
     path): the request's connection is released first, so nothing is held
     while the model runs."""
+    existing = turn_existing_reply(prepared)
+    if existing is not None:
+        return existing
     release_connection()
     try:
         outcome = turn_generate(prepared)

@@ -4,50 +4,65 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('workspaces', '0002_generation_fallback'),
+        ("workspaces", "0002_generation_fallback"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='organization',
-            name='rate_chat_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='Chat turns of one API key.', null=True),
+            model_name="organization",
+            name="rate_chat_per_minute",
+            field=models.PositiveIntegerField(blank=True, help_text="Chat turns of one API key.", null=True),
         ),
         migrations.AddField(
-            model_name='organization',
-            name='rate_chat_per_user_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='Chat turns of one end user (external_user_id) of one API key.', null=True),
+            model_name="organization",
+            name="rate_chat_per_user_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="Chat turns of one end user (external_user_id) of one API key.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='organization',
-            name='rate_requests_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='All requests of one API key.', null=True),
+            model_name="organization",
+            name="rate_requests_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="All requests of one API key.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='organization',
-            name='rate_uploads_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='Document uploads of one API key.', null=True),
+            model_name="organization",
+            name="rate_uploads_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Document uploads of one API key.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='workspace',
-            name='rate_chat_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='Chat turns of one API key.', null=True),
+            model_name="workspace",
+            name="rate_chat_per_minute",
+            field=models.PositiveIntegerField(blank=True, help_text="Chat turns of one API key.", null=True),
         ),
         migrations.AddField(
-            model_name='workspace',
-            name='rate_chat_per_user_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='Chat turns of one end user (external_user_id) of one API key.', null=True),
+            model_name="workspace",
+            name="rate_chat_per_user_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="Chat turns of one end user (external_user_id) of one API key.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='workspace',
-            name='rate_requests_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='All requests of one API key.', null=True),
+            model_name="workspace",
+            name="rate_requests_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="All requests of one API key.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='workspace',
-            name='rate_uploads_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='Document uploads of one API key.', null=True),
+            model_name="workspace",
+            name="rate_uploads_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Document uploads of one API key.", null=True
+            ),
         ),
     ]

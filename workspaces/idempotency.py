@@ -1,0 +1,197 @@
+"""``Idempotency-Key`` on every creating POST.
+
+The first response to a (API key, key) pair is stored for 24 hours and
+replayed to a retry with the same request (same method, path and body;
+``Idempotent-Replayed: true`` marks the replay). The same key with another
+request is 422 ``idempotency_key_reused``; a retry while the first is still
+running is 409 ``request_in_progress``.
+
+What is stored follows the request's fate: a success (2xx) is replayed; a
+request refused before it did anything (4xx) stores nothing, so a corrected
+retry is new; a chat turn that failed after storing its question (503/502)
+is *resumable*: a retry with the same key answers that question instead of
+storing a second one. Views opt in with :func:`idempotent`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.http import HttpResponseBase, QueryDict
+from django.utils import timezone
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from daneshyar.exceptions import (
+    ApplicationError,
+    IdempotencyKeyReused,
+    RequestInProgress,
+    ValidationFailed,
+)
+from workspaces.models import ApiKey, IdempotencyRecord, IdempotencyState
+
+HEADER = "HTTP_IDEMPOTENCY_KEY"
+RETENTION = timedelta(hours=24)
+# How long a running request holds its key: past it, a retry may take over
+# (the process that held it died). Longer than the longest chat turn.
+LEASE = timedelta(minutes=10)
+MAX_KEY_LENGTH = 255
+
+
+@dataclass
+class Claim:
+    """A request's hold on its Idempotency-Key (``record`` None: no key sent)."""
+
+    record: IdempotencyRecord | None = None
+    # What a failed chat turn created, for this retry to continue.
+    resume: dict[str, str] | None = None
+    # Set by the view when it fails after creating something.
+    resume_next: dict[str, str] | None = field(default=None)
+
+
+def fingerprint(request: Request) -> str:
+    """SHA-256 of the method, the path and the body (canonical JSON, or each
+    multipart field with its file's bytes), so a reordered JSON body is the
+    same request and a different file is not."""
+    digest = hashlib.sha256(f"{request.method} {request.path}\n".encode())
+    data = request.data
+    if isinstance(data, QueryDict):  # multipart / form: files in request.FILES
+        for name in sorted(data.keys()):
+            digest.update(f"{name}={data.getlist(name)!r}\n".encode())
+        for name in sorted(request.FILES.keys()):
+            for upload in request.FILES.getlist(name):
+                for chunk in upload.chunks():
+                    digest.update(chunk)
+                upload.seek(0)
+    else:
+        digest.update(json.dumps(data, sort_keys=True, separators=(",", ":"), default=str).encode())
+    return digest.hexdigest()
+
+
+def idempotency_begin(request: Request, api_key: ApiKey) -> tuple[Claim, Response | None]:
+    """Claim the request's key: ``(claim, None)`` to run it, or ``(claim, response)`` to replay."""
+    key = request.META.get(HEADER)
+    if key is None:
+        return Claim(), None
+    key = key.strip()
+    if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable():
+        raise ValidationFailed(
+            "Invalid Idempotency-Key.",
+            fields={"Idempotency-Key": [f"1 to {MAX_KEY_LENGTH} printable characters."]},
+        )
+    print_ = fingerprint(request)
+    now = timezone.now()
+    new = {
+        "fingerprint": print_,
+        "state": IdempotencyState.IN_PROGRESS,
+        "locked_until": now + LEASE,
+        "expires_at": now + RETENTION,
+        "status_code": None,
+        "body": None,
+        "resume": None,
+    }
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                return Claim(IdempotencyRecord.objects.create(api_key=api_key, key=key, **new)), None
+        except IntegrityError:
+            record = IdempotencyRecord.objects.select_for_update().get(api_key=api_key, key=key)
+        if record.expires_at <= now:
+            _update(record, **new)
+            return Claim(record), None
+        if record.fingerprint != print_:
+            raise IdempotencyKeyReused()
+        if record.state == IdempotencyState.DONE:
+            assert record.status_code is not None
+            return Claim(), Response(
+                record.body, status=record.status_code, headers={"Idempotent-Replayed": "true"}
+            )
+        if record.state == IdempotencyState.IN_PROGRESS and record.locked_until > now:
+            raise RequestInProgress()
+        resume = record.resume
+        _update(record, state=IdempotencyState.IN_PROGRESS, locked_until=now + LEASE)
+        return Claim(record, resume=resume), None
+
+
+def _update(record: IdempotencyRecord, **values: Any) -> None:
+    for name, value in values.items():
+        setattr(record, name, value)
+    record.save()
+
+
+def idempotency_finish(claim: Claim, *, status: int, body: Any) -> None:
+    """Store the outcome (see the module doc)."""
+    record = claim.record
+    if record is None:
+        return
+    if 200 <= status < 300:
+        _update(record, state=IdempotencyState.DONE, status_code=status, body=body, resume=None)
+    elif claim.resume_next is not None or claim.resume is not None:
+        resume = claim.resume_next or claim.resume
+        _update(record, state=IdempotencyState.RESUMABLE, status_code=status, body=body, resume=resume)
+    else:
+        record.delete()
+
+
+def idempotency_release(claim: Claim) -> None:
+    """An unexpected failure: the key is free again (nothing is replayed)."""
+    if claim.record is not None:
+        if claim.resume_next is not None or claim.resume is not None:
+            idempotency_finish(claim, status=500, body=None)
+        else:
+            claim.record.delete()
+
+
+def idempotency_expired_delete() -> int:
+    deleted, _ = IdempotencyRecord.objects.filter(expires_at__lt=timezone.now()).delete()
+    return deleted
+
+
+Handler = Callable[..., HttpResponseBase]
+Replay = Callable[[Response], HttpResponseBase]
+
+
+def idempotent(handler: Handler | None = None, *, replay: Replay | None = None) -> Any:
+    """Make a view's creating POST honour ``Idempotency-Key``. The claim is
+    on ``request.idempotency`` for views that resume (chat). ``replay`` turns
+    the stored response into what the view answers (a stream replays as a
+    stream)."""
+    if handler is None:
+        return functools.partial(idempotent, replay=replay)
+
+    @functools.wraps(handler)
+    def wrapper(view: Any, request: Request, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        api_key = request.auth
+        if not isinstance(api_key, ApiKey):  # pragma: no cover - authentication runs first
+            return handler(view, request, *args, **kwargs)
+        claim, stored = idempotency_begin(request, api_key)
+        if stored is not None:
+            return replay(stored) if replay is not None else stored
+        request.idempotency = claim  # type: ignore[attr-defined]
+        try:
+            response = handler(view, request, *args, **kwargs)
+        except ApplicationError as exc:
+            idempotency_finish(claim, status=exc.status_code, body=None)
+            raise
+        except Exception:
+            idempotency_release(claim)
+            raise
+        if isinstance(response, Response):
+            idempotency_finish(claim, status=response.status_code, body=response.data)
+        # A streamed response finishes its claim itself, when its turn is stored.
+        return response
+
+    return wrapper
+
+
+def request_claim(request: Request) -> Claim:
+    """The claim of an :func:`idempotent` view's request (an empty one without a key)."""
+    claim = getattr(request, "idempotency", None)
+    return claim if isinstance(claim, Claim) else Claim()
