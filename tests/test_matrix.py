@@ -1,0 +1,276 @@
+"""The route x key matrix, generated from the URLconf.
+
+For every API route and method, every key class that must be refused gets
+its expected status — no key, a bad key, a revoked key, another
+organization's admin key, a chat key on an admin operation, a key limited to
+another workspace, and (for reads scoped to an end user) another
+``external_user_id`` — and no response ever carries a byte of a foreign
+object (its id, title or content). The table must name every route and
+method of the URLconf: a new route without its row fails the first test.
+
+Generation is the extractive engine (the embedded default): the rows that
+reach a chat turn are refused before it anyway.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.views import APIView
+
+from chat.models import Session
+from tests.chat.helpers import ingest_text
+from tests.conftest import Tenant, api_client, make_tenant
+from tests.factories import WorkspaceFactory
+from tests.transcripts.factories import conversation, feedback
+from workspaces import services
+from workspaces.access import WorkspaceApi
+from workspaces.models import ApiKeyScope
+
+pytestmark = pytest.mark.django_db
+
+METHODS = ("get", "post", "put", "patch", "delete")
+_CONVERTER = re.compile(r"<(?:(?P<kind>\w+):)?(?P<name>\w+)>")
+
+# Expected status per key class. Omitted classes do not apply to the route:
+# "chat" only where the chat scope is refused, "other_user" only where the
+# route reads or writes one end user's data.
+NO_KEY = {"none": 401, "bad": 401, "revoked": 401}
+WORKSPACE = {**NO_KEY, "foreign": 404, "limited": 404}
+ADMIN = {**WORKSPACE, "chat": 403}
+END_USER = {**WORKSPACE, "other_user": 404}
+W = "api/v1/workspaces/<uuid:workspace_id>/"
+TABLE: dict[tuple[str, str], dict[str, int]] = {
+    ("GET", "api/v1/workspaces/"): {**NO_KEY, "chat": 403},
+    ("POST", "api/v1/workspaces/"): {**NO_KEY, "chat": 403, "limited": 403},
+    ("GET", W): ADMIN,
+    ("PATCH", W): ADMIN,
+    ("DELETE", W): ADMIN,
+    ("GET", "api/v1/models/"): NO_KEY,
+    ("GET", "api/v1/certificates/keys"): NO_KEY,
+    ("POST", "api/v1/certificates/verify"): NO_KEY,
+    ("GET", W + "resources/"): WORKSPACE,
+    ("POST", W + "resources/"): ADMIN,
+    ("GET", W + "resources/<uuid:resource_id>/"): WORKSPACE,
+    ("DELETE", W + "resources/<uuid:resource_id>/"): ADMIN,
+    ("POST", W + "resources/<uuid:resource_id>/reingest/"): ADMIN,
+    ("GET", W + "resources/<uuid:resource_id>/passages/"): WORKSPACE,
+    ("POST", W + "search/"): WORKSPACE,
+    ("POST", W + "chat/"): END_USER,
+    ("POST", W + "chat/stream/"): END_USER,
+    ("GET", W + "guard-rules/"): ADMIN,
+    ("PUT", W + "guard-rules/"): ADMIN,
+    ("GET", W + "sessions/"): WORKSPACE,
+    ("GET", W + "sessions/<uuid:session_id>/"): END_USER,
+    ("PATCH", W + "sessions/<uuid:session_id>/"): END_USER,
+    ("DELETE", W + "sessions/<uuid:session_id>/"): END_USER,
+    ("GET", W + "sessions/<uuid:session_id>/messages/"): END_USER,
+    ("POST", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/"): END_USER,
+    ("GET", W + "openai/v1/models"): WORKSPACE,
+    ("POST", W + "openai/v1/chat/completions"): END_USER,
+    ("GET", W + "transcripts/"): ADMIN,
+    ("DELETE", W + "end-users/<path:external_user_id>/"): ADMIN,
+}
+# Routes added by other parts of the API register here too (see below).
+OPTIONAL_ROWS: dict[tuple[str, str], dict[str, int]] = {
+    ("POST", W + "resources/batch/"): ADMIN,
+}
+
+
+@dataclass(frozen=True)
+class Route:
+    pattern: str
+    view: type[APIView]
+
+
+def _walk(patterns: list[Any], prefix: str = "") -> Iterator[Route]:
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            yield from _walk(entry.url_patterns, prefix + str(entry.pattern))
+        elif isinstance(entry, URLPattern):
+            view = getattr(entry.callback, "view_class", None)
+            if isinstance(view, type) and issubclass(view, APIView):
+                yield Route(prefix + str(entry.pattern), view)
+
+
+ROUTES = [r for r in _walk(get_resolver().url_patterns) if r.pattern.startswith("api/v1/")]
+CELLS = sorted(
+    (method.upper(), route.pattern) for route in ROUTES for method in METHODS if hasattr(route.view, method)
+)
+
+
+def _row(cell: tuple[str, str]) -> dict[str, int]:
+    return TABLE.get(cell) or OPTIONAL_ROWS[cell]
+
+
+def test_every_route_and_method_has_its_row() -> None:
+    missing = [cell for cell in CELLS if cell not in TABLE and cell not in OPTIONAL_ROWS]
+    stale = [cell for cell in TABLE if cell not in CELLS]
+    assert missing == [] and stale == []
+    size = sum(len(_row(cell)) for cell in CELLS)
+    print(f"\nroute x key matrix: {len(CELLS)} routes/methods x key classes = {size} cells")
+
+
+@dataclass
+class World:
+    owner: Tenant
+    foreign: Tenant
+    ids: dict[str, str]
+    foreign_bytes: list[str]
+    keys: dict[str, str | None]
+
+
+def _world() -> World:
+    owner, foreign = make_tenant("Owner"), make_tenant("Foreign")
+    own_resource = ingest_text(owner.workspace, "Owner policy", "Owner text about claims.")
+    session, messages = conversation(owner.workspace, external_user_id="alice", title="Alice asks")
+    feedback(messages[1])
+    marker = uuid.uuid4().hex
+    foreign_resource = ingest_text(foreign.workspace, f"Foreign {marker}", f"Foreign secret {marker}.")
+    foreign_session, foreign_messages = conversation(
+        foreign.workspace, external_user_id="alice", title=f"Foreign chat {marker}"
+    )
+    revoked = services.api_key_create(organization=owner.organization, name="old", scope=ApiKeyScope.ADMIN)
+    services.api_key_revoke(api_key=revoked.api_key)
+    other = WorkspaceFactory(organization=owner.organization)
+    limited = services.api_key_create(
+        organization=owner.organization, name="limited", scope=ApiKeyScope.ADMIN, workspace_ids=[other.id]
+    )
+    return World(
+        owner=owner,
+        foreign=foreign,
+        ids={
+            "workspace_id": str(owner.workspace.id),
+            "resource_id": str(own_resource.id),
+            "session_id": str(session.id),
+            "message_id": str(messages[1].id),
+            "external_user_id": "alice",
+        },
+        foreign_bytes=[
+            marker,
+            str(foreign.workspace.id),
+            str(foreign_resource.id),
+            str(foreign_session.id),
+            str(foreign_messages[0].id),
+        ],
+        keys={
+            "none": None,
+            "bad": "dk_live_" + "x" * 43,
+            "revoked": revoked.plaintext,
+            "foreign": foreign.admin_key,
+            "chat": owner.chat_key,
+            "limited": limited.plaintext,
+            "other_user": owner.chat_key,
+        },
+    )
+
+
+def _path(pattern: str, ids: dict[str, str]) -> str:
+    return "/" + _CONVERTER.sub(lambda m: ids.get(m["name"], str(uuid.uuid4())), pattern)
+
+
+def _body(method: str, pattern: str, user: str) -> dict[str, Any]:
+    if pattern.endswith("chat/completions"):
+        return {"model": "extractive", "messages": [{"role": "user", "content": "hi"}], "user": user}
+    if pattern.endswith("guard-rules/"):
+        return {"rules": []}
+    if pattern.endswith("resources/"):
+        return {"title": "t", "text": "some text"}
+    if pattern.endswith("feedback/"):
+        return {"external_user_id": user, "rating": "up"}
+    if pattern.endswith("search/"):
+        return {"query": "claims"}
+    if pattern.endswith("verify"):
+        return {"certificate": {}}
+    if pattern.endswith("sessions/<uuid:session_id>/"):
+        return {"title": "renamed"}
+    if pattern == "api/v1/workspaces/":
+        return {"name": "new"}
+    if pattern == W:
+        return {"name": "renamed"}
+    return {"external_user_id": user, "message": "hi", "session_id": None}
+
+
+def _call(key: str | None, method: str, pattern: str, ids: dict[str, str], user: str) -> Any:
+    client = api_client(key)
+    path = _path(pattern, ids)
+    query = (
+        {"external_user_id": user} if method in ("GET", "PATCH", "DELETE") and "sessions/" in pattern else {}
+    )
+    if method in ("POST", "PUT", "PATCH"):
+        body = _body(method, pattern, user)
+        if "chat/" in pattern and "session_id" in body:
+            body["session_id"] = ids["session_id"] if user != "alice" else None
+        if pattern.endswith("chat/completions") and user != "alice":
+            body["metadata"] = {"session_id": ids["session_id"]}
+        if query:
+            path += f"?external_user_id={user}"
+        return getattr(client, method.lower())(path, body, format="json")
+    if method == "DELETE":
+        return client.delete(path + (f"?external_user_id={user}" if query else ""))
+    return client.get(path, query)
+
+
+def _body_text(response: Any) -> str:
+    if getattr(response, "streaming", False):
+        return b"".join(response.streaming_content).decode(errors="replace")
+    return response.content.decode(errors="replace")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_cell_is_refused_as_expected_and_leaks_nothing() -> None:
+    world = _world()
+    failures: list[str] = []
+    for method, pattern in CELLS:
+        for key_class, expected in _row((method, pattern)).items():
+            user = "bob" if key_class == "other_user" else "alice"
+            response = _call(world.keys[key_class], method, pattern, world.ids, user)
+            text = _body_text(response)
+            if response.status_code != expected:
+                failures.append(f"{method} {pattern} [{key_class}]: {response.status_code} != {expected}")
+            leaked = [b for b in world.foreign_bytes if b in text]
+            if leaked:
+                failures.append(f"{method} {pattern} [{key_class}]: foreign bytes {leaked}")
+    assert failures == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_foreign_objects_inside_an_own_workspace_are_404_and_never_shown() -> None:
+    """Own keys, own workspace, but the other organization's resource,
+    session and message ids in the path."""
+    world = _world()
+    foreign_session = Session.objects.get(workspace=world.foreign.workspace)
+    foreign_message = foreign_session.messages.order_by("sequence").last()
+    assert foreign_message is not None
+    ids = {
+        **world.ids,
+        "resource_id": world.foreign_bytes[2],
+        "session_id": str(foreign_session.id),
+        "message_id": str(foreign_message.id),
+    }
+    failures: list[str] = []
+    views = {route.pattern: route.view for route in ROUTES}
+    for method, pattern in CELLS:
+        if not any(name in pattern for name in ("resource_id", "session_id", "message_id")):
+            continue
+        view = views[pattern]
+        admin_only = issubclass(view, WorkspaceApi) and method in view.admin_methods
+        for key in (world.owner.admin_key,) if admin_only else (world.owner.admin_key, world.owner.chat_key):
+            response = _call(key, method, pattern, ids, "alice")
+            text = _body_text(response)
+            if response.status_code != 404:
+                failures.append(f"{method} {pattern}: {response.status_code}")
+            if any(b in text for b in world.foreign_bytes):
+                failures.append(f"{method} {pattern}: foreign bytes")
+    assert failures == []
+
+
+def test_workspace_scoped_routes_are_the_ones_using_the_boundary() -> None:
+    for route in ROUTES:
+        assert ("<uuid:workspace_id>" in route.pattern) == issubclass(route.view, WorkspaceApi), route.pattern
