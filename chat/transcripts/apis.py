@@ -47,6 +47,12 @@ class TranscriptExportApi(WorkspaceApi):
         updated_since = IsoDateTimeQueryField(required=False, input_formats=["iso-8601"])
         # Not a ChoiceField: "redact=" (empty) must be an error, never a silent plain export.
         redact = serializers.CharField(required=False, allow_blank=True, help_text='Only "pii".')
+        include_console = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Include the sessions of the admin console's playground (end users named "
+            '"console:<username>"). Off by default; an external_user_id naming one exports it anyway.',
+        )
 
         class Meta:
             ref_name = "TranscriptExportFilter"
@@ -77,7 +83,9 @@ class TranscriptExportApi(WorkspaceApi):
         sessions = export.transcript_session_list(
             workspace=self.workspace,
             filters=export.ExportFilters(
-                external_user_id=data.get("external_user_id"), updated_since=data.get("updated_since")
+                external_user_id=data.get("external_user_id"),
+                updated_since=data.get("updated_since"),
+                include_console=data["include_console"],
             ),
         )
         redactor = default_redactor if data.get("redact") == "pii" else None
