@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "resources",
     "retrieval",
     "chat",
+    "console",
 ]
 
 MIDDLEWARE = [

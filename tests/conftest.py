@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from tests.browser import browser  # noqa: F401  (headless Chromium for the console's browser tests)
 from tests.factories import OrganizationFactory, WorkspaceFactory
 from tests.live import live_server_real, live_server_scripted  # noqa: F401  (real server processes)
 from tests.worker import celery_worker  # noqa: F401  (a real worker for any test that asks)
