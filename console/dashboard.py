@@ -82,10 +82,13 @@ def workspace_dashboard(
     )
 
     breakdown = analytics.reply_breakdown(window)
+    # Every outcome chat/outcomes.py knows, those styled here first.
+    outcomes = list(OUTCOME_STYLE) + [o.value for o in ReplyOutcome if o.value not in OUTCOME_STYLE]
     outcome_chart = bar_list(
         [
             Bar(label, breakdown.by_outcome.get(outcome, 0), tone=tone)
-            for outcome, (label, tone) in OUTCOME_STYLE.items()
+            for outcome in outcomes
+            for label, tone in [OUTCOME_STYLE.get(outcome, (outcome.replace("_", " "), "muted"))]
         ],
         title="Answers by outcome",
     )
