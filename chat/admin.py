@@ -18,6 +18,7 @@ from chat.models import Feedback, Message, ReviewItem, Session
 from chat.services.guard import review_mark
 from chat.transcripts.export import transcript_export_lines
 from chat.transcripts.redaction import default_redactor
+from workspaces.admin import OrganizationScopedAdmin, ScopedRelatedFilter
 
 
 def _export_response(queryset: QuerySet[Session], *, redact: bool) -> StreamingHttpResponse:
@@ -69,7 +70,7 @@ def transcript_context(session: Session) -> list[dict[str, Any]]:
     return out
 
 
-class ReadOnlyAdmin(admin.ModelAdmin[Any]):
+class ReadOnlyAdmin(OrganizationScopedAdmin):
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
@@ -79,8 +80,14 @@ class ReadOnlyAdmin(admin.ModelAdmin[Any]):
 
 @admin.register(Session)
 class SessionAdmin(ReadOnlyAdmin):
+    organization_path = "workspace__organization"
     list_display = ["title", "external_user_id", "workspace", "message_count", "created_at", "updated_at"]
-    list_filter = ["workspace", "workspace__organization", "updated_at", "created_at"]
+    list_filter = [
+        ("workspace", ScopedRelatedFilter),
+        ("workspace__organization", ScopedRelatedFilter),
+        "updated_at",
+        "created_at",
+    ]
     # "=": exact match on the end user's id (an index lookup), plus title words.
     search_fields = ["=external_user_id", "title", "=id"]
     search_help_text = "An exact external_user_id or session id, or words of the title."
@@ -109,6 +116,7 @@ class SessionAdmin(ReadOnlyAdmin):
 
 @admin.register(Message)
 class MessageAdmin(ReadOnlyAdmin):
+    organization_path = "session__workspace__organization"
     list_display = ["session", "sequence", "role", "grounding", "model", "is_fallback", "created_at"]
     list_filter = ["role", "grounding", "is_fallback", "created_at"]
     search_fields = ["=session__id", "=id"]
@@ -121,6 +129,7 @@ class MessageAdmin(ReadOnlyAdmin):
 
 @admin.register(Feedback)
 class FeedbackAdmin(ReadOnlyAdmin):
+    organization_path = "message__session__workspace__organization"
     list_display = ["message", "external_user_id", "rating", "comment", "updated_at"]
     list_filter = ["rating", "updated_at"]
     search_fields = ["=external_user_id", "=message__session__id"]

@@ -4,14 +4,27 @@ user (or another workspace) is a 404 exactly like a missing one."""
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from chat.models import Message, MessageRole, Session
 from chat.prompting import HistoryTurn
 from daneshyar.exceptions import NotFound
 from workspaces.models import Workspace
+
+# The end users of the curation console's playground are named
+# ``console:<username>`` (console/playground.py). Their turns are real turns
+# through the same services, kept apart from the integrator's end users: the
+# transcript export and the dashboard leave them out unless asked.
+CONSOLE_USER_PREFIX = "console:"
+
+
+def console_sessions_q(prefix: str = "") -> Q:
+    """Sessions of playground end users; ``prefix`` leads from the queried
+    model to the session (``"session__"`` for messages)."""
+    return Q(**{f"{prefix}external_user_id__startswith": CONSOLE_USER_PREFIX})
 
 
 def session_list(*, workspace: Workspace, external_user_id: str | None) -> QuerySet[Session]:
@@ -35,6 +48,37 @@ def session_get(
         return session_list(workspace=workspace, external_user_id=external_user_id).get(id=session_uuid)
     except Session.DoesNotExist:
         raise NotFound() from None
+
+
+def session_search(
+    *,
+    workspace: Workspace,
+    external_user_id: str | None = None,
+    active_from: dt.datetime | None = None,
+    active_until: dt.datetime | None = None,
+    question: str | None = None,
+    include_console: bool = False,
+) -> QuerySet[Session]:
+    """Sessions of the workspace, most recently active first, narrowed by end
+    user, by activity within [``active_from``, ``active_until``) (sessions
+    that were active at some point in the range: started before its end,
+    last active after its start), and by text in one of the user's questions
+    (case-insensitive substring)."""
+    queryset = Session.objects.filter(workspace=workspace)
+    if external_user_id:
+        queryset = queryset.filter(external_user_id=external_user_id)
+    elif not include_console:
+        queryset = queryset.exclude(console_sessions_q())
+    if active_from is not None:
+        queryset = queryset.filter(updated_at__gte=active_from)
+    if active_until is not None:
+        queryset = queryset.filter(created_at__lt=active_until)
+    if question:
+        asked = Message.objects.filter(
+            session_id=OuterRef("pk"), role=MessageRole.USER, content__icontains=question
+        )
+        queryset = queryset.filter(Exists(asked))
+    return queryset.order_by("-updated_at", "-id")
 
 
 def message_list(*, session: Session) -> QuerySet[Message]:

@@ -113,6 +113,7 @@ INSTALLED_APPS = [
     "resources",
     "retrieval",
     "chat",
+    "console",
 ]
 
 MIDDLEWARE = [

@@ -27,6 +27,8 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # The curation console: pages inside the admin (same login), by name.
+    path("admin/console/", include("console.urls")),
     path("admin/", admin.site.urls),
 ]
 

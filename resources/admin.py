@@ -14,6 +14,7 @@ from daneshyar.exceptions import ApplicationError
 from resources import services
 from resources.models import Resource
 from resources.parsing import detect_content_type
+from workspaces.admin import OrganizationScopedAdmin, ScopedRelatedFilter
 from workspaces.models import Workspace
 
 
@@ -44,7 +45,8 @@ class ResourceUploadForm(forms.ModelForm[Resource]):
 
 
 @admin.register(Resource)
-class ResourceAdmin(admin.ModelAdmin[Resource]):
+class ResourceAdmin(OrganizationScopedAdmin):
+    organization_path = "workspace__organization"
     list_display = [
         "title",
         "workspace",
@@ -56,7 +58,12 @@ class ResourceAdmin(admin.ModelAdmin[Resource]):
         "attempts",
         "created_at",
     ]
-    list_filter = ["status", "error_code", "content_type", "workspace__organization"]
+    list_filter = [
+        "status",
+        "error_code",
+        "content_type",
+        ("workspace__organization", ScopedRelatedFilter),
+    ]
     search_fields = ["title", "filename", "sha256", "id", "workspace__name"]
     list_select_related = ["workspace"]
     readonly_fields = [

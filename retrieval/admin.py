@@ -13,13 +13,15 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from retrieval.models import Passage
+from workspaces.admin import OrganizationScopedAdmin, ScopedRelatedFilter
 
 
 @admin.register(Passage)
-class PassageAdmin(admin.ModelAdmin[Passage]):
+class PassageAdmin(OrganizationScopedAdmin):
+    organization_path = "workspace__organization"
     list_display = ["ordinal", "resource", "page", "token_count", "text"]
     list_display_links = None
-    list_filter = ["workspace__organization"]
+    list_filter = [("workspace__organization", ScopedRelatedFilter)]
     search_fields = ["=resource__id", "text"]
     search_help_text = "A resource id, or words of the passage text."
     list_select_related = ["resource"]

@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.db.models import QuerySet
 
+from daneshyar.exceptions import NotFound
 from resources.models import Resource
 from retrieval.models import Passage
+from workspaces.models import Workspace
 
 
 def passage_list(*, resource: Resource) -> QuerySet[Passage]:
     """The resource's passages, without their vectors; callers order them (by ordinal)."""
     return Passage.objects.filter(workspace_id=resource.workspace_id, resource=resource).defer("embedding")
+
+
+def passage_get(*, workspace: Workspace, passage_id: uuid.UUID | str) -> Passage:
+    """The passage with its resource, if it is in ``workspace``; otherwise 404."""
+    try:
+        passage_uuid = uuid.UUID(str(passage_id))
+    except ValueError:
+        raise NotFound() from None
+    try:
+        return (
+            Passage.objects.filter(workspace=workspace, id=passage_uuid)
+            .select_related("resource")
+            .defer("embedding", "search_vector")
+            .get()
+        )
+    except Passage.DoesNotExist:
+        raise NotFound() from None

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from chat.backends import use_backend
 from chat.backends.scripted import ScriptedBackend
+from tests.browser import browser  # noqa: F401  (headless Chromium for the console's browser tests)
 from tests.factories import OrganizationFactory, WorkspaceFactory
 from tests.live import live_server_real, live_server_scripted  # noqa: F401  (real server processes)
 from tests.rate_limits import GENEROUS_RATE_LIMITS

@@ -1,26 +1,100 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth import get_user_model
+from django.db.models import Q, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from workspaces import services
-from workspaces.models import ApiKey, ApiKeyScope, Organization, Workspace
+from workspaces.models import ApiKey, ApiKeyScope, Organization, StaffMembership, Workspace
+from workspaces.staff import StaffScope, staff_scope
+
+
+def limit_choices(field: forms.Field, scope: StaffScope) -> None:
+    """Narrow a form field choosing organizations or workspaces to ``scope``."""
+    if scope.everything or not isinstance(field, forms.ModelChoiceField):
+        return
+    queryset = field.queryset
+    if queryset is None:
+        return
+    if queryset.model is Organization:
+        field.queryset = queryset.filter(scope.q("pk"))
+    elif queryset.model is Workspace:
+        field.queryset = queryset.filter(scope.q("organization"))
+
+
+class ScopedRelatedFilter(admin.RelatedFieldListFilter):
+    """A filter on an organization or a workspace whose choices are those in
+    the staff account's scope, read from their own (small) table.
+    (``RelatedOnlyFieldListFilter`` would scan the whole listed table, every
+    passage or message, for the choices.)"""
+
+    def field_choices(self, field: Any, request: HttpRequest, model_admin: Any) -> Any:
+        ordering = self.field_admin_ordering(field, request, model_admin)
+        scope = staff_scope(request.user)
+        model = field.related_model
+        limit = Q()
+        if model is Organization:
+            limit = scope.q("pk")
+        elif model is Workspace:
+            limit = scope.q("organization")
+        return field.get_choices(include_blank=False, ordering=ordering, limit_choices_to=limit)
+
+
+class OrganizationScopedAdmin(admin.ModelAdmin[Any]):
+    """The admin of tenant data, seen through the staff account's scope
+    (``workspaces.staff``): a staff account limited to one organization sees
+    only its rows in lists, filters, forms and pages, and another
+    organization's object is a 404, exactly like a missing one.
+
+    ``organization_path`` leads from the model to its organization. Filters
+    on organizations and workspaces use :class:`ScopedRelatedFilter`, so
+    that their choices never name another organization's.
+    """
+
+    organization_path: ClassVar[str] = "organization"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).filter(staff_scope(request.user).q(self.organization_path))
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        scope = staff_scope(request.user)
+        if scope.everything:
+            return form
+
+        class ScopedForm(form):  # type: ignore[misc,valid-type]
+            def __init__(self, *args: Any, **kw: Any) -> None:
+                super().__init__(*args, **kw)
+                for field in self.fields.values():
+                    limit_choices(field, scope)
+
+        return ScopedForm
+
+    def _get_obj_does_not_exist_redirect(self, request: HttpRequest, opts: Any, object_id: str) -> Any:
+        # Django redirects to the admin index with "doesn't exist"; outside
+        # the scope it is a 404 like every other tenant boundary.
+        raise Http404
 
 
 @admin.register(Organization)
-class OrganizationAdmin(admin.ModelAdmin[Organization]):
+class OrganizationAdmin(OrganizationScopedAdmin):
+    organization_path = "pk"
     list_display = ["name", "id", "created_at"]
     search_fields = ["name", "id"]
     readonly_fields = ["id", "created_at", "updated_at"]
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # An account limited to one organization cannot make another.
+        return staff_scope(request.user).everything and super().has_add_permission(request)
+
 
 @admin.register(Workspace)
-class WorkspaceAdmin(admin.ModelAdmin[Workspace]):
+class WorkspaceAdmin(OrganizationScopedAdmin):
     list_display = [
         "name",
         "organization",
@@ -30,7 +104,7 @@ class WorkspaceAdmin(admin.ModelAdmin[Workspace]):
         "history_turns",
         "created_at",
     ]
-    list_filter = ["organization"]
+    list_filter = [("organization", ScopedRelatedFilter)]
     search_fields = ["name", "id", "organization__name"]
     readonly_fields = ["id", "created_at", "updated_at"]
     list_select_related = ["organization"]
@@ -59,9 +133,13 @@ class ApiKeyCreateForm(forms.ModelForm[ApiKey]):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
+class ApiKeyAdmin(OrganizationScopedAdmin):
     list_display = ["name", "prefix", "organization", "scope", "is_active", "last_used_at", "created_at"]
-    list_filter = ["scope", "organization", ("revoked_at", admin.EmptyFieldListFilter)]
+    list_filter = [
+        "scope",
+        ("organization", ScopedRelatedFilter),
+        ("revoked_at", admin.EmptyFieldListFilter),
+    ]
     search_fields = ["name", "prefix", "organization__name"]
     list_select_related = ["organization"]
     readonly_fields = [
@@ -143,3 +221,43 @@ class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
         for api_key in queryset:
             services.api_key_revoke(api_key=api_key)
         self.message_user(request, f"Revoked {queryset.count()} key(s).", messages.SUCCESS)
+
+
+class StaffMembershipForm(forms.ModelForm[StaffMembership]):
+    class Meta:
+        model = StaffMembership
+        fields = ["user", "organization"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Superusers are never limited: only plain staff accounts are offered.
+        self.fields["user"].queryset = get_user_model().objects.filter(  # type: ignore[attr-defined]
+            is_staff=True, is_superuser=False
+        )
+        self.fields["organization"].required = True
+
+
+@admin.register(StaffMembership)
+class StaffMembershipAdmin(admin.ModelAdmin[StaffMembership]):
+    """Who is limited to which organization: superusers only, so that a
+    limited account can never widen its own scope."""
+
+    form = StaffMembershipForm
+    list_display = ["user", "organization", "updated_at"]
+    list_select_related = ["user", "organization"]
+    search_fields = ["user__username", "organization__name"]
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(getattr(request.user, "is_superuser", False))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(getattr(request.user, "is_superuser", False))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return bool(getattr(request.user, "is_superuser", False))
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(getattr(request.user, "is_superuser", False))
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(getattr(request.user, "is_superuser", False))

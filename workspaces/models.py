@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -196,3 +197,28 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.state})"
+
+
+class StaffMembership(models.Model):
+    """Limits one staff account of the admin console to one organization.
+
+    Staff accounts without a membership see every organization; superusers
+    are never limited (``workspaces.staff``). Deleting the organization keeps
+    the row with no organization: the account then sees nothing until a
+    superuser changes it, rather than falling back to seeing everything.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="staff_membership"
+    )
+    organization = models.ForeignKey(
+        Organization, on_delete=models.SET_NULL, null=True, related_name="staff_memberships"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "staff membership"
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.organization or 'no organization'}"

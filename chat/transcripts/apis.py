@@ -52,6 +52,12 @@ class TranscriptExportApi(WorkspaceApi):
             default=False,
             help_text="Replace every external_user_id with a keyed HMAC, stable across exports.",
         )
+        include_console = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Include the sessions of the admin console's playground (end users named "
+            '"console:<username>"). Off by default; an external_user_id naming one exports it anyway.',
+        )
 
         class Meta:
             ref_name = "TranscriptExportFilter"
@@ -82,7 +88,9 @@ class TranscriptExportApi(WorkspaceApi):
         sessions = export.transcript_session_list(
             workspace=self.workspace,
             filters=export.ExportFilters(
-                external_user_id=data.get("external_user_id"), updated_since=data.get("updated_since")
+                external_user_id=data.get("external_user_id"),
+                updated_since=data.get("updated_since"),
+                include_console=data["include_console"],
             ),
         )
         redactor = default_redactor if data.get("redact") == "pii" else None

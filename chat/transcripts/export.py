@@ -36,6 +36,7 @@ from django.db import connections
 from django.db.models import F, Func, IntegerField, QuerySet, UUIDField, Value
 
 from chat.models import Feedback, Message, MessageRole, Session
+from chat.selectors import console_sessions_q
 from chat.transcripts.redaction import RedactionReport, Redactor, redact_message, redact_text
 from daneshyar.api import keyset_after, timestamp
 from workspaces.models import Workspace
@@ -64,6 +65,9 @@ MESSAGE_FIELDS = (
 class ExportFilters:
     external_user_id: str | None = None
     updated_since: dt.datetime | None = None
+    # The playground's end users (``console:…``) are left out of an export of
+    # every end user unless asked for; naming one in external_user_id exports it.
+    include_console: bool = False
 
 
 def transcript_session_list(*, workspace: Workspace, filters: ExportFilters) -> QuerySet[Session]:
@@ -76,6 +80,8 @@ def transcript_session_list(*, workspace: Workspace, filters: ExportFilters) -> 
     queryset = Session.objects.filter(workspace=workspace)
     if filters.external_user_id is not None:
         queryset = queryset.filter(external_user_id=filters.external_user_id)
+    elif not filters.include_console:
+        queryset = queryset.exclude(console_sessions_q())
     if filters.updated_since is not None:
         queryset = queryset.filter(updated_at__gte=filters.updated_since)
     return queryset.order_by("updated_at", "id")

@@ -61,6 +61,27 @@ class ScoredPassage:
     rank: int
     ordinal: int
     page: int | None
+    # Each leg's own score, for whoever shows how the fused score came about
+    # (the curation console): the cosine similarity, and BM25 divided by the
+    # best BM25 of the query (0 when the passage shares no lexeme with it).
+    # None when that leg is off.
+    dense_score: float | None = None
+    lexical_score: float | None = None
+
+
+class CandidateScores(dict[uuid.UUID, float]):
+    """The fused score of every candidate, with each leg's own scores beside it."""
+
+    def __init__(
+        self,
+        fused: dict[uuid.UUID, float],
+        *,
+        dense: dict[uuid.UUID, float] | None = None,
+        lexical: dict[uuid.UUID, float] | None = None,
+    ):
+        super().__init__(fused)
+        self.dense = dense
+        self.lexical = lexical
 
 
 @dataclass(frozen=True)
@@ -138,8 +159,8 @@ def _scores(
     k: int,
     named: Sequence[uuid.UUID],
     per_resource_k: int,
-) -> dict[uuid.UUID, float]:
-    """Fused score of every candidate passage."""
+) -> CandidateScores:
+    """Fused score of every candidate passage (and each leg's)."""
     both = legs.dense and legs.lexical
     depth = max(k, CANDIDATES) if both else k
     per_resource_depth = max(per_resource_k, PER_RESOURCE_CANDIDATES) if both else per_resource_k
@@ -158,7 +179,7 @@ def _scores(
                 )
             )
     if not legs.lexical:
-        return similarity
+        return CandidateScores(similarity, dense=similarity)
     lexemes = lexical.query_lexemes(cursor, query)
     found = lexical.bm25(
         cursor,
@@ -176,17 +197,18 @@ def _scores(
                 cursor, workspace_id=workspace_id, resource_ids=named, limit=per_resource_k
             ):
                 normalised.setdefault(pid, 0.0)
-        return normalised
+        return CandidateScores(normalised, lexical=normalised)
     missing = [pid for pid in normalised if pid not in similarity]
     similarity.update(dense.similarities(cursor, workspace_id=workspace_id, ids=missing, vector=vector))
-    return {
+    fused = {
         pid: DENSE_WEIGHT * cos + (1 - DENSE_WEIGHT) * normalised.get(pid, 0.0)
         for pid, cos in similarity.items()
     }
+    return CandidateScores(fused, dense=similarity, lexical={pid: normalised.get(pid, 0.0) for pid in fused})
 
 
 def _select(
-    scores: dict[uuid.UUID, float], *, k: int, named: Sequence[uuid.UUID], per_resource_k: int
+    scores: CandidateScores, *, k: int, named: Sequence[uuid.UUID], per_resource_k: int
 ) -> list[ScoredPassage]:
     # Best first; ties broken by id so that equal scores give a stable order.
     ordered = sorted(scores, key=lambda pid: (-scores[pid], str(pid)))
@@ -225,6 +247,8 @@ def _select(
             rank=rank,
             ordinal=rows[pid].ordinal,
             page=rows[pid].page,
+            dense_score=scores.dense[pid] if scores.dense is not None else None,
+            lexical_score=scores.lexical[pid] if scores.lexical is not None else None,
         )
         for rank, pid in enumerate(chosen, start=1)
     ]

@@ -192,3 +192,27 @@ def test_small_workspace_beside_a_large_one_gets_its_full_k(
         results = search(workspace=owner.workspace, query=QUERY, legs=legs)
         assert len(results) == 5
         assert all(r.resource_title in {"Cooking", "Knitting"} for r in results)
+
+
+def test_each_result_carries_the_scores_of_the_legs_behind_it(owner: Tenant) -> None:
+    from retrieval.search.service import DENSE_WEIGHT
+
+    _solar_workspace(owner)
+    hybrid = search(workspace=owner.workspace, query=QUERY, legs=HYBRID)
+    dense_only = {
+        r.passage_id: r.score for r in search(workspace=owner.workspace, query=QUERY, top_k=50, legs=DENSE)
+    }
+    for result in hybrid:
+        assert result.dense_score is not None and result.lexical_score is not None
+        assert result.score == pytest.approx(
+            DENSE_WEIGHT * result.dense_score + (1 - DENSE_WEIGHT) * result.lexical_score
+        )
+        # The dense leg's score is the cosine similarity, as the dense search reports it.
+        assert result.dense_score == pytest.approx(dense_only[result.passage_id], abs=1e-6)
+        assert 0.0 <= result.lexical_score <= 1.0
+    assert max(r.lexical_score or 0.0 for r in hybrid) > 0.0
+
+    for result in search(workspace=owner.workspace, query=QUERY, legs=DENSE):
+        assert (result.dense_score, result.lexical_score) == (pytest.approx(result.score), None)
+    for result in search(workspace=owner.workspace, query=QUERY, legs=LEXICAL):
+        assert (result.dense_score, result.lexical_score) == (None, pytest.approx(result.score))

@@ -1,73 +1,16 @@
-"""The admin transcript viewer in a real browser: headless Chromium driven by Selenium.
-
-Needs Debian's ``chromium`` and ``chromium-driver`` packages (/usr/bin/chromium,
-/usr/bin/chromedriver) and the ``selenium`` pip package. Both paths are given
-explicitly, so Selenium Manager never looks for or downloads a browser. The
-test is skipped only on a developer machine without them; under CI it fails.
-"""
+"""The admin transcript viewer in a real browser: headless Chromium driven by
+Selenium (the ``browser`` fixture, tests/browser.py)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import User
 
+from tests.browser import ARTIFACTS
 from tests.conftest import Tenant
 from tests.transcripts.factories import answer_response, conversation, feedback
-
-CHROMIUM = os.environ.get("CHROMIUM_BINARY", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BINARY", "/usr/bin/chromedriver")
-ARTIFACTS = Path(settings.BASE_DIR) / "artifacts"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1280,1600",
-]
-
-
-def _missing() -> str | None:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "the selenium package is not installed (pip install selenium)"
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not (os.path.exists(path) or shutil.which(path)):
-            return f"{path} is absent (apt-get install chromium chromium-driver)"
-    return None
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    reason = _missing()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"Browser test cannot run under CI: {reason}")
-        pytest.skip(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -132,9 +132,29 @@ def test_external_user_id_filter(owner: Tenant) -> None:
     assert [line["session_id"] for line in lines] == [str(alice.id)]
 
 
+def test_playground_sessions_are_left_out_unless_asked_for(owner: Tenant) -> None:
+    alice, _ = conversation(owner.workspace, external_user_id="alice")
+    console, _ = conversation(owner.workspace, external_user_id="console:curator")
+    labelled, _ = conversation(owner.workspace, external_user_id="console:curator:new-hire")
+    # Only the reserved prefix counts: an end user merely named like it is kept.
+    lookalike, _ = conversation(owner.workspace, external_user_id="consoles:bob")
+
+    _, lines = export(owner.client(), owner.workspace.id)
+    assert {line["session_id"] for line in lines} == {str(alice.id), str(lookalike.id)}
+    _, lines = export(owner.client(), owner.workspace.id, include_console="false")
+    assert {line["session_id"] for line in lines} == {str(alice.id), str(lookalike.id)}
+    _, lines = export(owner.client(), owner.workspace.id, include_console="true")
+    everyone = {str(s.id) for s in (alice, console, labelled, lookalike)}
+    assert {line["session_id"] for line in lines} == everyone
+    # Naming a playground end user exports it.
+    _, lines = export(owner.client(), owner.workspace.id, external_user_id="console:curator")
+    assert [line["session_id"] for line in lines] == [str(console.id)]
+
+
 @pytest.mark.parametrize(
     "params",
     [
+        {"include_console": "sometimes"},
         {"updated_since": "yesterday"},
         {"updated_since": "2026-13-40T00:00:00Z"},
         {"redact": "all"},

@@ -1,0 +1,61 @@
+"""What became of a reply: the one classification of an assistant message's
+outcome, used by the curation dashboard's counts, its list of answers to
+look at, and the transcript views.
+
+It is a database expression (``Case``), so that counting outcomes over a
+month of turns is one aggregate query and never loads a reply. Each reply
+has exactly one outcome; the first rule that matches wins:
+
+1. ``fallback``: generation failed twice and the safe fallback answer was stored;
+2. ``degraded``: generation was unavailable and the extractive engine answered;
+3. ``form``: the reply asks back with a form;
+4. ``cited``: at least one part names a source passage;
+5. ``no_citation``: an answer without any source (also every answer of a
+   workspace with nothing ready: ``grounding`` tells those apart).
+
+An output guard (flagging or blocking replies) adds its outcomes here, as the
+first rules, and its values to :class:`ReplyOutcome`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+from django.db.models import BooleanField, Case, F, Func, Value, When
+
+from chat.contract import ResponseType
+
+
+class ReplyOutcome(models.TextChoices):
+    FALLBACK = "fallback", "fallback"
+    DEGRADED = "degraded", "degraded"
+    FORM = "form", "form"
+    CITED = "cited", "cited"
+    NO_CITATION = "no_citation", "no citation"
+
+
+class _JsonPathExists(Func):
+    function = "jsonb_path_exists"
+    template = "%(function)s(%(expressions)s::jsonpath)"
+    output_field = BooleanField()
+
+
+def cites_a_passage(prefix: str = "") -> _JsonPathExists:
+    """True when one of the reply's parts names a source passage."""
+    return _JsonPathExists(F(f"{prefix}response"), Value("$.parts[*].source.passage_id"))
+
+
+def reply_outcome(prefix: str = "") -> Case:
+    """The outcome of an assistant message, as an expression to annotate or
+    group by; ``prefix`` leads from the queried model to the message (e.g.
+    ``"message__"`` for feedback)."""
+    rules: list[Any] = [
+        # An output guard's outcomes come first, e.g.
+        # When(**{f"{prefix}guard__action": "blocked"}, then=Value(ReplyOutcome.GUARD_BLOCKED)).
+        When(**{f"{prefix}is_fallback": True}, then=Value(ReplyOutcome.FALLBACK.value)),
+        When(**{f"{prefix}degraded": True}, then=Value(ReplyOutcome.DEGRADED.value)),
+        When(**{f"{prefix}response__type": ResponseType.FORM.value}, then=Value(ReplyOutcome.FORM.value)),
+        When(cites_a_passage(prefix), then=Value(ReplyOutcome.CITED.value)),
+    ]
+    return Case(*rules, default=Value(ReplyOutcome.NO_CITATION.value), output_field=models.CharField())

@@ -1,0 +1,163 @@
+"""A workspace's last 30 days, as a curator reads them: how much is asked,
+how the answers turn out, what users think of them, which documents carry
+the answers and which never do, and the latest answers to look at.
+
+A fixed number of queries whatever the number of sessions
+(tests/console/test_dashboard.py): the figures are aggregates from
+``chat.analytics``, the resources come from ``resources.selectors``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.safestring import SafeString
+
+from chat import analytics
+from chat.models import FeedbackRating, Grounding
+from chat.outcomes import ReplyOutcome
+from console.charts import Bar, bar_list, column_chart, diverging_columns, legend
+from resources.models import Resource, ResourceStatus
+from resources.selectors import resource_list
+from workspaces.models import Workspace
+
+WINDOW_DAYS = 30
+TOP_RESOURCES = 10
+NEVER_CITED_SHOWN = 20
+REVIEW_SHOWN = 10
+
+# Outcome -> (label, tone), in the order a curator reads them.
+OUTCOME_STYLE: dict[str, tuple[str, str]] = {
+    ReplyOutcome.CITED.value: ("cited", "good"),
+    ReplyOutcome.NO_CITATION.value: ("no citation", "warn"),
+    ReplyOutcome.FORM.value: ("form", "info"),
+    ReplyOutcome.DEGRADED.value: ("degraded", "muted"),
+    ReplyOutcome.FALLBACK.value: ("fallback", "bad"),
+}
+GROUNDING_STYLE: dict[str, tuple[str, str]] = {
+    Grounding.DOCUMENTS.value: ("documents", "good"),
+    Grounding.GENERAL_KNOWLEDGE.value: ("general knowledge", "warn"),
+}
+
+
+@dataclass(frozen=True)
+class ReviewRow:
+    item: analytics.ReplyToReview
+    url: str
+    outcome_label: str
+
+
+@dataclass
+class Dashboard:
+    since: dt.date
+    until: dt.date
+    include_console: bool
+    replies: int
+    turns_chart: SafeString
+    outcome_chart: SafeString
+    grounding_chart: SafeString
+    feedback_chart: SafeString
+    feedback_legend: SafeString
+    feedback_totals: dict[str, int]
+    cited_chart: SafeString
+    never_cited: list[Resource]
+    never_cited_count: int
+    review: list[ReviewRow]
+
+
+def workspace_dashboard(
+    *, workspace: Workspace, include_console: bool = False, today: dt.date | None = None
+) -> Dashboard:
+    today = today or timezone.now().astimezone(dt.UTC).date()
+    days = [today - dt.timedelta(days=WINDOW_DAYS - 1 - i) for i in range(WINDOW_DAYS)]
+    since = dt.datetime.combine(days[0], dt.time.min, tzinfo=dt.UTC)
+    window = analytics.Window(workspace=workspace, since=since, include_console=include_console)
+
+    per_day = analytics.replies_per_day(window)
+    turns_chart = column_chart(
+        [Bar(day.isoformat(), per_day.get(day, 0)) for day in days], title="Turns per day"
+    )
+
+    breakdown = analytics.reply_breakdown(window)
+    # Every outcome chat/outcomes.py knows, those styled here first.
+    outcomes = list(OUTCOME_STYLE) + [o.value for o in ReplyOutcome if o.value not in OUTCOME_STYLE]
+    outcome_chart = bar_list(
+        [
+            Bar(label, breakdown.by_outcome.get(outcome, 0), tone=tone)
+            for outcome in outcomes
+            for label, tone in [OUTCOME_STYLE.get(outcome, (outcome.replace("_", " "), "muted"))]
+        ],
+        title="Answers by outcome",
+    )
+    grounding_chart = bar_list(
+        [
+            Bar(label, breakdown.by_grounding.get(grounding, 0), tone=tone)
+            for grounding, (label, tone) in GROUNDING_STYLE.items()
+        ],
+        title="Answers by grounding",
+    )
+
+    feedback = analytics.feedback_per_day(window)
+    up = [feedback.get(day, {}).get(FeedbackRating.UP, 0) for day in days]
+    down = [feedback.get(day, {}).get(FeedbackRating.DOWN, 0) for day in days]
+    totals = {FeedbackRating.UP.value: sum(up), FeedbackRating.DOWN.value: sum(down)}
+    feedback_chart = diverging_columns(
+        [day.isoformat() for day in days], up, down, title="Feedback per day: up above, down below"
+    )
+    feedback_legend = legend([("up", "up", totals["up"]), ("down", "down", totals["down"])])
+
+    cited = analytics.cited_resources(window)
+    top = cited[:TOP_RESOURCES]
+    present = dict(
+        resource_list(workspace=workspace)
+        .filter(id__in=[c.resource_id for c in top])
+        .values_list("id", "title")
+    )
+    cited_chart = bar_list(
+        [
+            Bar(
+                present.get(c.resource_id) or f"{c.title or c.resource_id} (deleted)",
+                c.replies,
+                tone="good" if c.resource_id in present else "muted",
+                href=reverse("admin:resources_resource_change", args=[c.resource_id])
+                if c.resource_id in present
+                else None,
+            )
+            for c in top
+        ],
+        title="Most-cited resources (answers citing each)",
+    )
+    never = resource_list(workspace=workspace, status=ResourceStatus.READY).exclude(
+        id__in=[c.resource_id for c in cited]
+    )
+    never_rows = list(never.order_by("created_at", "id")[:NEVER_CITED_SHOWN])
+    never_count = len(never_rows) if len(never_rows) < NEVER_CITED_SHOWN else never.count()
+
+    review = [
+        ReviewRow(
+            item=item,
+            url=reverse("console:transcript", args=[workspace.id, item.session_id])
+            + f"#message-{item.message_id}",
+            outcome_label=OUTCOME_STYLE.get(item.outcome, (item.outcome, ""))[0],
+        )
+        for item in analytics.replies_to_review(window, limit=REVIEW_SHOWN)
+    ]
+    return Dashboard(
+        since=days[0],
+        until=today,
+        include_console=include_console,
+        replies=breakdown.total,
+        turns_chart=turns_chart,
+        outcome_chart=outcome_chart,
+        grounding_chart=grounding_chart,
+        feedback_chart=feedback_chart,
+        feedback_legend=feedback_legend,
+        feedback_totals=totals,
+        cited_chart=cited_chart,
+        never_cited=never_rows,
+        never_cited_count=never_count,
+        review=review,
+    )

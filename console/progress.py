@@ -1,0 +1,60 @@
+"""Where a workspace's ingestion stands: status counts and the resources a
+curator watches (failures first, then those still moving, then the newest
+ready ones). Two queries, whatever the number of resources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Case, Count, IntegerField, Q, Value, When
+
+from resources.models import Resource, ResourceStatus
+from resources.selectors import resource_list
+from workspaces.models import Workspace
+
+# Rows shown on the progress page; the counts always cover every resource.
+ROW_LIMIT = 200
+
+_ORDER = Case(
+    When(status=ResourceStatus.FAILED, then=Value(0)),
+    When(status=ResourceStatus.PROCESSING, then=Value(1)),
+    When(status=ResourceStatus.PENDING, then=Value(2)),
+    default=Value(3),
+    output_field=IntegerField(),
+)
+
+
+@dataclass
+class Progress:
+    counts: dict[str, int] = field(default_factory=dict)
+    rows: list[Resource] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def finished(self) -> int:
+        return self.counts.get(ResourceStatus.READY, 0) + self.counts.get(ResourceStatus.FAILED, 0)
+
+    @property
+    def done(self) -> bool:
+        """Nothing pending or processing (an empty workspace is done too)."""
+        return self.finished == self.total
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.total else int(100 * self.finished / self.total)
+
+    @property
+    def hidden(self) -> int:
+        return max(0, self.total - len(self.rows))
+
+
+def workspace_progress(*, workspace: Workspace, limit: int = ROW_LIMIT) -> Progress:
+    resources = resource_list(workspace=workspace)
+    counts = resources.aggregate(
+        **{status.value: Count("id", filter=Q(status=status)) for status in ResourceStatus}
+    )
+    rows = list(resources.order_by(_ORDER.asc(), "-created_at", "-id")[:limit])
+    return Progress(counts={status: int(counts[status]) for status in counts}, rows=rows)

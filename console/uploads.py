@@ -1,0 +1,191 @@
+"""Uploads from the console: many files at once, and zips of documents.
+
+Every document goes through ``resources.services.resource_create``, the
+API's upload service, with its checks (size, accepted types, the same bytes
+twice giving the existing resource). A zip of documents is unpacked with
+bounds before anything is decompressed (:func:`open_archive`); a DOCX, which
+is a zip too, is a document and is stored as one.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import uuid
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from daneshyar.exceptions import ApplicationError, UnsupportedMediaType
+from resources import services
+from resources.parsing import detect_content_type
+from workspaces.models import Workspace
+
+_ZIP_MAGIC = b"PK\x03\x04"
+
+# Bounds of an archive, until it is opened by the API's own bounded unzip
+# (see open_archive): entries, the sum of the declared uncompressed sizes,
+# and the compression ratio of entries above 1 MiB.
+MAX_ARCHIVE_ENTRIES = 10_000
+MAX_UNCOMPRESSED_BYTES = 100 * 1024 * 1024
+MAX_COMPRESSION_RATIO = 100
+_RATIO_FLOOR_BYTES = 1024 * 1024
+
+
+class ArchiveRefused(Exception):
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class UploadResult:
+    """What became of one uploaded document (``name``: the file's name, or
+    ``archive.zip/path/in/archive.md`` for a document of a zip)."""
+
+    name: str
+    outcome: str  # "created", "existing" or "refused"
+    message: str = ""
+    resource_id: uuid.UUID | None = None
+
+    def as_json(self) -> dict[str, str | None]:
+        return {
+            "name": self.name,
+            "outcome": self.outcome,
+            "message": self.message,
+            "resource_id": str(self.resource_id) if self.resource_id else None,
+        }
+
+
+def open_archive(data: bytes) -> zipfile.ZipFile:
+    """The zip in ``data``, opened only if it is within bounds; reading an
+    entry afterwards yields at most its declared size (``zipfile`` stops
+    there and checks the CRC).
+
+    The one place the console opens an archive: meant to be the API's bounded
+    unzip for bulk uploads, with the same limits, once that exists.
+    """
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
+        raise ArchiveRefused("The archive is damaged and could not be read.") from exc
+    if len(infos) > MAX_ARCHIVE_ENTRIES:
+        archive.close()
+        raise ArchiveRefused(f"The archive has {len(infos):,} entries; the limit is {MAX_ARCHIVE_ENTRIES:,}.")
+    total = sum(info.file_size for info in infos)
+    if total > MAX_UNCOMPRESSED_BYTES:
+        archive.close()
+        raise ArchiveRefused(
+            f"The archive expands to {total:,} bytes; the limit is {MAX_UNCOMPRESSED_BYTES:,} bytes."
+        )
+    for info in infos:
+        ratio = info.file_size / max(info.compress_size, 1)
+        problem = ""
+        if info.file_size > _RATIO_FLOOR_BYTES and ratio > MAX_COMPRESSION_RATIO:
+            problem = f"expands {ratio:,.0f} times; the limit is {MAX_COMPRESSION_RATIO} times"
+        elif info.flag_bits & 0x1:
+            problem = "is encrypted"
+        elif info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            problem = "uses a compression method other than deflate or none"
+        if problem:
+            archive.close()
+            raise ArchiveRefused(f"The archive entry {info.filename!r} {problem}.")
+    return archive
+
+
+@dataclass(frozen=True)
+class ArchiveDocument:
+    path: str  # inside the archive
+    data: bytes | None  # None: over MAX_UPLOAD_BYTES, not read
+    size: int
+
+
+def _skipped(path: str) -> bool:
+    """Folders and the files archivers add beside documents (macOS forks, dot files)."""
+    name = posixpath.basename(path.rstrip("/"))
+    return path.endswith("/") or path.startswith("__MACOSX/") or name.startswith(".") or not name
+
+
+def archive_documents(data: bytes) -> Iterator[ArchiveDocument]:
+    """The documents of a zip, one at a time. Raises :class:`ArchiveRefused`
+    before yielding anything when the archive is over a bound or damaged,
+    and while iterating when an entry turns out damaged."""
+    archive = open_archive(data)
+    with archive:
+        for info in archive.infolist():
+            if _skipped(info.filename):
+                continue
+            if info.file_size > settings.MAX_UPLOAD_BYTES:
+                yield ArchiveDocument(info.filename, None, info.file_size)
+                continue
+            try:
+                with archive.open(info) as member:
+                    content = member.read()
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+                raise ArchiveRefused(f"The archive entry {info.filename!r} is damaged.") from exc
+            yield ArchiveDocument(info.filename, content, info.file_size)
+
+
+def is_document_archive(data: bytes, *, filename: str, claimed_type: str) -> bool:
+    """A zip that is not a DOCX package."""
+    if not data.startswith(_ZIP_MAGIC):
+        return False
+    try:
+        detect_content_type(data, filename=filename, claimed_type=claimed_type)
+    except UnsupportedMediaType:
+        return True
+    return False
+
+
+def _store(
+    workspace: Workspace, *, name: str, data: bytes, title: str, filename: str, claimed: str
+) -> UploadResult:
+    try:
+        outcome = services.resource_create(
+            workspace=workspace, data=data, title=title, filename=filename, claimed_type=claimed
+        )
+    except ApplicationError as exc:
+        return UploadResult(name, "refused", exc.message)
+    if outcome.created:
+        return UploadResult(name, "created", "", outcome.resource.id)
+    return UploadResult(name, "existing", "The same file is already in this workspace.", outcome.resource.id)
+
+
+def upload_store(
+    *, workspace: Workspace, filename: str, data: bytes, claimed_type: str = ""
+) -> list[UploadResult]:
+    """Store one uploaded file: a document, or every document of a zip."""
+    name = posixpath.basename(filename.replace("\\", "/")) or "upload"
+    if len(data) > settings.MAX_UPLOAD_BYTES:
+        message = f"The file is {len(data):,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
+        return [UploadResult(name, "refused", message)]
+    if not is_document_archive(data, filename=name, claimed_type=claimed_type):
+        return [_store(workspace, name=name, data=data, title="", filename=name, claimed=claimed_type)]
+    results: list[UploadResult] = []
+    try:
+        for document in archive_documents(data):
+            shown = f"{name}/{document.path}"
+            if document.data is None:
+                message = (
+                    f"The file is {document.size:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
+                )
+                results.append(UploadResult(shown, "refused", message))
+                continue
+            results.append(
+                _store(
+                    workspace,
+                    name=shown,
+                    data=document.data,
+                    title=document.path,
+                    filename=posixpath.basename(document.path),
+                    claimed="",
+                )
+            )
+    except ArchiveRefused as exc:
+        results.append(UploadResult(name, "refused", exc.message))
+    if not results:
+        results.append(UploadResult(name, "refused", "The archive holds no documents."))
+    return results

@@ -1,0 +1,24 @@
+"""Routes of the curation console, under /admin/console/ (daneshyar/urls.py)."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern, path
+
+from console.views import dashboard, index, passages, playground, progress, transcripts
+
+app_name = "console"
+
+WORKSPACE = "<uuid:workspace_id>/"
+
+urlpatterns: list[URLPattern] = [
+    path("", index.workspace_index, name="index"),
+    path(f"{WORKSPACE}dashboard/", dashboard.dashboard, name="dashboard"),
+    path(f"{WORKSPACE}playground/", playground.playground, name="playground"),
+    path(f"{WORKSPACE}ingestion/", progress.progress, name="progress"),
+    path(f"{WORKSPACE}ingestion/status/", progress.progress_status, name="progress-status"),
+    path(f"{WORKSPACE}ingestion/upload/", progress.upload, name="upload"),
+    path(f"{WORKSPACE}ingestion/<uuid:resource_id>/retry/", progress.retry, name="retry"),
+    path(f"{WORKSPACE}transcripts/", transcripts.transcript_search, name="transcripts"),
+    path(f"{WORKSPACE}transcripts/<uuid:session_id>/", transcripts.transcript, name="transcript"),
+    path(f"{WORKSPACE}passages/<uuid:passage_id>/", passages.passage, name="passage"),
+]
