@@ -144,8 +144,13 @@ class ReviewQueueAdmin(ReadOnlyAdmin):
     """Replies the output guard flagged or blocked, per workspace, with the
     conversation around them; a reviewer marks them reviewed."""
 
+    organization_path = "session__workspace__organization"
     list_display = ["created_at", "workspace", "excerpt", "guard_action", "review_status", "reviewed_by"]
-    list_filter = ["review_status", "session__workspace__organization", "session__workspace"]
+    list_filter = [
+        "review_status",
+        ("session__workspace", ScopedRelatedFilter),
+        ("session__workspace__organization", ScopedRelatedFilter),
+    ]
     search_fields = ["=session__id", "=id", "content"]
     list_select_related = ["session", "session__workspace"]
     ordering = ["-created_at"]

@@ -13,8 +13,8 @@ has exactly one outcome; the first rule that matches wins:
 5. ``no_citation``: an answer without any source (also every answer of a
    workspace with nothing ready: ``grounding`` tells those apart).
 
-An output guard (flagging or blocking replies) adds its outcomes here, as the
-first rules, and its values to :class:`ReplyOutcome`.
+0. ``guard_blocked`` / ``guard_flagged``: the output guard blocked or
+   flagged the reply (chat/guard.py) — what a curator looks at first.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from chat.contract import ResponseType
 
 
 class ReplyOutcome(models.TextChoices):
+    GUARD_BLOCKED = "guard_blocked", "blocked by the guard"
+    GUARD_FLAGGED = "guard_flagged", "flagged by the guard"
     FALLBACK = "fallback", "fallback"
     DEGRADED = "degraded", "degraded"
     FORM = "form", "form"
@@ -51,8 +53,9 @@ def reply_outcome(prefix: str = "") -> Case:
     group by; ``prefix`` leads from the queried model to the message (e.g.
     ``"message__"`` for feedback)."""
     rules: list[Any] = [
-        # An output guard's outcomes come first, e.g.
-        # When(**{f"{prefix}guard__action": "blocked"}, then=Value(ReplyOutcome.GUARD_BLOCKED)).
+        # The output guard's outcomes come first (chat/guard.py).
+        When(**{f"{prefix}guard__action": "block"}, then=Value(ReplyOutcome.GUARD_BLOCKED.value)),
+        When(**{f"{prefix}guard__action": "flag"}, then=Value(ReplyOutcome.GUARD_FLAGGED.value)),
         When(**{f"{prefix}is_fallback": True}, then=Value(ReplyOutcome.FALLBACK.value)),
         When(**{f"{prefix}degraded": True}, then=Value(ReplyOutcome.DEGRADED.value)),
         When(**{f"{prefix}response__type": ResponseType.FORM.value}, then=Value(ReplyOutcome.FORM.value)),

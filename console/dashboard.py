@@ -36,6 +36,8 @@ OUTCOME_STYLE: dict[str, tuple[str, str]] = {
     ReplyOutcome.FORM.value: ("form", "info"),
     ReplyOutcome.DEGRADED.value: ("degraded", "muted"),
     ReplyOutcome.FALLBACK.value: ("fallback", "bad"),
+    ReplyOutcome.GUARD_FLAGGED.value: ("guard-flagged", "warn"),
+    ReplyOutcome.GUARD_BLOCKED.value: ("guard-blocked", "bad"),
 }
 GROUNDING_STYLE: dict[str, tuple[str, str]] = {
     Grounding.DOCUMENTS.value: ("documents", "good"),

@@ -120,11 +120,15 @@ def test_each_reply_has_exactly_one_outcome(owner: Tenant) -> None:
         "form": answer_response(("Who are you?", None), form=form),
         "fallback": answer_response(("Sorry, try again.", None)),
         "degraded": answer_response(("Thirty days.", source)),
+        "guard_flagged": answer_response(("Your claim is approved.", source)),
+        "guard_blocked": answer_response(("We will call you.", None)),
     }
     for name, response in cases.items():
         _, messages = conversation(owner.workspace, external_user_id=name, turns=[(f"{name}?", response)])
+        actions = {"guard_flagged": "flag", "guard_blocked": "block"}
+        guard = {"action": actions[name], "rule_ids": ["r"]} if name in actions else None
         Message.objects.filter(pk=messages[1].pk).update(
-            is_fallback=name == "fallback", degraded=name == "degraded"
+            is_fallback=name == "fallback", degraded=name == "degraded", guard=guard
         )
     # History an integrator supplied in `messages` is not a reply of the service.
     _, supplied = conversation(
@@ -135,7 +139,7 @@ def test_each_reply_has_exactly_one_outcome(owner: Tenant) -> None:
     window = analytics.Window(workspace=owner.workspace, since=timezone.now() - dt.timedelta(days=1))
     breakdown = analytics.reply_breakdown(window)
     assert breakdown.by_outcome == {outcome.value: 1 for outcome in ReplyOutcome}
-    assert breakdown.total == 5
+    assert breakdown.total == 7
     review = analytics.replies_to_review(window)
     assert {item.external_user_id for item in review} == {"no_citation", "fallback"}
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('workspaces', '0002_generation_fallback'),
+        ('workspaces', '0004_idempotency'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
