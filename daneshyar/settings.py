@@ -199,6 +199,20 @@ EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", "all-MiniLM-L6-v2")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1, maximum=16000)
 EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "cpu")
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)
+# --- Embedding backend (docs/configuration.md, bench/embedding_backends.py) ------
+# onnx: ONNX Runtime on the export made at set-up (manage.py embedding_export);
+# torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda).
+EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", "onnx", ("onnx", "torch"))
+# Which export the onnx backend runs (torch always runs fp32).
+EMBEDDING_ONNX_PRECISION = env_choice("EMBEDDING_ONNX_PRECISION", "int8", ("fp32", "int8"))
+# Empty: .data/models/onnx/<EMBEDDING_MODEL_NAME> in the checkout.
+EMBEDDING_ONNX_DIR = env_str("EMBEDDING_ONNX_DIR", "")
+if EMBEDDING_BACKEND == "onnx" and EMBEDDING_DEVICE != "cpu":
+    raise ImproperlyConfigured(
+        "EMBEDDING_BACKEND=onnx runs on the CPU; for EMBEDDING_DEVICE="
+        f"{EMBEDDING_DEVICE} use EMBEDDING_BACKEND=torch"
+    )
+
 RETRIEVAL_DENSE = env_bool("RETRIEVAL_DENSE", True)
 RETRIEVAL_LEXICAL = env_bool("RETRIEVAL_LEXICAL", True)
 if not (RETRIEVAL_DENSE or RETRIEVAL_LEXICAL):
