@@ -129,6 +129,21 @@ else:
 # Several checkouts (or test runs) can share one server with distinct test DBs.
 _default_db["TEST"] = {"NAME": env_optional_str("TEST_DATABASE_NAME")}
 DATABASES = {"default": _default_db}
+
+# --- Search replica (docs/scaling.md) ----------------------------------------
+# A streaming replica of DATABASE_URL that passage search reads from; writes
+# and every read that must see its own writes stay on the primary.
+SEARCH_DATABASE_URL = env_url("SEARCH_DATABASE_URL", None, schemes=("postgres", "postgresql"))
+# Search goes back to the primary while the replica is further behind than this.
+SEARCH_REPLICA_MAX_LAG_SECONDS = env_float("SEARCH_REPLICA_MAX_LAG_SECONDS", 10.0, minimum=0.0)
+if SEARCH_DATABASE_URL:
+    _search_db = database_from_url(SEARCH_DATABASE_URL, conn_max_age=CONN_MAX_AGE)
+    # A replica that does not answer must not hold a search up for long.
+    _search_db["OPTIONS"].setdefault("connect_timeout", "2")
+    # Tests read the primary's test database through this alias.
+    _search_db["TEST"] = {"MIRROR": "default"}
+    DATABASES["search"] = _search_db
+DATABASE_ROUTERS = ["daneshyar.routers.PrimaryRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis and Celery ---------------------------------------------------------
