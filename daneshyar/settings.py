@@ -82,6 +82,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "daneshyar.middleware.BodySizeLimitMiddleware",
+    # Server-Timing header when SERVER_TIMING is on (daneshyar/timing.py); a no-op otherwise.
+    "daneshyar.timing.ServerTimingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -129,6 +131,9 @@ else:
 # Several checkouts (or test runs) can share one server with distinct test DBs.
 _default_db["TEST"] = {"NAME": env_optional_str("TEST_DATABASE_NAME")}
 DATABASES = {"default": _default_db}
+
+# --- Server-Timing (daneshyar/timing.py) --------------------------------------
+SERVER_TIMING = env_bool("SERVER_TIMING", False)
 
 # --- Search replica (docs/scaling.md) ----------------------------------------
 # A streaming replica of DATABASE_URL that passage search reads from; writes

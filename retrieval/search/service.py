@@ -36,6 +36,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.utils import CursorWrapper
 
+from daneshyar import timing
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource
 from retrieval.embeddings import get_embedder
@@ -113,7 +114,8 @@ def search(
     k = top_k or (workspace.widened_top_k if named else workspace.top_k)
     per_resource_k = workspace.per_resource_k
     # Embed before opening the transaction: no connection work waits on the model.
-    vector = dense.vector_literal(get_embedder().embed_query(query)) if legs.dense else ""
+    with timing.phase("embed"):
+        vector = dense.vector_literal(get_embedder().embed_query(query)) if legs.dense else ""
     plan = _Plan(
         workspace_id=workspace.id,
         query=query,
@@ -124,14 +126,15 @@ def search(
         per_resource_k=per_resource_k,
     )
     # On the read replica when one is configured and current (replica.py).
-    alias = replica.search_alias()
-    try:
-        return _search_on(alias, plan)
-    except DatabaseError as error:
-        if alias == DEFAULT_DB_ALIAS:
-            raise
-        replica.replica_failed(error)
-        return _search_on(DEFAULT_DB_ALIAS, plan)
+    with timing.phase("search"):
+        alias = replica.search_alias()
+        try:
+            return _search_on(alias, plan)
+        except DatabaseError as error:
+            if alias == DEFAULT_DB_ALIAS:
+                raise
+            replica.replica_failed(error)
+            return _search_on(DEFAULT_DB_ALIAS, plan)
 
 
 @dataclass(frozen=True)
