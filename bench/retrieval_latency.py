@@ -344,12 +344,19 @@ def main() -> None:
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[5_000, 100_000])
     parser.add_argument("--reload", action="store_true", help="load the passages again")
+    parser.add_argument(
+        "--ef-search", type=int, default=0, help="hnsw.ef_search of the index path (default: the service's)"
+    )
     args = parser.parse_args()
 
     _django.setup("quality")
     from bench import scifact
     from retrieval.embeddings import get_embedder
+    from retrieval.search import dense
 
+    if args.ef_search:
+        dense.HNSW_EF_SEARCH = args.ef_search
+    print(f"hnsw.ef_search {dense.HNSW_EF_SEARCH} on the index path")
     data = scifact.load()
     base = scifact.embeddings(data)
     claims = list(data.queries.values())[:QUERIES]
