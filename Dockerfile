@@ -23,6 +23,8 @@ RUN pip install . \
     && useradd --system --home /var/lib/daneshyar --create-home daneshyar \
     && SECRET_KEY=build-only-not-a-secret-build-only-not-a-secret REDIS_URL=redis://unused:6379/0 \
        python manage.py collectstatic --noinput -v 0 \
+    && SECRET_KEY=build-only-not-a-secret-build-only-not-a-secret REDIS_URL=redis://unused:6379/0 \
+       python manage.py embedding_export \
     && chown -R daneshyar /var/lib/daneshyar
 
 USER daneshyar

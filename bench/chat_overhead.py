@@ -1,90 +1,214 @@
-"""Server-side time per chat turn, excluding generation; and local tokens/s.
+#!/usr/bin/env python
+"""Chat overhead through the running service: time per turn, generation excluded.
 
-    .venv/bin/python bench/chat_overhead.py [--turns 200] [--docs 100] [--skip-local]
+    .venv/bin/python bench/chat_overhead.py                    # starts the service itself
+    .venv/bin/python bench/chat_overhead.py --base-url http://127.0.0.1:8000 --api-key dk_live_... \\
+        --workspace <id>                                       # a service already running
+    .venv/bin/python bench/chat_overhead.py --only-local       # local backend tokens/s
 
-What is timed: a whole ``POST /api/v1/workspaces/{id}/chat/`` through
-Django's WSGI stack in-process (API-key authentication, validation, query
-embedding, retrieval, prompt building with up to 20 history turns,
-persistence of both messages, JSON rendering) with a zero-latency generation
-double (``ScriptedBackend``), so generation contributes nothing. Each client
-continues its own session, so the history grows as it would in real use.
-Concurrency 8 runs 8 client threads against the same process.
+What is timed: whole ``POST /api/v1/workspaces/{id}/chat/`` requests over
+HTTP, as a client sees them (gunicorn, API-key authentication, validation,
+storing the question, query embedding, retrieval, prompt building with the
+history, the call to the generation server, validating and storing the
+reply, JSON rendering), at concurrency 1 and 8 (8 client threads, each with
+its own connection and its own session, a new session every 25 turns).
 
-The documents are the first ``--docs`` abstracts of SciFact
-(``../shared/datasets/scifact``), one resource each, split into passages of
-about 3 sentences; the questions are SciFact claims.
+Generation is a zero-latency stand-in: an OpenAI-compatible server in this
+process (``GENERATION_BACKEND=openai`` pointed at it) that answers every
+completion at once with a fixed valid reply. What it costs the service (one
+HTTP round trip on loopback through the OpenAI client) stays in the figures,
+as a real generation server's would; its own handling time is printed.
 
-Then the local backend (SmolLM2-135M GGUF + xgrammar) generates a few
-replies to a real prompt: tokens/s of decoding, prefill time apart.
+Without ``--base-url`` the service is started as ``make run`` starts it
+(``python -m daneshyar.devserver``: embedded PostgreSQL, gunicorn with one
+worker process of 8 threads, a Celery worker) with its own data directory
+``.data/bench/chat-service`` (kept between runs), ``SERVER_TIMING=true`` and
+the embedding backend of the environment (EMBEDDING_BACKEND, default onnx
+int8). The first ``--docs`` SciFact abstracts (``../shared/datasets/scifact``)
+are uploaded through the API once and ingested by the service's worker; the
+questions are SciFact claims.
 
-Runs on a throw-away test database (created and dropped here).
+The share of query embedding comes from the service's own ``Server-Timing``
+header (``embed``, ``search``, ``app``); against a service without
+``SERVER_TIMING=true`` that column stays empty.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
+import re
+import signal
+import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "daneshyar.settings")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TEST_DATABASE_NAME", "bench_chat_overhead")
 SCIFACT = ROOT.parent / "shared" / "datasets" / "scifact"
-
-import django  # noqa: E402
-
-django.setup()
-
-from django.db import connection  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.test.utils import setup_test_environment  # noqa: E402
-
-PHASES: dict[str, list[float]] = defaultdict(list)
-_local = threading.local()
+SERVICE_DATA = ROOT / ".data" / "bench" / "chat-service"
+STAND_IN_MODEL = "generation-stand-in"
+REPLY = json.dumps(
+    {"type": "answer", "parts": [{"text": "A fixed answer from the stand-in.", "passage": None}]}
+)
 
 
-def timed(phase: str, func: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+# --- the generation stand-in ----------------------------------------------------
+
+STAND_IN_MS: list[float] = []
+
+
+class StandIn(BaseHTTPRequestHandler):
+    """Just enough of the OpenAI API: GET /v1/models and POST /v1/chat/completions."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._send(
+            {"object": "list", "data": [{"id": STAND_IN_MODEL, "object": "model", "owned_by": "bench"}]}
+        )
+
+    def do_POST(self) -> None:
         started = time.perf_counter()
-        try:
-            return func(*args, **kwargs)
-        finally:
-            _local.phases[phase] = _local.phases.get(phase, 0.0) + time.perf_counter() - started
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        prompt = sum(len(str(m.get("content", ""))) for m in request.get("messages", [])) // 4
+        self._send(
+            {
+                "id": "chatcmpl-bench",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request.get("model", STAND_IN_MODEL),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": REPLY},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": prompt, "completion_tokens": 12, "total_tokens": prompt + 12},
+            }
+        )
+        STAND_IN_MS.append((time.perf_counter() - started) * 1000)
 
-    return wrapper
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
-def instrument() -> None:
-    """Wrap the phases of a turn to report where the time goes."""
-    from chat import selectors
-    from chat.services import turns
-    from retrieval.embeddings import get_embedder
-    from workspaces import authentication
+# --- the service ------------------------------------------------------------------
 
-    auth = authentication.ApiKeyAuthentication.authenticate
-    authentication.ApiKeyAuthentication.authenticate = timed("auth", auth)  # type: ignore[method-assign]
-    embedder = get_embedder()
-    embed = embedder.embed_query
-    embedder.embed_query = timed("embed query", embed)  # type: ignore[method-assign]
-    turns.search = timed("retrieval (incl. embed)", turns.search)
-    turns.question_store = timed("store question", turns.question_store)
-    selectors.history_turns = timed("load history", selectors.history_turns)
-    turns.build_messages = timed("build prompt", turns.build_messages)
-    turns.release_connection = timed("close connection", turns.release_connection)
-    turns.turn_generate = timed("generate (double)", turns.turn_generate)
-    turns.turn_finish = timed("store reply", turns.turn_finish)
+
+class Service:
+    """``python -m daneshyar.devserver`` in its own data directory, stopped on exit."""
+
+    def __init__(self, stand_in_url: str) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "SEARCH_DATABASE_URL"}
+        }
+        env.update(
+            DANESHYAR_DATA_DIR=str(SERVICE_DATA),
+            PORT=str(self.port),
+            HOST="127.0.0.1",
+            GENERATION_BACKEND="openai",
+            OPENAI_BASE_URL=stand_in_url,
+            OPENAI_MODEL=STAND_IN_MODEL,
+            OPENAI_MAX_RETRIES="0",
+            SERVER_TIMING="true",
+            LOG_LEVEL="WARNING",
+        )
+        SERVICE_DATA.mkdir(parents=True, exist_ok=True)
+        self.log = (SERVICE_DATA / "service.log").open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "daneshyar.devserver"],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def wait_ready(self, timeout: float = 300) -> dict[str, str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"the service exited; see {SERVICE_DATA / 'service.log'}")
+            try:
+                status, _, _ = request(self.base_url, "GET", "/healthz")
+                if status == 200:
+                    return dict(json.loads((SERVICE_DATA / "demo.json").read_text()))
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise SystemExit(f"the service did not become ready in {timeout:.0f} s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)  # devserver stops its children and the database
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.log.close()
+
+
+# --- HTTP client ------------------------------------------------------------------
+
+
+def request(
+    base_url: str,
+    method: str,
+    path: str,
+    body: Any = None,
+    key: str | None = None,
+    conn: http.client.HTTPConnection | None = None,
+) -> tuple[int, Any, str]:
+    """One request: (status, JSON body or None, Server-Timing header)."""
+    parts = urlsplit(base_url)
+    own = conn is None
+    conn = conn or http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["X-API-Key"] = key
+    try:
+        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+        response = conn.getresponse()
+        raw = response.read()
+        timing = response.getheader("Server-Timing") or ""
+    finally:
+        if own:
+            conn.close()
+    try:
+        payload = json.loads(raw) if raw else None
+    except ValueError:
+        payload = None
+    return response.status, payload, timing
 
 
 def load_corpus(count: int) -> list[tuple[str, str]]:
@@ -92,9 +216,7 @@ def load_corpus(count: int) -> list[tuple[str, str]]:
     with (SCIFACT / "corpus.jsonl").open() as handle:
         for line in handle:
             row = json.loads(line)
-            sentences = [s.strip() for s in row["text"].split(". ") if s.strip()]
-            paragraphs = [". ".join(sentences[i : i + 3]) for i in range(0, len(sentences), 3)]
-            docs.append((row["title"][:400], "\n\n".join(paragraphs)))
+            docs.append((row["title"][:400], row["text"]))
             if len(docs) == count:
                 break
     return docs
@@ -111,19 +233,46 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+def upload(base_url: str, key: str, workspace: str, docs: list[tuple[str, str]], timeout: float) -> None:
+    """Upload the documents (once: identical text is deduplicated) and wait until all are ready."""
+    path = f"/api/v1/workspaces/{workspace}/resources/"
+    ids = []
+    started = time.perf_counter()
+    for title, text in docs:
+        status, body, _ = request(base_url, "POST", path, {"title": title, "text": text}, key)
+        assert status in (200, 202), body
+        ids.append(body["data"]["id"])
+    deadline = time.monotonic() + timeout
+    waiting = set(ids)
+    while waiting:
+        for resource_id in list(waiting):
+            _, body, _ = request(base_url, "GET", f"{path}{resource_id}/", key=key)
+            state = body["data"]["status"]
+            if state == "failed":
+                raise SystemExit(f"resource {resource_id} failed: {body['data']}")
+            if state == "ready":
+                waiting.discard(resource_id)
+        if waiting:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{len(waiting)} resources not ready after {timeout:.0f} s")
+            time.sleep(1)
+    print(f"{len(ids)} documents uploaded and ready in {time.perf_counter() - started:.0f} s", flush=True)
+
+
 def run(
-    workspace_id: str, key: str, questions: list[str], *, turns: int, concurrency: int
-) -> tuple[list[float], float]:
-    """``turns`` chat turns over ``concurrency`` clients; per-turn ms and the wall time."""
-    url = f"/api/v1/workspaces/{workspace_id}/chat/"
+    base_url: str, key: str, workspace: str, questions: list[str], *, turns: int, concurrency: int
+) -> tuple[list[float], dict[str, list[float]], float]:
+    """``turns`` chat turns over ``concurrency`` clients: per-turn ms, Server-Timing phases, wall time."""
+    path = f"/api/v1/workspaces/{workspace}/chat/"
     per_client = turns // concurrency
     latencies: list[float] = []
+    phases: dict[str, list[float]] = defaultdict(list)
     lock = threading.Lock()
+    parts = urlsplit(base_url)
 
     def client_loop(client_index: int) -> None:
-        client = Client(headers={"X-API-Key": key})
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
         session_id = None
-        _local.phases = {}
         try:
             for n in range(per_client):
                 body: dict[str, Any] = {
@@ -133,22 +282,24 @@ def run(
                 if session_id and n % 25:  # a new session every 25 turns
                     body["session_id"] = session_id
                 started = time.perf_counter()
-                response = client.post(url, body, content_type="application/json")
+                status, payload, timing = request(base_url, "POST", path, body, key, conn)
                 elapsed = (time.perf_counter() - started) * 1000
-                assert response.status_code == 200, response.content
-                session_id = response.json()["data"]["session"]["id"]
+                assert status == 200, payload
+                session_id = payload["data"]["session"]["id"]
                 with lock:
                     latencies.append(elapsed)
-                    for phase, seconds in _local.phases.items():
-                        PHASES[f"{concurrency}:{phase}"].append(seconds * 1000)
-                _local.phases = {}
+                    for name, ms in re.findall(r"(\w+);dur=([0-9.]+)", timing):
+                        phases[name].append(float(ms))
         finally:
-            connection.close()
+            conn.close()
 
+    threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(concurrency)]
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        list(pool.map(client_loop, range(concurrency)))
-    return latencies, time.perf_counter() - started
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return latencies, phases, time.perf_counter() - started
 
 
 def bench_local(runs: int, max_tokens: int) -> None:
@@ -196,68 +347,97 @@ def bench_local(runs: int, max_tokens: int) -> None:
     print(f"  decode tokens/s: median {statistics.median(rates):.1f}")
 
 
+def report(label: str, latencies: list[float], phases: dict[str, list[float]], wall: float) -> None:
+    print(
+        f"  {label}: p50 {percentile(latencies, 50):.1f} ms, p95 {percentile(latencies, 95):.1f} ms, "
+        f"max {max(latencies):.1f} ms, throughput {len(latencies) / wall:.1f} turns/s",
+        flush=True,
+    )
+    if phases.get("embed") and len(phases["embed"]) == len(latencies):
+        embed, search_ms, app = phases["embed"], phases.get("search", []), phases.get("app", [])
+        share = sum(embed) / sum(latencies)
+        print(
+            f"    server side: app p50 {percentile(app, 50):.1f} / p95 {percentile(app, 95):.1f} ms; "
+            f"query embedding p50 {percentile(embed, 50):.1f} / p95 {percentile(embed, 95):.1f} ms "
+            f"({share:.0%} of turn time); search p50 {percentile(search_ms, 50):.1f} / "
+            f"p95 {percentile(search_ms, 95):.1f} ms",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=200, help="turns per concurrency level")
     parser.add_argument("--docs", type=int, default=100)
-    parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument("--base-url", help="a running service (default: start one)")
+    parser.add_argument("--api-key", help="an admin key of the running service (with --base-url)")
+    parser.add_argument("--workspace", help="a workspace id of the running service (with --base-url)")
+    parser.add_argument(
+        "--stand-in-port",
+        type=int,
+        default=0,
+        help="port of the generation stand-in (with --base-url, start the service with "
+        f"GENERATION_BACKEND=openai OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 OPENAI_MODEL={STAND_IN_MODEL})",
+    )
+    parser.add_argument("--skip-local", action="store_true", help="skip the local backend's tokens/s")
     parser.add_argument("--only-local", action="store_true", help="only the local backend's tokens/s")
     parser.add_argument("--local-runs", type=int, default=3)
     parser.add_argument("--local-max-tokens", type=int, default=64)
     args = parser.parse_args()
 
-    from chat.backends import use_backend
-    from chat.backends.scripted import ScriptedBackend
-    from tests.chat.helpers import ingest_text
-    from tests.conftest import make_tenant
-
     if args.only_local:
         bench_local(args.local_runs, args.local_max_tokens)
         return
-    setup_test_environment()
-    old_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    stand_in = ThreadingHTTPServer(("127.0.0.1", args.stand_in_port or free_port()), StandIn)
+    stand_in.daemon_threads = True
+    threading.Thread(target=stand_in.serve_forever, daemon=True).start()
+    stand_in_url = f"http://127.0.0.1:{stand_in.server_address[1]}/v1"
+    service = None
     try:
-        tenant = make_tenant("Bench")
-        started = time.perf_counter()
-        docs = load_corpus(args.docs)
-        for title, text in docs:
-            ingest_text(tenant.workspace, title, text)
-        from retrieval.models import Passage
-
-        passages = Passage.objects.count()
-        print(f"ingested {len(docs)} resources / {passages} passages in {time.perf_counter() - started:.1f}s")
-        instrument()
+        if args.base_url:
+            if not (args.api_key and args.workspace):
+                parser.error("--base-url needs --api-key and --workspace")
+            base_url, key, workspace = args.base_url.rstrip("/"), args.api_key, args.workspace
+            print(f"generation stand-in at {stand_in_url}", flush=True)
+        else:
+            started = time.perf_counter()
+            service = Service(stand_in_url)
+            state = service.wait_ready()
+            base_url, key, workspace = service.base_url, state["api_key"], state["workspace_id"]
+            print(f"service started at {base_url} in {time.perf_counter() - started:.0f} s", flush=True)
+        print(
+            f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; embedding backend "
+            f"{os.environ.get('EMBEDDING_BACKEND', 'onnx')} "
+            f"{os.environ.get('EMBEDDING_ONNX_PRECISION', 'int8')}",
+            flush=True,
+        )
+        upload(base_url, key, workspace, load_corpus(args.docs), timeout=1800)
         questions = load_questions()
-        with use_backend(ScriptedBackend()):
-            run(str(tenant.workspace.id), tenant.chat_key, questions, turns=16, concurrency=1)  # warm-up
-            PHASES.clear()
-            print(f"\nper-turn server time, generation excluded ({args.turns} turns each):")
-            print(f"  (host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start)")
-            for concurrency in (1, 8):
-                latencies, wall = run(
-                    str(tenant.workspace.id),
-                    tenant.chat_key,
-                    questions,
-                    turns=args.turns,
-                    concurrency=concurrency,
-                )
-                print(
-                    f"  concurrency {concurrency}: p50 {percentile(latencies, 50):.1f} ms, "
-                    f"p95 {percentile(latencies, 95):.1f} ms, max {max(latencies):.1f} ms, "
-                    f"throughput {len(latencies) / wall:.1f} turns/s"
-                )
-            print(f"  (load average {os.getloadavg()[0]:.1f} at end)")
-            print("\nphase medians at concurrency 1 (ms):")
-            for name, values in PHASES.items():
-                if name.startswith("1:"):
-                    p50, p95 = statistics.median(values), percentile(values, 95)
-                    print(f"  {name[2:]:<26} p50 {p50:6.2f}  p95 {p95:6.2f}")
+        run(base_url, key, workspace, questions, turns=16, concurrency=1)  # warm-up
+        STAND_IN_MS.clear()
+        print(f"\nper-turn time through the service, generation stand-in ({args.turns} turns each):")
+        for concurrency in (1, 8):
+            latencies, phases, wall = run(
+                base_url, key, workspace, questions, turns=args.turns, concurrency=concurrency
+            )
+            report(f"concurrency {concurrency}", latencies, phases, wall)
+        if STAND_IN_MS:
+            print(
+                f"  generation stand-in's own handling: p50 {statistics.median(STAND_IN_MS):.2f} ms "
+                f"over {len(STAND_IN_MS)} completions"
+            )
+        print(f"  (load average {os.getloadavg()[0]:.1f} at end)")
     finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
+        if service is not None:
+            service.stop()
+        stand_in.shutdown()
     if not args.skip_local:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "daneshyar.settings")
+        import django
+
+        django.setup()
         bench_local(args.local_runs, args.local_max_tokens)
 
 

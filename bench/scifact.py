@@ -49,12 +49,15 @@ def document_text(doc: dict[str, str]) -> str:
 
 
 def embeddings(data: SciFact) -> np.ndarray:
-    """The corpus embeddings (cached under .data/bench, keyed by model and corpus)."""
+    """The corpus embeddings (cached under .data/bench, keyed by model, backend and corpus)."""
+    from django.conf import settings
+
     from retrieval.embeddings import get_embedder
 
     embedder = get_embedder()
     texts = [document_text(doc) for doc in data.corpus]
-    digest = hashlib.sha256("\x00".join([embedder.model_name, *texts]).encode()).hexdigest()[:16]
+    backend = f"{settings.EMBEDDING_BACKEND}-{settings.EMBEDDING_ONNX_PRECISION}"
+    digest = hashlib.sha256("\x00".join([embedder.model_name, backend, *texts]).encode()).hexdigest()[:16]
     path = CACHE / f"scifact-{digest}.npy"
     if path.exists():
         return np.load(path)

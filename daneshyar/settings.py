@@ -119,6 +119,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "daneshyar.middleware.BodySizeLimitMiddleware",
     "workspaces.ratelimit.RateLimitHeadersMiddleware",
+    # Server-Timing header when SERVER_TIMING is on (daneshyar/timing.py); a no-op otherwise.
+    "daneshyar.timing.ServerTimingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -166,6 +168,24 @@ else:
 # Several checkouts (or test runs) can share one server with distinct test DBs.
 _default_db["TEST"] = {"NAME": env_optional_str("TEST_DATABASE_NAME")}
 DATABASES = {"default": _default_db}
+
+# --- Server-Timing (daneshyar/timing.py) --------------------------------------
+SERVER_TIMING = env_bool("SERVER_TIMING", False)
+
+# --- Search replica (docs/scaling.md) ----------------------------------------
+# A streaming replica of DATABASE_URL that passage search reads from; writes
+# and every read that must see its own writes stay on the primary.
+SEARCH_DATABASE_URL = env_url("SEARCH_DATABASE_URL", None, schemes=("postgres", "postgresql"))
+# Search goes back to the primary while the replica is further behind than this.
+SEARCH_REPLICA_MAX_LAG_SECONDS = env_float("SEARCH_REPLICA_MAX_LAG_SECONDS", 10.0, minimum=0.0)
+if SEARCH_DATABASE_URL:
+    _search_db = database_from_url(SEARCH_DATABASE_URL, conn_max_age=CONN_MAX_AGE)
+    # A replica that does not answer must not hold a search up for long.
+    _search_db["OPTIONS"].setdefault("connect_timeout", "2")
+    # Tests read the primary's test database through this alias.
+    _search_db["TEST"] = {"MIRROR": "default"}
+    DATABASES["search"] = _search_db
+DATABASE_ROUTERS = ["daneshyar.routers.PrimaryRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis and Celery ---------------------------------------------------------
@@ -241,6 +261,20 @@ EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", "all-MiniLM-L6-v2")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1, maximum=16000)
 EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "cpu")
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)
+# --- Embedding backend (docs/configuration.md, bench/embedding_backends.py) ------
+# onnx: ONNX Runtime on the export made at set-up (manage.py embedding_export);
+# torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda).
+EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", "onnx", ("onnx", "torch"))
+# Which export the onnx backend runs (torch always runs fp32).
+EMBEDDING_ONNX_PRECISION = env_choice("EMBEDDING_ONNX_PRECISION", "int8", ("fp32", "int8"))
+# Empty: .data/models/onnx/<EMBEDDING_MODEL_NAME> in the checkout.
+EMBEDDING_ONNX_DIR = env_str("EMBEDDING_ONNX_DIR", "")
+if EMBEDDING_BACKEND == "onnx" and EMBEDDING_DEVICE != "cpu":
+    raise ImproperlyConfigured(
+        "EMBEDDING_BACKEND=onnx runs on the CPU; for EMBEDDING_DEVICE="
+        f"{EMBEDDING_DEVICE} use EMBEDDING_BACKEND=torch"
+    )
+
 RETRIEVAL_DENSE = env_bool("RETRIEVAL_DENSE", True)
 RETRIEVAL_LEXICAL = env_bool("RETRIEVAL_LEXICAL", True)
 if not (RETRIEVAL_DENSE or RETRIEVAL_LEXICAL):

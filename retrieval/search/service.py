@@ -33,14 +33,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.utils import CursorWrapper
 
+from daneshyar import timing
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
-from retrieval.search import dense, lexical
+from retrieval.search import dense, lexical, replica
 from retrieval.search.stats import workspace_stats
 from workspaces.models import Workspace
 
@@ -134,19 +135,54 @@ def search(
     k = top_k or (workspace.widened_top_k if named else workspace.top_k)
     per_resource_k = workspace.per_resource_k
     # Embed before opening the transaction: no connection work waits on the model.
-    vector = dense.vector_literal(get_embedder().embed_query(query)) if legs.dense else ""
-    with transaction.atomic(), connection.cursor() as cursor:
+    with timing.phase("embed"):
+        vector = dense.vector_literal(get_embedder().embed_query(query)) if legs.dense else ""
+    plan = _Plan(
+        workspace_id=workspace.id,
+        query=query,
+        vector=vector,
+        legs=legs,
+        k=k,
+        named=named,
+        per_resource_k=per_resource_k,
+    )
+    # On the read replica when one is configured and current (replica.py).
+    with timing.phase("search"):
+        alias = replica.search_alias()
+        try:
+            return _search_on(alias, plan)
+        except DatabaseError as error:
+            if alias == DEFAULT_DB_ALIAS:
+                raise
+            replica.replica_failed(error)
+            return _search_on(DEFAULT_DB_ALIAS, plan)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    workspace_id: uuid.UUID
+    query: str
+    vector: str
+    legs: Legs
+    k: int
+    named: Sequence[uuid.UUID]
+    per_resource_k: int
+
+
+def _search_on(alias: str, plan: _Plan) -> list[ScoredPassage]:
+    with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
         scores = _scores(
             cursor,
-            workspace_id=workspace.id,
-            query=query,
-            vector=vector,
-            legs=legs,
-            k=k,
-            named=named,
-            per_resource_k=per_resource_k,
+            workspace_id=plan.workspace_id,
+            query=plan.query,
+            vector=plan.vector,
+            legs=plan.legs,
+            k=plan.k,
+            named=plan.named,
+            per_resource_k=plan.per_resource_k,
         )
-    return _select(scores, k=k, named=named, per_resource_k=per_resource_k)
+        # Titles and texts from the same snapshot as the scores.
+        return _select(scores, k=plan.k, named=plan.named, per_resource_k=plan.per_resource_k, using=alias)
 
 
 def _scores(
@@ -208,7 +244,7 @@ def _scores(
 
 
 def _select(
-    scores: CandidateScores, *, k: int, named: Sequence[uuid.UUID], per_resource_k: int
+    scores: CandidateScores, *, k: int, named: Sequence[uuid.UUID], per_resource_k: int, using: str
 ) -> list[ScoredPassage]:
     # Best first; ties broken by id so that equal scores give a stable order.
     ordered = sorted(scores, key=lambda pid: (-scores[pid], str(pid)))
@@ -217,7 +253,9 @@ def _select(
         taken = set(chosen)
         wanted = set(named)
         owner = dict(
-            Passage.objects.filter(id__in=ordered, resource_id__in=wanted).values_list("id", "resource_id")
+            Passage.objects.using(using)
+            .filter(id__in=ordered, resource_id__in=wanted)
+            .values_list("id", "resource_id")
         )
         per_resource: dict[uuid.UUID, int] = {}
         for pid in ordered:
@@ -232,7 +270,8 @@ def _select(
     # Text and titles only for what is returned, not for every candidate.
     rows = {
         p.id: p
-        for p in Passage.objects.filter(id__in=chosen)
+        for p in Passage.objects.using(using)
+        .filter(id__in=chosen)
         .select_related("resource")
         .only("id", "resource_id", "resource__title", "text", "ordinal", "page")
     }

@@ -52,6 +52,9 @@ def test_database_url_is_parsed() -> None:
         ("DATABASE_URL", "sqlite:///db.sqlite3", "DATABASE_URL must be a URL with scheme"),
         ("DEBUG", "sometimes", "DEBUG must be a boolean"),
         ("GENERATION_MODELS", "[{", "GENERATION_MODELS must be valid JSON"),
+        ("EMBEDDING_BACKEND", "tensorflow", "EMBEDDING_BACKEND must be one of"),
+        ("EMBEDDING_ONNX_PRECISION", "int4", "EMBEDDING_ONNX_PRECISION must be one of"),
+        ("EMBEDDING_DEVICE", "cuda", "EMBEDDING_BACKEND=onnx runs on the CPU"),
     ],
 )
 def test_malformed_environment_stops_start_with_a_clear_message(

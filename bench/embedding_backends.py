@@ -1,0 +1,159 @@
+#!/usr/bin/env python
+"""Embedding backends side by side: torch fp32, ONNX fp32, ONNX int8.
+
+    nice -n 10 .venv/bin/python bench/embedding_backends.py
+    .venv/bin/python bench/embedding_backends.py --limit 100   # quick check
+
+In one run, on this CPU:
+
+1. Throughput: the same ``--docs`` SciFact abstracts (title + text, as
+   ingestion embeds them) through each backend's ``embed_documents``, in
+   ``--rounds`` interleaved rounds (torch, ONNX fp32, ONNX int8, torch, ...)
+   so that a change in the machine's load hits all three alike; documents/s
+   and tokens/s (word pieces the model reads, at most 256 a text) as the
+   median over rounds.
+2. Query embedding: ``embed_query`` of 200 SciFact claims, interleaved the
+   same way; p50 and p95.
+3. Quality through the service: each backend embeds the 5,183 abstracts
+   (cached under .data/bench per backend) into its own workspace of the
+   bench database ``daneshyar_bench_quality``, and all 809 train claims go
+   through ``retrieval.search.search`` with that backend embedding the
+   query (dense only, and hybrid: the default); nDCG@10 and recall@5.
+
+Then the rule the default follows: the fastest backend whose nDCG@10 (dense
+and hybrid) is within 0.005 of torch fp32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import _django
+
+BACKENDS = [("torch fp32", "torch", "fp32"), ("ONNX fp32", "onnx", "fp32"), ("ONNX int8", "onnx", "int8")]
+TOLERANCE = 0.005
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+@contextmanager
+def backend(name: str, precision: str) -> Iterator[None]:
+    from django.test import override_settings
+
+    with override_settings(EMBEDDING_BACKEND=name, EMBEDDING_ONNX_PRECISION=precision):
+        yield
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--docs", type=int, default=256, help="abstracts per throughput round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=200, help="claims timed for query embedding")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N quality queries")
+    parser.add_argument("--speed-only", action="store_true", help="throughput and query latency only")
+    args = parser.parse_args()
+
+    _django.setup("quality")
+    from bench import scifact
+    from bench.retrieval_quality import evaluate
+    from retrieval.embeddings import get_embedder
+    from retrieval.models import Passage
+    from retrieval.search.service import Legs, search
+
+    data = scifact.load()
+    texts = [scifact.document_text(d) for d in data.corpus[: args.docs]]
+    claims = list(data.queries.values())[: args.queries]
+    print(
+        f"host: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; "
+        f"{len(texts)} abstracts x {args.rounds} rounds, {len(claims)} claims",
+        flush=True,
+    )
+    embedders = {}
+    for label, name, precision in BACKENDS:
+        with backend(name, precision):
+            embedders[label] = get_embedder()
+            embedders[label].embed_documents(texts[:4])  # load and warm up
+    tokenizer = embedders["torch fp32"].tokenizer
+    window = embedders["torch fp32"].max_seq_length
+    tokens = sum(min(window, len(ids)) for ids in tokenizer(texts)["input_ids"])
+
+    rates: dict[str, list[float]] = {label: [] for label in embedders}
+    for _ in range(args.rounds):
+        for label, embedder in embedders.items():
+            started = time.perf_counter()
+            embedder.embed_documents(texts)
+            rates[label].append(len(texts) / (time.perf_counter() - started))
+    query_ms: dict[str, list[float]] = {label: [] for label in embedders}
+    for claim in claims:
+        for label, embedder in embedders.items():
+            started = time.perf_counter()
+            embedder.embed_query(claim)
+            query_ms[label].append((time.perf_counter() - started) * 1000)
+    print(f"  (load average {os.getloadavg()[0]:.1f} after the timing)", flush=True)
+
+    quality: dict[str, dict[str, tuple[float, float]]] = {
+        label: {"dense": (float("nan"), float("nan")), "hybrid": (float("nan"), float("nan"))}
+        for label in embedders
+    }
+    queries = dict(list(data.queries.items())[: args.limit]) if args.limit else data.queries
+    for label, name, precision in [] if args.speed_only else BACKENDS:
+        with backend(name, precision):
+            started = time.perf_counter()
+            vectors = scifact.embeddings(data)
+            workspace = scifact.load_workspace(data, vectors, name=f"scifact-{name}-{precision}")
+            corpus_id = dict(
+                Passage.objects.filter(workspace=workspace).values_list("id", "resource__filename")
+            )
+            prepared = time.perf_counter() - started
+            quality[label] = {}
+            for leg_name, legs in [("dense", Legs(True, False)), ("hybrid", Legs(True, True))]:
+
+                def run(
+                    text: str, legs: Legs = legs, workspace: object = workspace, ids: dict = corpus_id
+                ) -> list[str]:
+                    found = search(workspace=workspace, query=text, top_k=10, legs=legs)  # type: ignore[arg-type]
+                    return [ids[p.passage_id] for p in found]
+
+                quality[label][leg_name] = evaluate(run, queries, data.qrels)
+        print(f"  {label}: corpus embedded (or cached) and loaded in {prepared:.0f} s", flush=True)
+
+    base = statistics.median(rates["torch fp32"])
+    print(
+        f"\n{'backend':<11} {'docs/s':>7} {'x torch':>8} {'tokens/s':>9} {'query p50':>10} {'p95 ms':>7}"
+        f"  {'dense nDCG@10 / R@5':>20}  {'hybrid nDCG@10 / R@5':>21}"
+    )
+    for label in embedders:
+        rate = statistics.median(rates[label])
+        dense_q, hybrid_q = quality[label]["dense"], quality[label]["hybrid"]
+        print(
+            f"{label:<11} {rate:>7.1f} {rate / base:>7.2f}x {rate * tokens / len(texts):>9.0f} "
+            f"{percentile(query_ms[label], 50):>10.1f} {percentile(query_ms[label], 95):>7.1f}"
+            f"  {dense_q[0]:>11.3f} / {dense_q[1]:.3f}  {hybrid_q[0]:>12.3f} / {hybrid_q[1]:.3f}"
+        )
+    reference = quality["torch fp32"]
+    eligible = [
+        label
+        for label in embedders
+        if all(quality[label][leg][0] >= reference[leg][0] - TOLERANCE for leg in ("dense", "hybrid"))
+    ]
+    if eligible:
+        best = max(eligible, key=lambda label: statistics.median(rates[label]))
+        print(f"\nfastest backend with nDCG@10 (dense and hybrid) within {TOLERANCE} of torch fp32: {best}")
+
+
+if __name__ == "__main__":
+    main()

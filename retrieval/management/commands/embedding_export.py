@@ -1,0 +1,32 @@
+"""Export the embedding model to ONNX (fp32 and int8) for EMBEDDING_BACKEND=onnx.
+
+Run once at set-up (scripts/setup and the Dockerfile do); a second run with
+the same source model does nothing. Reads the model from EMBEDDING_MODEL (or
+the packaged all-MiniLM-L6-v2) and writes to EMBEDDING_ONNX_DIR (or
+.data/models/onnx/<EMBEDDING_MODEL_NAME>); nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from retrieval.embeddings import default_model_path, onnx_export_dir
+from retrieval.onnx_embeddings import export
+
+
+class Command(BaseCommand):
+    help = "Export the embedding model to ONNX (fp32 and int8) once, for EMBEDDING_BACKEND=onnx."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--force", action="store_true", help="export again even if current")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        source, output = default_model_path(), onnx_export_dir()
+        started = time.perf_counter()
+        if export(source, output, force=options["force"]):
+            self.stdout.write(f"exported {source} to {output} in {time.perf_counter() - started:.1f} s")
+        elif options["verbosity"] > 1:
+            self.stdout.write(f"{output} is current")

@@ -1,0 +1,48 @@
+"""SERVER_TIMING: a search request reports its embedding and database time."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import override_settings
+
+from tests.conftest import Tenant
+from tests.retrieval.conftest import make_resource
+from tests.retrieval.corpus import SOLAR
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+
+def _search(owner: Tenant) -> dict[str, float] | None:
+    make_resource(owner.workspace, "Solar", SOLAR[:6])
+    response = owner.client("chat").post(
+        f"/api/v1/workspaces/{owner.workspace.id}/search/", {"query": "solar power"}, format="json"
+    )
+    assert response.status_code == 200
+    header = response.headers.get("Server-Timing")
+    if header is None:
+        return None
+    return {name: float(ms) for name, ms in re.findall(r"(\w+);dur=([0-9.]+)", header)}
+
+
+@override_settings(SERVER_TIMING=True)
+def test_search_reports_embedding_and_database_time(owner: Tenant) -> None:
+    phases = _search(owner)
+    assert phases is not None and set(phases) == {"embed", "search", "app"}
+    assert 0 < phases["embed"] < phases["app"]
+    assert 0 < phases["search"] < phases["app"]
+    assert phases["embed"] + phases["search"] <= phases["app"]
+
+
+def test_no_header_unless_switched_on(owner: Tenant) -> None:
+    assert _search(owner) is None
+
+
+@override_settings(SERVER_TIMING=True)
+def test_errors_carry_the_header_too(owner: Tenant) -> None:
+    response = owner.client("chat").post(
+        f"/api/v1/workspaces/{owner.workspace.id}/search/", {"query": ""}, format="json"
+    )
+    assert response.status_code == 400
+    assert re.fullmatch(r"app;dur=[0-9.]+", response.headers["Server-Timing"])
