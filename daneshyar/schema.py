@@ -18,6 +18,9 @@ response of a live server to it):
                                  object is indistinguishable)
 409  ``request_in_progress``     an ``idempotent`` handler
 413  ``payload_too_large``       a request body
+414  (HTML, not the envelope)    query parameters or a free-text path
+                                 parameter: a request line over the HTTP
+                                 server's limit (gunicorn's 4094 bytes)
 415  ``unsupported_media_type``  a request body
 422  ``idempotency_key_reused``  an ``idempotent`` handler
 429  ``rate_limited``            every operation with a key (``Retry-After``)
@@ -51,6 +54,8 @@ ERROR_DESCRIPTIONS = {
     404: "not_found: no such object visible to this key.",
     409: "request_in_progress: a request with this Idempotency-Key is still running.",
     413: "payload_too_large: the body or the upload is over the limit.",
+    414: "The request line (path and query string) is over the HTTP server's limit (gunicorn: 4094 "
+    "bytes): the server answers in HTML before the API sees the request.",
     415: "unsupported_media_type: the body's or the upload's type is not accepted.",
     422: "idempotency_key_reused: this Idempotency-Key was used with a different request.",
     429: "rate_limited: over a limit; Retry-After says when to try again.",
@@ -146,6 +151,8 @@ class AutoSchema(openapi.AutoSchema):
                 "description": ERROR_DESCRIPTIONS[status],
                 "content": {"application/json": {"schema": ref}},
             }
+            if status == 414:
+                response["content"] = {"text/html": {"schema": {"type": "string"}}}
             if status in (429, 503):
                 response["headers"] = RETRY_AFTER
             responses.setdefault(str(status), response)
@@ -163,7 +170,7 @@ class AutoSchema(openapi.AutoSchema):
         if any(p["in"] == "query" for p in parameters) or any(
             p["in"] == "path" and p.get("schema", {}).get("format") != "uuid" for p in parameters
         ):
-            statuses.add(400)
+            statuses |= {400, 414}
         if any(p["in"] == "path" for p in parameters):
             statuses.add(404)
         if method in getattr(self.view, "admin_methods", ()) or any(
