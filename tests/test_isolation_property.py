@@ -15,7 +15,7 @@ from tests.isolation import IsolationMachine, Tally
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-SEQUENCES = int(os.environ.get("ISOLATION_SEQUENCES", "12"))
+SEQUENCES = int(os.environ.get("ISOLATION_SEQUENCES", "25"))
 STEPS = int(os.environ.get("ISOLATION_STEPS", "15"))
 
 
