@@ -394,11 +394,10 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["workspaces.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["workspaces.permissions.HasApiKey"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
-        "rest_framework.parsers.MultiPartParser",
-        "rest_framework.parsers.FormParser",
-    ],
+    # JSON in (the contract); an upload view adds multipart itself. A form
+    # body elsewhere is 415, not read with HTML-form rules (an empty field
+    # would count as "not sent").
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "daneshyar.schema.AutoSchema",
     "EXCEPTION_HANDLER": "daneshyar.exceptions.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["workspaces.ratelimit.KeyRateThrottle"],

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -60,6 +61,7 @@ class ResourceOutputSerializer(serializers.ModelSerializer[Resource]):
 
 class ResourceListCreateApi(WorkspaceApi):
     admin_methods = frozenset({"POST"})
+    parser_classes = [JSONParser, MultiPartParser]
     upload_methods = frozenset({"POST"})
 
     class UploadInputSerializer(serializers.Serializer[Any]):
