@@ -1,10 +1,15 @@
-"""DOCX: paragraphs and tables in body order; Heading/Title styles are headings."""
+"""DOCX: paragraphs and tables in body order; Heading/Title styles are headings.
+
+The package is checked by :func:`archive_open` (declared sizes, ratio) before
+python-docx opens it.
+"""
 
 from __future__ import annotations
 
 import io
 from typing import Any
 
+from resources.parsing.archive import archive_open
 from resources.parsing.base import DocumentBuilder, ParsedDocument, ParseError
 from resources.parsing.detect import _ENCRYPTED_PACKAGE, _OLE_MAGIC
 
@@ -16,6 +21,10 @@ def parse_docx(data: bytes) -> ParsedDocument:
         )
     import docx
 
+    # The bounds first: python-docx would decompress whatever the package holds.
+    # It reopens the same bytes with zipfile, which yields no more than the
+    # declared sizes checked here.
+    archive_open(data).close()
     try:
         document: Any = docx.Document(io.BytesIO(data))
         builder = DocumentBuilder()
