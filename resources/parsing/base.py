@@ -11,6 +11,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 _SPACES = re.compile(r"[ \t\f\v\u00a0\u200b]+")
@@ -29,6 +30,11 @@ class ParseError(Exception):
         self.code = code
         self.message = message
         super().__init__(f"{code}: {message}")
+
+
+# What a parser's catch-all for a library's errors must let through: its own
+# errors, and the task's soft time limit (raised wherever the parse is).
+PASS_THROUGH: tuple[type[BaseException], ...] = (ParseError, SoftTimeLimitExceeded)
 
 
 @contextmanager

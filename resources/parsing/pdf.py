@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
-from resources.parsing.base import DocumentBuilder, ParsedDocument, ParseError, check_deadline
+from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError, check_deadline
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
@@ -48,7 +48,7 @@ def parse_pdf(data: bytes) -> ParsedDocument:
                 "(INGEST_PDF_MAX_PAGES). Split it into smaller documents.",
             )
         pages = list(reader.pages)
-    except ParseError:
+    except PASS_THROUGH:
         raise
     except FileNotDecryptedError as exc:
         raise _encrypted() from exc
@@ -61,7 +61,7 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         check_deadline()
         try:
             text = page.extract_text(visitor_operand_before=_on_operator) or ""
-        except ParseError:
+        except PASS_THROUGH:
             raise
         except LimitReachedError as exc:
             raise _over_limit(exc) from exc

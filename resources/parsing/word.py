@@ -10,7 +10,7 @@ import io
 from typing import Any
 
 from resources.parsing.archive import archive_open
-from resources.parsing.base import DocumentBuilder, ParsedDocument, ParseError
+from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError
 from resources.parsing.detect import _ENCRYPTED_PACKAGE, _OLE_MAGIC
 
 
@@ -39,7 +39,7 @@ def parse_docx(data: bytes) -> ParsedDocument:
                 style = (getattr(block.style, "name", "") or "").lower()
                 heading = style.startswith("heading") or style == "title"
                 builder.add(block.text, heading=heading)
-    except ParseError:
+    except PASS_THROUGH:
         raise
     except Exception as exc:  # zipfile/lxml/python-docx errors on damaged files
         raise ParseError("corrupt_file", "The DOCX file is damaged and could not be read.") from exc

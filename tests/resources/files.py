@@ -41,12 +41,14 @@ def make_pdf(pages: list[str]) -> bytes:
     return out.getvalue()
 
 
-def make_pdf_with_content(content: bytes) -> bytes:
-    """A one-page PDF whose content stream is ``content``, FlateDecode-compressed."""
+def make_pdf_with_content(content: bytes, *, pages: int = 1) -> bytes:
+    """A PDF of ``pages`` pages that all show one content stream, ``content``
+    (FlateDecode-compressed)."""
     packed = zlib.compress(content, 9)
+    kids = " ".join("4 0 R" for _ in range(pages)).encode()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
         b"/Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
@@ -66,11 +68,12 @@ def make_pdf_with_content(content: bytes) -> bytes:
     return out.getvalue()
 
 
-def make_expensive_pdf(operators: int = 900_000) -> bytes:
-    """A few kilobytes that cost seconds of CPU: one line of text, then
-    ``operators`` no-op graphics operators (``q Q``) that the text extractor
-    tokenises and walks one by one."""
-    return make_pdf_with_content(b"BT /F1 11 Tf 50 760 Td (Expensive page.) Tj ET " + b"q Q " * operators)
+def make_expensive_pdf(operators: int = 600_000, *, pages: int = 1) -> bytes:
+    """A few kilobytes that cost seconds of CPU per page: one line of text,
+    then ``operators`` no-op graphics operators (``q Q``) that the text
+    extractor tokenises and walks one by one, on every page."""
+    content = b"BT /F1 11 Tf 50 760 Td (Expensive page.) Tj ET " + b"q Q " * operators
+    return make_pdf_with_content(content, pages=pages)
 
 
 def make_encrypted_pdf(pages: list[str], password: str = "s3cret") -> bytes:  # noqa: S107

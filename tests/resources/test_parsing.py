@@ -227,3 +227,27 @@ def test_parse_deadline_holds_for_text_formats() -> None:
     with pytest.raises(ParseError) as info:
         parse_document(text, content_type=PLAIN_TEXT, timeout=0)
     assert info.value.code == "ingest_timeout"
+
+
+@pytest.mark.parametrize("kind", ["pdf", "docx", "html"])
+def test_the_task_soft_time_limit_passes_through_the_parsers(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Regression: the parsers' catch-all for library errors turned Celery's
+    # SoftTimeLimitExceeded into corrupt_file.
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def expired(*args: Any, **kwargs: Any) -> Any:
+        raise SoftTimeLimitExceeded()
+
+    if kind == "pdf":
+        monkeypatch.setattr("resources.parsing.pdf._on_operator", expired)
+        data = make_pdf(["Some text."])
+    elif kind == "docx":
+        data = make_docx([("p", "Some text.")])
+        monkeypatch.setattr("docx.Document", expired)
+    else:
+        monkeypatch.setattr("resources.parsing.html.BeautifulSoup", expired)
+        data = b"<p>Some text.</p>"
+    with pytest.raises(SoftTimeLimitExceeded):
+        _parse(data)
