@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
@@ -49,6 +50,12 @@ class IngestRequest(Request):  # type: ignore[misc]
     is acknowledged (``task_acks_on_failure_or_timeout``), and should it come
     back anyway, the claim finds nothing outstanding.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The worker's own settings, not the ones the sender (a web process,
+        # perhaps configured differently) wrote into the message.
+        self.time_limits = (settings.INGEST_TASK_TIME_LIMIT, settings.INGEST_TASK_SOFT_TIME_LIMIT)
 
     def on_timeout(self, soft: bool, timeout: float) -> None:
         super().on_timeout(soft, timeout)

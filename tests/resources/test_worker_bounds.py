@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from resources.heartbeat import heartbeat_while
 from resources.models import Resource, ResourceStatus
-from resources.tasks import ingest_resource, sweep_stale_resources
+from resources.tasks import sweep_stale_resources
 from tests.conftest import Tenant
 from tests.resources.files import long_text, make_expensive_pdf, make_zip_bomb_docx
 from tests.worker import pool_children, purge_queue, stop_process, wait_for, worker_process
@@ -28,15 +28,13 @@ HARD_LIMIT = 25
 
 
 @pytest.fixture
-def worker(owner: Tenant, outsider: Tenant, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def worker(owner: Tenant, outsider: Tenant, tmp_path: Path) -> Iterator[Any]:
     """A prefork worker (one child) with short time limits, on the test
     database; parsing a text that starts with STUCK hangs as if in C code
     (tests/resources/stuck_worker.py)."""
-    # Celery writes the limits into the message when it is sent (here, by the
-    # upload in this process), and the worker's own are the fallback.
-    monkeypatch.setattr(ingest_resource, "soft_time_limit", SOFT_LIMIT)
-    monkeypatch.setattr(ingest_resource, "time_limit", HARD_LIMIT)
     purge_queue()
+    # Only the worker has the short limits: it applies its own, whatever the
+    # sender (this process, with the defaults) wrote into the message.
     process = worker_process(
         "--pool=prefork",
         "--concurrency=1",
