@@ -155,9 +155,12 @@ def test_parse_stuck_in_c_code_ends_at_the_hard_time_limit_without_a_retry(
     # Nothing left for the sweep either: the resource is finished.
     assert sweep_stale_resources(stale_after_seconds=0) == 0
     _still_failed_after(resource_id, 5)
-    # The pool replaced the killed child; the worker itself is the same.
+    # The pool replaces the killed child (reaped a few seconds after the
+    # kill); the worker itself is the same.
+    deadline = time.monotonic() + 30
+    while (replaced := pool_children(worker.pid)) in (set(), children) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert worker.poll() is None
-    replaced = pool_children(worker.pid)
     assert len(replaced) == 1 and replaced != children
     _ready(outsider, "after-the-stuck-parse")
 
