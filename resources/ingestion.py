@@ -28,6 +28,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from resources.chunking import Chunk, chunk_document
+from resources.heartbeat import heartbeat_while
 from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.parsing import ParseError, parse_document
 from retrieval import indexing
@@ -107,7 +108,12 @@ def resource_ingest(*, resource_id: uuid.UUID) -> str:
     if stored is None:  # deleted since the claim
         return "skipped"
     try:
-        chunks = resource_chunks(data=bytes(stored), content_type=resource.content_type)
+        with heartbeat_while(
+            lambda: _heartbeat(resource_id),
+            interval=heartbeat_interval(),
+            limit=settings.INGEST_PARSE_TIMEOUT_SECONDS,
+        ):
+            chunks = resource_chunks(data=bytes(stored), content_type=resource.content_type)
     except ParseError as exc:
         resource_fail(resource_id=resource_id, code=exc.code, message=exc.message)
         return ResourceStatus.FAILED
@@ -120,6 +126,11 @@ def _heartbeat(resource_id: uuid.UUID) -> None:
     Resource.objects.filter(pk=resource_id, ingest_heartbeat_at__isnull=False).update(
         ingest_heartbeat_at=timezone.now()
     )
+
+
+def heartbeat_interval() -> float:
+    """How often a running parse refreshes its heartbeat: well within the stale age."""
+    return float(min(60.0, settings.INGEST_STALE_AFTER_SECONDS / 5))
 
 
 def embedder_preload() -> None:

@@ -14,11 +14,14 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
+from celery.worker.request import Request
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
 
 from resources import ingestion
 
@@ -31,6 +34,48 @@ def retry_countdown(attempts: int) -> int:
     return int(min(600, base * 2 ** max(attempts - 1, 0)))
 
 
+def _timeout_message(seconds: float, *, setting: str) -> str:
+    return (
+        f"Ingestion took longer than {seconds:g} seconds ({setting}); limits are not retried. "
+        "Split the document into smaller ones."
+    )
+
+
+class IngestRequest(Request):  # type: ignore[misc]
+    """The request of an ingestion, as the worker's main process sees it.
+
+    The hard time limit kills the pool child (a parse stuck in C code never
+    sees the soft limit's exception), so the child cannot record anything:
+    the main process marks the resource ``ingest_timeout`` here. The message
+    is acknowledged (``task_acks_on_failure_or_timeout``), and should it come
+    back anyway, the claim finds nothing outstanding.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The worker's own settings, not the ones the sender (a web process,
+        # perhaps configured differently) wrote into the message.
+        self.time_limits = (settings.INGEST_TASK_TIME_LIMIT, settings.INGEST_TASK_SOFT_TIME_LIMIT)
+
+    def on_timeout(self, soft: bool, timeout: float) -> None:
+        super().on_timeout(soft, timeout)
+        if soft:
+            return
+        try:
+            resource_id = uuid.UUID(str(self.args[0] if self.args else self.kwargs["resource_id"]))
+            ingestion.resource_fail(
+                resource_id=resource_id,
+                code="ingest_timeout",
+                message=_timeout_message(timeout, setting="INGEST_TASK_TIME_LIMIT"),
+            )
+        except Exception:
+            # The resource keeps its counted attempt; the sweep ends it.
+            logger.exception("could not mark a timed-out ingestion failed")
+        finally:
+            # This process forks the pool's next child: hold no connection.
+            connections.close_all()
+
+
 @shared_task(
     bind=True,
     name="resources.ingest",
@@ -38,11 +83,25 @@ def retry_countdown(attempts: int) -> int:
     reject_on_worker_lost=True,
     # Bounded by Resource.attempts (INGEST_MAX_RETRIES), not by the message.
     max_retries=None,
+    # Prefork pool only (the solo pool has no time limits; the parse deadline
+    # INGEST_PARSE_TIMEOUT_SECONDS holds everywhere). Not retried.
+    soft_time_limit=settings.INGEST_TASK_SOFT_TIME_LIMIT,
+    time_limit=settings.INGEST_TASK_TIME_LIMIT,
+    Request=IngestRequest,
 )
 def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-def]
     rid = uuid.UUID(resource_id)
     try:
         return ingestion.resource_ingest(resource_id=rid)
+    except SoftTimeLimitExceeded:
+        ingestion.resource_fail(
+            resource_id=rid,
+            code="ingest_timeout",
+            message=_timeout_message(
+                settings.INGEST_TASK_SOFT_TIME_LIMIT, setting="INGEST_TASK_SOFT_TIME_LIMIT"
+            ),
+        )
+        return "failed"
     except Exception as exc:
         attempts = ingestion.resource_retry_allowed(resource_id=rid)
         if attempts is not None:
