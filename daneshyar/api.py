@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Model, Q, QuerySet
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -62,15 +63,33 @@ def _encode_cursor(values: Sequence[Any]) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str, size: int) -> list[Any]:
+def _invalid_cursor() -> ValidationFailed:
+    return ValidationFailed("Invalid cursor.", fields={"cursor": ["Invalid cursor."]})
+
+
+def _decode_cursor(cursor: str, model: type[Model], fields: Sequence[str]) -> list[Any]:
+    """The sort key a cursor carries, each value checked as its model field
+    would check it (type and range): a crafted cursor is a 400, never a
+    database error."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         values = json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
     except (binascii.Error, ValueError, UnicodeDecodeError):
         values = None
-    if not isinstance(values, list) or len(values) != size:
-        raise ValidationFailed("Invalid cursor.", fields={"cursor": ["Invalid cursor."]})
-    return values
+    if not isinstance(values, list) or len(values) != len(fields):
+        raise _invalid_cursor()
+    checked = []
+    for name, value in zip(fields, values, strict=True):
+        field = model._meta.get_field(name)
+        if value is None or isinstance(value, list | dict):
+            raise _invalid_cursor()
+        try:
+            python = field.to_python(value)  # type: ignore[union-attr]
+            field.run_validators(python)  # type: ignore[union-attr]
+        except (DjangoValidationError, ValueError, TypeError, OverflowError) as exc:
+            raise _invalid_cursor() from exc
+        checked.append(python)
+    return checked
 
 
 def paginate(
@@ -93,7 +112,7 @@ def paginate(
     fields = [f.lstrip("-") for f in ordering]
     queryset = queryset.order_by(*ordering)
     if cursor:
-        values = _decode_cursor(cursor, len(fields))
+        values = _decode_cursor(cursor, queryset.model, fields)
         queryset = queryset.filter(keyset_after(ordering, values))
     rows = list(queryset[: limit + 1])
     next_cursor = None

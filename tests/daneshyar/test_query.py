@@ -46,3 +46,58 @@ def test_given_values_still_filter(owner: Tenant) -> None:
     lines = client.get(f"{base}/transcripts/?updated_since=2000-01-01T00:00:00Z&pseudonymize=true")
     assert lines.status_code == 200
     assert len(b"".join(lines.streaming_content).splitlines()) == 1
+
+
+def _cursor(values: object) -> str:
+    import base64
+    import json
+
+    return base64.urlsafe_b64encode(json.dumps(values).encode()).decode().rstrip("=")
+
+
+CRAFTED = [
+    ["abc"],
+    ["abc", "def"],
+    [10**30],
+    [10**30, "x"],
+    [1e308],
+    [None],
+    [[1]],
+    [{"a": 1}],
+    ["2020-13-45T00:00:00Z", "6f1c9a40-0000-4000-8000-000000000000"],
+    ["2020-01-01T00:00:00Z", "not-a-uuid"],
+]
+
+
+@pytest.mark.parametrize("values", CRAFTED, ids=[str(v)[:30] for v in CRAFTED])
+def test_a_crafted_cursor_is_a_400_on_every_list(owner: Tenant, values: object) -> None:
+    """A cursor decoded to values of the wrong type or range was a 500 on the
+    integer-ordered lists (messages, passages)."""
+    from tests.chat.helpers import ingest_text
+
+    workspace = owner.workspace
+    resource = ingest_text(workspace, "Guide", "Some text here.")
+    session, _ = conversation(workspace, external_user_id="u")
+    lists = [
+        f"/api/v1/workspaces/{workspace.id}/resources/{resource.id}/passages/?",
+        f"/api/v1/workspaces/{workspace.id}/sessions/{session.id}/messages/?external_user_id=u&",
+        f"/api/v1/workspaces/{workspace.id}/sessions/?external_user_id=u&",
+        f"/api/v1/workspaces/{workspace.id}/resources/?",
+        "/api/v1/workspaces/?",
+    ]
+    for path in lists:
+        response = owner.client("admin").get(f"{path}cursor={_cursor(values)}")
+        assert response.status_code == 400, (path, response.content)
+        assert response.json()["error"]["fields"] == {"cursor": ["Invalid cursor."]}
+
+
+def test_a_real_cursor_still_pages(owner: Tenant) -> None:
+    session, messages = conversation(owner.workspace, external_user_id="u")
+    url = (
+        f"/api/v1/workspaces/{owner.workspace.id}/sessions/{session.id}/messages/?external_user_id=u&limit=1"
+    )
+    first = owner.client().get(url).json()["data"]
+    second = owner.client().get(f"{url}&cursor={first['next_cursor']}").json()["data"]
+    assert [m["id"] for m in first["items"]] + [m["id"] for m in second["items"]] == [
+        str(m.id) for m in messages
+    ]
