@@ -3,41 +3,32 @@
 Every document goes through ``resources.services.resource_create``, the
 API's upload service, with its checks (size, accepted types, the same bytes
 twice giving the existing resource). A zip of documents is unpacked with
-bounds before anything is decompressed (:func:`open_archive`); a DOCX, which
+bounds before anything is decompressed (``resources/archives.py``); a DOCX, which
 is a zip too, is a document and is stored as one.
 """
 
 from __future__ import annotations
 
-import io
 import posixpath
 import uuid
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from daneshyar.exceptions import ApplicationError, UnsupportedMediaType
-from resources import services
-from resources.parsing import detect_content_type
+from daneshyar.exceptions import ApplicationError
+from resources import archives, services
+from resources.archives import ArchiveDocument, ArchiveRefused, is_document_archive
 from workspaces.models import Workspace
 
-_ZIP_MAGIC = b"PK\x03\x04"
+# Bounds of an archive (resources/archives.py opens it, for the bulk upload
+# endpoint too): entries, the sum of the declared uncompressed sizes, and the
+# compression ratio of entries above 1 MiB.
+MAX_ARCHIVE_ENTRIES = archives.MAX_ARCHIVE_ENTRIES
+MAX_UNCOMPRESSED_BYTES = archives.MAX_UNCOMPRESSED_BYTES
+MAX_COMPRESSION_RATIO = archives.MAX_COMPRESSION_RATIO
 
-# Bounds of an archive, until it is opened by the API's own bounded unzip
-# (see open_archive): entries, the sum of the declared uncompressed sizes,
-# and the compression ratio of entries above 1 MiB.
-MAX_ARCHIVE_ENTRIES = 10_000
-MAX_UNCOMPRESSED_BYTES = 100 * 1024 * 1024
-MAX_COMPRESSION_RATIO = 100
-_RATIO_FLOOR_BYTES = 1024 * 1024
-
-
-class ArchiveRefused(Exception):
-    def __init__(self, message: str):
-        self.message = message
-        super().__init__(message)
+__all__ = ["ArchiveDocument", "ArchiveRefused", "UploadResult", "archive_documents", "upload_store"]
 
 
 @dataclass(frozen=True)
@@ -59,85 +50,19 @@ class UploadResult:
         }
 
 
-def open_archive(data: bytes) -> zipfile.ZipFile:
-    """The zip in ``data``, opened only if it is within bounds; reading an
-    entry afterwards yields at most its declared size (``zipfile`` stops
-    there and checks the CRC).
-
-    The one place the console opens an archive: meant to be the API's bounded
-    unzip for bulk uploads, with the same limits, once that exists.
-    """
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
-        raise ArchiveRefused("The archive is damaged and could not be read.") from exc
-    if len(infos) > MAX_ARCHIVE_ENTRIES:
-        archive.close()
-        raise ArchiveRefused(f"The archive has {len(infos):,} entries; the limit is {MAX_ARCHIVE_ENTRIES:,}.")
-    total = sum(info.file_size for info in infos)
-    if total > MAX_UNCOMPRESSED_BYTES:
-        archive.close()
-        raise ArchiveRefused(
-            f"The archive expands to {total:,} bytes; the limit is {MAX_UNCOMPRESSED_BYTES:,} bytes."
-        )
-    for info in infos:
-        ratio = info.file_size / max(info.compress_size, 1)
-        problem = ""
-        if info.file_size > _RATIO_FLOOR_BYTES and ratio > MAX_COMPRESSION_RATIO:
-            problem = f"expands {ratio:,.0f} times; the limit is {MAX_COMPRESSION_RATIO} times"
-        elif info.flag_bits & 0x1:
-            problem = "is encrypted"
-        elif info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            problem = "uses a compression method other than deflate or none"
-        if problem:
-            archive.close()
-            raise ArchiveRefused(f"The archive entry {info.filename!r} {problem}.")
-    return archive
-
-
-@dataclass(frozen=True)
-class ArchiveDocument:
-    path: str  # inside the archive
-    data: bytes | None  # None: over MAX_UPLOAD_BYTES, not read
-    size: int
-
-
-def _skipped(path: str) -> bool:
-    """Folders and the files archivers add beside documents (macOS forks, dot files)."""
-    name = posixpath.basename(path.rstrip("/"))
-    return path.endswith("/") or path.startswith("__MACOSX/") or name.startswith(".") or not name
-
-
 def archive_documents(data: bytes) -> Iterator[ArchiveDocument]:
-    """The documents of a zip, one at a time. Raises :class:`ArchiveRefused`
-    before yielding anything when the archive is over a bound or damaged,
-    and while iterating when an entry turns out damaged."""
-    archive = open_archive(data)
+    """The documents of a zip, one at a time, within this module's bounds.
+    Raises :class:`ArchiveRefused` before yielding anything when the archive
+    is over a bound or damaged, and while iterating when an entry turns out
+    damaged."""
+    archive = archives.open_archive(
+        data,
+        max_entries=MAX_ARCHIVE_ENTRIES,
+        max_uncompressed_bytes=MAX_UNCOMPRESSED_BYTES,
+        max_ratio=MAX_COMPRESSION_RATIO,
+    )
     with archive:
-        for info in archive.infolist():
-            if _skipped(info.filename):
-                continue
-            if info.file_size > settings.MAX_UPLOAD_BYTES:
-                yield ArchiveDocument(info.filename, None, info.file_size)
-                continue
-            try:
-                with archive.open(info) as member:
-                    content = member.read()
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-                raise ArchiveRefused(f"The archive entry {info.filename!r} is damaged.") from exc
-            yield ArchiveDocument(info.filename, content, info.file_size)
-
-
-def is_document_archive(data: bytes, *, filename: str, claimed_type: str) -> bool:
-    """A zip that is not a DOCX package."""
-    if not data.startswith(_ZIP_MAGIC):
-        return False
-    try:
-        detect_content_type(data, filename=filename, claimed_type=claimed_type)
-    except UnsupportedMediaType:
-        return True
-    return False
+        yield from archives.archive_documents(archive)
 
 
 def _store(
