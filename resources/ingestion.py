@@ -17,10 +17,11 @@ resources, and ingestion is the deliberate, single back-edge
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
-from collections.abc import Callable
-from datetime import timedelta
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -65,32 +66,78 @@ def _worker_lost_message(attempts: int) -> str:
     )
 
 
-def resource_ingest_claim(*, resource_id: uuid.UUID) -> Resource | None:
+def _held(resource: Resource, now: datetime) -> bool:
+    """Another attempt is running now: ``processing`` with a live heartbeat.
+
+    A resource is ``processing`` only while an attempt runs; it goes back to
+    ``pending`` when the attempt hands it to a retry, and when the sweep
+    re-queues it after its heartbeat stopped.
+    """
+    heartbeat = resource.ingest_heartbeat_at
+    stale_after = timedelta(seconds=settings.INGEST_STALE_AFTER_SECONDS)
+    live = heartbeat is not None and heartbeat > now - stale_after
+    return resource.status == ResourceStatus.PROCESSING and live
+
+
+def _claim(resource: Resource, now: datetime) -> None:
+    resource.attempts += 1
+    resource.ingest_heartbeat_at = now
+    if resource.status != ResourceStatus.READY:
+        resource.status = ResourceStatus.PROCESSING
+        resource.status_changed_at = now
+    resource.save()
+
+
+def resource_ingest_claim(*, resource_id: uuid.UUID, take_over: bool = False) -> Resource | None:
     """Start an attempt: count it and mark the resource processing.
 
     ``None`` when there is nothing to do: the resource is gone, or no
-    ingestion is outstanding (a duplicate delivery of a finished task), or it
-    ran out of attempts (then it is marked failed).
+    ingestion is outstanding (a duplicate delivery of a finished task), or
+    another attempt holds it (a batch claimed it; ``take_over`` claims it
+    anyway, for a redelivered message whose worker died), or it ran out of
+    attempts (then it is marked failed).
     """
+    claimed = resources_ingest_claim(resource_ids=[resource_id], take_over=take_over)
+    return claimed[0] if claimed else None
+
+
+def resources_ingest_claim(
+    *, resource_ids: Sequence[uuid.UUID], fill: int = 0, take_over: bool = False
+) -> list[Resource]:
+    """Claim the named resources (as :func:`resource_ingest_claim` does each),
+    then, if all of them are first attempts, up to ``fill`` more pending
+    first attempts, oldest first, that no one else holds. Retries are never
+    batched: they run alone, after their backoff, so a document that broke
+    its batch once cannot break another."""
     now = timezone.now()
+    claimed: list[Resource] = []
+    exhausted: list[tuple[uuid.UUID, int]] = []
     with transaction.atomic():
-        resource = Resource.objects.select_for_update().filter(pk=resource_id).first()
-        if resource is None or resource.ingest_heartbeat_at is None:
-            return None
-        if resource.attempts >= max_attempts():
-            exhausted = resource.attempts
-        else:
-            exhausted = 0
-            resource.attempts += 1
-            resource.ingest_heartbeat_at = now
-            if resource.status != ResourceStatus.READY:
-                resource.status = ResourceStatus.PROCESSING
-                resource.status_changed_at = now
-            resource.save()
-    if exhausted:
-        resource_fail(resource_id=resource_id, code="worker_lost", message=_worker_lost_message(exhausted))
-        return None
-    return resource
+        # In id order, so that two claims of overlapping batches cannot deadlock.
+        named = Resource.objects.select_for_update().filter(pk__in=resource_ids).order_by("pk")
+        batchable = True
+        for resource in named:
+            if resource.ingest_heartbeat_at is None or (_held(resource, now) and not take_over):
+                continue
+            if resource.attempts >= max_attempts():
+                exhausted.append((resource.pk, resource.attempts))
+                continue
+            batchable = batchable and resource.attempts == 0
+            _claim(resource, now)
+            claimed.append(resource)
+        if fill > 0 and batchable:
+            more = (
+                Resource.objects.select_for_update(skip_locked=True)
+                .filter(status=ResourceStatus.PENDING, attempts=0, ingest_heartbeat_at__isnull=False)
+                .exclude(pk__in=resource_ids)
+                .order_by("status_changed_at")[:fill]
+            )
+            for resource in more:
+                _claim(resource, now)
+                claimed.append(resource)
+    for resource_id, attempts in exhausted:
+        resource_fail(resource_id=resource_id, code="worker_lost", message=_worker_lost_message(attempts))
+    return claimed
 
 
 def resource_ingest(*, resource_id: uuid.UUID) -> str:
@@ -106,14 +153,149 @@ def resource_ingest(*, resource_id: uuid.UUID) -> str:
     stored = ResourceFile.objects.filter(resource_id=resource_id).values_list("data", flat=True).first()
     if stored is None:  # deleted since the claim
         return "skipped"
-    try:
-        chunks = resource_chunks(data=bytes(stored), content_type=resource.content_type)
-    except ParseError as exc:
-        resource_fail(resource_id=resource_id, code=exc.code, message=exc.message)
+    chunks = resource_prepare(resource=resource, data=bytes(stored))
+    if chunks is None:
         return ResourceStatus.FAILED
     embedded = indexing.chunks_embed(chunks=chunks, on_progress=lambda: _heartbeat(resource_id))
     swapped = resource_passages_store(resource_id=resource_id, embedded=embedded)
     return ResourceStatus.READY if swapped else "skipped"
+
+
+Requeue = Callable[[uuid.UUID, int], None]
+
+
+def resources_ingest(
+    *,
+    resource_ids: Sequence[uuid.UUID],
+    requeue: Requeue,
+    fill: int = 0,
+    take_over: bool = False,
+) -> dict[uuid.UUID, str]:
+    """Ingest the named resources and up to ``fill`` other pending ones as
+    one batch: each is parsed and chunked alone (:func:`resource_prepare`),
+    then all their chunks go through the model in one call and their
+    passages are swapped in one transaction (one DELETE, one multi-row
+    INSERT, so one run of the lexeme triggers).
+
+    The guarantees of a single ingestion hold per resource: attempts are
+    counted on each row; each swap is atomic; a document that cannot be read
+    fails alone; if the shared model call or the shared transaction fails,
+    each resource is tried again alone, so one bad document never fails its
+    neighbours. A resource whose own step fails is handed to a retry
+    (``requeue(id, countdown)``, on commit) or, out of attempts, fails with
+    ``ingest_failed``. Returns each claimed resource's final state.
+    """
+    claimed = resources_ingest_claim(resource_ids=resource_ids, fill=fill, take_over=take_over)
+    if not claimed:
+        return {}
+    results: dict[uuid.UUID, str] = {}
+    files = ResourceFile.objects.filter(resource_id__in=[r.pk for r in claimed])
+    stored = dict(files.values_list("resource_id", "data"))
+    prepared: list[tuple[Resource, list[Chunk]]] = []
+    for resource in claimed:
+        if resource.pk not in stored:  # deleted since the claim
+            results[resource.pk] = "skipped"
+            continue
+        try:
+            chunks = resource_prepare(resource=resource, data=bytes(stored.pop(resource.pk)))
+        except Exception as exc:  # retried or failed per resource
+            results[resource.pk] = _retry_or_fail(resource.pk, exc, requeue)
+            continue
+        if chunks is None:
+            results[resource.pk] = ResourceStatus.FAILED
+        else:
+            prepared.append((resource, chunks))
+
+    embedded = _embed_batch(prepared, requeue, results)
+    if len(embedded) > 1:
+        try:
+            for resource_id, swapped in resources_passages_store(embedded=embedded).items():
+                results[resource_id] = ResourceStatus.READY if swapped else "skipped"
+            return results
+        except Exception:  # each one again alone below
+            logger.warning("storing a batch of %d resources failed; storing each alone", len(embedded))
+    for resource_id, one in embedded.items():
+        try:
+            swapped = resource_passages_store(resource_id=resource_id, embedded=one)
+        except Exception as exc:  # retried or failed per resource
+            results[resource_id] = _retry_or_fail(resource_id, exc, requeue)
+            continue
+        results[resource_id] = ResourceStatus.READY if swapped else "skipped"
+    return results
+
+
+def _embed_batch(
+    prepared: list[tuple[Resource, list[Chunk]]], requeue: Requeue, results: dict[uuid.UUID, str]
+) -> dict[uuid.UUID, indexing.EmbeddedChunks]:
+    """One model call for every prepared resource; if it fails, one each."""
+    ids = [resource.pk for resource, _ in prepared]
+    if len(prepared) > 1:
+        try:
+            together = indexing.chunks_embed(
+                chunks=[chunk for _, chunks in prepared for chunk in chunks],
+                on_progress=lambda: _heartbeat_many(ids),
+            )
+        except Exception:  # each one again alone below
+            logger.warning("embedding a batch of %d resources failed; embedding each alone", len(prepared))
+        else:
+            out: dict[uuid.UUID, indexing.EmbeddedChunks] = {}
+            offset = 0
+            for resource, chunks in prepared:
+                vectors = together.vectors[offset : offset + len(chunks)]
+                out[resource.pk] = indexing.EmbeddedChunks(chunks, vectors, together.model_name)
+                offset += len(chunks)
+            return out
+    out = {}
+    for resource, chunks in prepared:
+        _heartbeat(resource.pk)
+        beat = functools.partial(_heartbeat, resource.pk)
+        try:
+            out[resource.pk] = indexing.chunks_embed(chunks=chunks, on_progress=beat)
+        except Exception as exc:  # retried or failed per resource
+            results[resource.pk] = _retry_or_fail(resource.pk, exc, requeue)
+    return out
+
+
+def _retry_or_fail(resource_id: uuid.UUID, exc: Exception, requeue: Requeue) -> str:
+    """After an unexpected error of one resource: another attempt after its
+    backoff (the resource goes back to ``pending``: no attempt holds it), or
+    ``failed`` with ``ingest_failed`` when its attempts are used up."""
+    with transaction.atomic():
+        resource = Resource.objects.select_for_update().filter(pk=resource_id).first()
+        if resource is None:
+            return "skipped"
+        if resource.attempts < max_attempts():
+            now = timezone.now()
+            resource.ingest_heartbeat_at = now
+            if resource.status == ResourceStatus.PROCESSING:
+                resource.status = ResourceStatus.PENDING
+                resource.status_changed_at = now
+            resource.save()
+            logger.warning(
+                "ingestion of %s failed (attempt %d), retrying", resource_id, resource.attempts, exc_info=exc
+            )
+            requeue(resource_id, retry_countdown(resource.attempts))
+            return "retrying"
+    logger.error("ingestion of %s failed after its last attempt", resource_id, exc_info=exc)
+    resource_fail(
+        resource_id=resource_id,
+        code="ingest_failed",
+        message=f"Ingestion failed after {max_attempts()} attempts ({type(exc).__name__}). "
+        "Reingest to try again.",
+    )
+    return ResourceStatus.FAILED
+
+
+def retry_countdown(attempts: int) -> int:
+    """Exponential backoff: base, 2 x base, 4 x base, ... capped at 10 minutes."""
+    base = int(settings.INGEST_RETRY_BACKOFF_SECONDS)
+    return int(min(600, base * 2 ** max(attempts - 1, 0)))
+
+
+def _heartbeat_many(resource_ids: list[uuid.UUID]) -> None:
+    Resource.objects.filter(pk__in=resource_ids, ingest_heartbeat_at__isnull=False).update(
+        ingest_heartbeat_at=timezone.now()
+    )
 
 
 def _heartbeat(resource_id: uuid.UUID) -> None:
@@ -125,6 +307,18 @@ def _heartbeat(resource_id: uuid.UUID) -> None:
 def embedder_preload() -> None:
     """Load the embedding model now (a worker at start), not in its first task."""
     indexing.chunking_params()
+
+
+def resource_prepare(*, resource: Resource, data: bytes) -> list[Chunk] | None:
+    """The per-document part of an ingestion: parse and chunk, or fail the
+    document (``None``) when it cannot be read. One resource at a time, in
+    the single path and in batches alike; anything but a document error
+    propagates (a retry)."""
+    try:
+        return resource_chunks(data=data, content_type=resource.content_type)
+    except ParseError as exc:
+        resource_fail(resource_id=resource.pk, code=exc.code, message=exc.message)
+        return None
 
 
 def resource_chunks(*, data: bytes, content_type: str) -> list[Chunk]:
@@ -160,6 +354,41 @@ def resource_passages_store(*, resource_id: uuid.UUID, embedded: indexing.Embedd
         resource.ingest_heartbeat_at = None
         resource.save()
     return True
+
+
+def resources_passages_store(*, embedded: dict[uuid.UUID, indexing.EmbeddedChunks]) -> dict[uuid.UUID, bool]:
+    """:func:`resource_passages_store` for many resources in one transaction:
+    each swap is atomic (the transaction holds them all), and retrieval sees
+    all of a resource's old passages or all of its new ones. ``False`` for a
+    resource deleted meanwhile."""
+    with transaction.atomic():
+        # In id order, as every claim locks, so that batches cannot deadlock.
+        resources = list(Resource.objects.select_for_update().filter(pk__in=list(embedded)).order_by("pk"))
+        counts = indexing.passages_replace_many(items=[(r, embedded[r.pk]) for r in resources])
+        now = timezone.now()
+        for resource in resources:
+            if resource.status != ResourceStatus.READY:
+                resource.status_changed_at = now
+            resource.status = ResourceStatus.READY
+            resource.error_code = ""
+            resource.error_message = ""
+            resource.passage_count = counts[resource.pk]
+            resource.ingest_heartbeat_at = None
+            resource.updated_at = now  # bulk_update skips auto_now
+        Resource.objects.bulk_update(
+            resources,
+            [
+                "status",
+                "status_changed_at",
+                "error_code",
+                "error_message",
+                "passage_count",
+                "ingest_heartbeat_at",
+                "updated_at",
+            ],
+        )
+    found = {r.pk for r in resources}
+    return {resource_id: resource_id in found for resource_id in embedded}
 
 
 def resource_retry_allowed(*, resource_id: uuid.UUID) -> int | None:
@@ -207,8 +436,15 @@ def resources_sweep_stale(
             if resource.attempts >= max_attempts():
                 exhausted = resource.attempts
             else:
+                # Back to pending: no attempt holds it any more (its worker
+                # died or stalled), so the re-queued task claims it.
                 resource.ingest_heartbeat_at = now
-                resource.save(update_fields=["ingest_heartbeat_at", "updated_at"])
+                fields = ["ingest_heartbeat_at", "updated_at"]
+                if resource.status == ResourceStatus.PROCESSING:
+                    resource.status = ResourceStatus.PENDING
+                    resource.status_changed_at = now
+                    fields += ["status", "status_changed_at"]
+                resource.save(update_fields=fields)
                 requeue(resource.id)
         if exhausted:
             resource_fail(

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from celery.signals import worker_ready
@@ -25,12 +27,6 @@ from resources import ingestion
 logger = logging.getLogger(__name__)
 
 
-def retry_countdown(attempts: int) -> int:
-    """Exponential backoff: base, 2 x base, 4 x base, ... capped at 10 minutes."""
-    base = int(settings.INGEST_RETRY_BACKOFF_SECONDS)
-    return int(min(600, base * 2 ** max(attempts - 1, 0)))
-
-
 @shared_task(
     bind=True,
     name="resources.ingest",
@@ -40,28 +36,44 @@ def retry_countdown(attempts: int) -> int:
     max_retries=None,
 )
 def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-def]
-    rid = uuid.UUID(resource_id)
-    try:
-        return ingestion.resource_ingest(resource_id=rid)
-    except Exception as exc:
-        attempts = ingestion.resource_retry_allowed(resource_id=rid)
-        if attempts is not None:
-            logger.warning(
-                "ingestion of %s failed (attempt %d), retrying", resource_id, attempts, exc_info=exc
-            )
-            raise self.retry(exc=exc, countdown=retry_countdown(attempts)) from exc
-        logger.exception("ingestion of %s failed after its last attempt", resource_id)
-        ingestion.resource_fail(
-            resource_id=rid,
-            code="ingest_failed",
-            message=f"Ingestion failed after {ingestion.max_attempts()} attempts ({type(exc).__name__}). "
-            "Reingest to try again.",
-        )
-        return "failed"
+    """Ingest one resource, and with it up to INGEST_BATCH_SIZE - 1 other
+    pending first attempts (their own tasks then find nothing to do)."""
+    results = ingestion.resources_ingest(
+        resource_ids=[uuid.UUID(resource_id)],
+        requeue=ingest_enqueue_on_commit,
+        fill=settings.INGEST_BATCH_SIZE - 1,
+        take_over=_redelivered(self),
+    )
+    return results.get(uuid.UUID(resource_id), "skipped")
 
 
-def ingest_enqueue_on_commit(resource_id: uuid.UUID) -> None:
-    """Queue the ingestion when the current transaction commits.
+@shared_task(
+    bind=True,
+    name="resources.ingest_batch",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,
+)
+def ingest_resources(self, resource_ids: list[str]) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Ingest the resources of one bulk upload's batch (as one batch)."""
+    results = ingestion.resources_ingest(
+        resource_ids=[uuid.UUID(rid) for rid in resource_ids],
+        requeue=ingest_enqueue_on_commit,
+        take_over=_redelivered(self),
+    )
+    return {str(rid): state for rid, state in results.items()}
+
+
+def _redelivered(task: Any) -> bool:
+    """The broker gave this message back after its worker died: the attempt
+    that holds the resource is its own dead one, so take it over."""
+    info = getattr(task.request, "delivery_info", None) or {}
+    return bool(info.get("redelivered"))
+
+
+def ingest_enqueue_on_commit(resource_id: uuid.UUID, countdown: int = 0) -> None:
+    """Queue the ingestion when the current transaction commits (after
+    ``countdown`` seconds: a retry's backoff).
 
     ``robust``: if the broker is down the upload still succeeds, and the
     sweep queues it later.
@@ -70,9 +82,25 @@ def ingest_enqueue_on_commit(resource_id: uuid.UUID) -> None:
     # A plain function, not a partial: Django names the callback when it logs
     # a failure of a robust one.
     def enqueue() -> None:
-        ingest_resource.delay(str(resource_id))
+        if countdown:
+            ingest_resource.apply_async((str(resource_id),), countdown=countdown)
+        else:
+            ingest_resource.delay(str(resource_id))
 
     transaction.on_commit(enqueue, robust=True)
+
+
+def ingest_batch_enqueue_on_commit(resource_ids: Sequence[uuid.UUID]) -> None:
+    """Queue the ingestion of many new resources (a bulk upload) on commit,
+    INGEST_BATCH_SIZE per task."""
+    size = settings.INGEST_BATCH_SIZE
+    for start in range(0, len(resource_ids), size):
+        batch = [str(rid) for rid in resource_ids[start : start + size]]
+
+        def enqueue(batch: list[str] = batch) -> None:
+            ingest_resources.delay(batch)
+
+        transaction.on_commit(enqueue, robust=True)
 
 
 @shared_task(name="resources.sweep_stale")
@@ -83,6 +111,10 @@ def sweep_stale_resources(stale_after_seconds: float | None = None) -> int:
     """
     stale_after = None if stale_after_seconds is None else timedelta(seconds=stale_after_seconds)
     return ingestion.resources_sweep_stale(requeue=ingest_enqueue_on_commit, stale_after=stale_after)
+
+
+# Kept importable from here (the backoff lives with the retries, in ingestion).
+retry_countdown = ingestion.retry_countdown
 
 
 @worker_ready.connect
