@@ -77,8 +77,7 @@ def main() -> int:
                 "--beat",
                 "--loglevel",
                 "INFO",
-                "--pool",
-                "solo",
+                *_worker_pool(),
                 "--schedule",
                 str(data_dir / "celerybeat-schedule"),
             ],
@@ -112,6 +111,18 @@ def main() -> int:
             child.kill()
     # The embedded database stops when this process exits (atexit handle).
     return 0
+
+
+def _worker_pool() -> list[str]:
+    """The worker's process model: CELERY_WORKER_CONCURRENCY processes if set,
+    else one. One process (``solo``) is the measured best on a small machine:
+    the embedding backend already uses every core for one forward pass, so
+    a second process only makes the two compete (docs/ingestion.md, "Process
+    model"); batches across documents keep that one process busy."""
+    concurrency = int(os.environ.get("CELERY_WORKER_CONCURRENCY") or 1)
+    if concurrency <= 1:
+        return ["--pool", "solo"]
+    return ["--pool", "prefork", "--concurrency", str(concurrency)]
 
 
 def _wait_ready(base: str, children: list[subprocess.Popen[bytes]], stopping: object) -> bool:
