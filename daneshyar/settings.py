@@ -267,6 +267,10 @@ EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", "all-MiniLM-L6-v2")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1, maximum=16000)
 EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "cpu")
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)
+# Threads of one forward pass on the CPU; 0: the backend's default (every
+# core). Several worker processes on one machine should share the cores out
+# (make run sets it from its pool size; docs/ingestion.md, "Process model").
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0, maximum=1024)
 # --- Embedding backend (docs/configuration.md, bench/embedding_backends.py) ------
 # onnx: ONNX Runtime on the export made at set-up (manage.py embedding_export);
 # torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda).
