@@ -4,8 +4,12 @@ State machine (docs/ingestion.md)::
 
     pending -> processing -> ready | failed
 
-A reingest of a *ready* resource keeps it ready, and searchable with its old
-passages, until the new passages replace them in one transaction. Progress
+``processing`` means an attempt holds the resource right now. A reingest of
+a *ready* resource keeps it ready, and searchable with its old passages,
+until the new passages replace them in one transaction. Resources are
+ingested in batches across documents (:func:`resources_ingest`: one model
+call and one passage write per batch), each still parsed, counted, swapped
+and failed on its own (docs/ingestion.md, "Batches across documents"). Progress
 of any queued or running ingestion is tracked by ``ingest_heartbeat_at``; the
 sweep re-queues stale ones and fails those out of attempts.
 
@@ -140,28 +144,16 @@ def resources_ingest_claim(
     return claimed
 
 
-def resource_ingest(*, resource_id: uuid.UUID) -> str:
-    """Parse, chunk, embed and store one resource. Safe to run twice.
-
-    Returns the final state (``ready``, ``failed``, or ``skipped``). Errors of
-    the document (:class:`ParseError`) fail it at once; anything else
-    propagates so that the task retries.
-    """
-    resource = resource_ingest_claim(resource_id=resource_id)
-    if resource is None:
-        return "skipped"
-    stored = ResourceFile.objects.filter(resource_id=resource_id).values_list("data", flat=True).first()
-    if stored is None:  # deleted since the claim
-        return "skipped"
-    chunks = resource_prepare(resource=resource, data=bytes(stored))
-    if chunks is None:
-        return ResourceStatus.FAILED
-    embedded = indexing.chunks_embed(chunks=chunks, on_progress=lambda: _heartbeat(resource_id))
-    swapped = resource_passages_store(resource_id=resource_id, embedded=embedded)
-    return ResourceStatus.READY if swapped else "skipped"
-
-
 Requeue = Callable[[uuid.UUID, int], None]
+
+
+def resource_ingest(*, resource_id: uuid.UUID, requeue: Requeue) -> str:
+    """Parse, chunk, embed and store one resource, alone. Safe to run twice.
+
+    Returns the final state (``ready``, ``failed``, ``retrying`` or
+    ``skipped``): :func:`resources_ingest` with a batch of one.
+    """
+    return resources_ingest(resource_ids=[resource_id], requeue=requeue).get(resource_id, "skipped")
 
 
 def resources_ingest(
@@ -389,14 +381,6 @@ def resources_passages_store(*, embedded: dict[uuid.UUID, indexing.EmbeddedChunk
         )
     found = {r.pk for r in resources}
     return {resource_id: resource_id in found for resource_id in embedded}
-
-
-def resource_retry_allowed(*, resource_id: uuid.UUID) -> int | None:
-    """The attempt count if another attempt is allowed, else ``None``."""
-    attempts = Resource.objects.filter(pk=resource_id).values_list("attempts", flat=True).first()
-    if attempts is None or attempts >= max_attempts():
-        return None
-    return int(attempts)
 
 
 def resources_sweep_stale(

@@ -4,6 +4,9 @@ Delivery is at-least-once (``acks_late`` + ``reject_on_worker_lost`` in
 settings): a task killed with its worker runs again on another. Attempts are
 counted on the resource row, not in the message, so they survive redelivery
 and the sweep's re-queues; when they run out the resource ends ``failed``.
+A task ingests a batch (its resource and other pending ones, or a bulk
+upload's ids); a resource that needs another attempt gets a message of its
+own, after its backoff.
 
 Imports run one way: ``services`` (uploads) enqueue through this module, and
 this module calls ``ingestion``; neither imports ``services``.
