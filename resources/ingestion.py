@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -146,6 +147,10 @@ def resources_ingest_claim(
 
 Requeue = Callable[[uuid.UUID, int], None]
 
+# While a batch parses its documents one by one, it refreshes the heartbeat
+# of all of them at least this often (well within INGEST_STALE_AFTER_SECONDS).
+BATCH_HEARTBEAT_SECONDS = 10.0
+
 
 def resource_ingest(*, resource_id: uuid.UUID, requeue: Requeue) -> str:
     """Parse, chunk, embed and store one resource, alone. Safe to run twice.
@@ -184,7 +189,12 @@ def resources_ingest(
     files = ResourceFile.objects.filter(resource_id__in=[r.pk for r in claimed])
     stored = dict(files.values_list("resource_id", "data"))
     prepared: list[tuple[Resource, list[Chunk]]] = []
+    beat = time.monotonic()
     for resource in claimed:
+        if time.monotonic() - beat > BATCH_HEARTBEAT_SECONDS:
+            # Slow documents ahead of the others: the others are alive too.
+            _heartbeat_many([r.pk for r in claimed])
+            beat = time.monotonic()
         if resource.pk not in stored:  # deleted since the claim
             results[resource.pk] = "skipped"
             continue
