@@ -18,6 +18,11 @@ database ``daneshyar_bench_answers``. Per model:
 - no citation: answers without any cited part;
 - p50 / p95 seconds per turn (retrieval + answer + storing it).
 
+Turns the model did not answer itself are counted apart and left out of the
+shares: ``degraded`` (generation unavailable, e.g. the local model timed
+out, so the extractive engine answered) and ``fallback`` (no valid reply
+after the retry). ``turns`` counts all of them.
+
 ``extractive-meaning`` is the extractive engine without the shared-words
 term (how the weights were chosen). The claims are read in place from
 ``../shared/datasets/scifact``.
@@ -45,14 +50,21 @@ class Tally:
     cited_parts: int = 0
     relevant_parts: int = 0
     uncited: int = 0
+    # Turns the model itself did not answer: generation unavailable, so the
+    # extractive engine answered (degraded), or an invalid reply twice
+    # (fallback). They are left out of the three shares above.
+    degraded: int = 0
+    fallback: int = 0
     seconds: list[float] = field(default_factory=list)
 
     def row(self, name: str) -> str:
         ordered = sorted(self.seconds)
         p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+        own = max(self.answers, 1)
         return (
-            f"{name:28s} {self.answers:5d}  {self.first_relevant / self.answers:8.3f}  "
-            f"{self.relevant_parts / max(self.cited_parts, 1):8.3f}  {self.uncited / self.answers:8.3f}  "
+            f"{name:28s} {self.answers + self.degraded + self.fallback:5d}  {self.degraded:8d}  "
+            f"{self.fallback:8d}  {self.first_relevant / own:8.3f}  "
+            f"{self.relevant_parts / max(self.cited_parts, 1):8.3f}  {self.uncited / own:8.3f}  "
             f"{statistics.median(ordered):7.3f}  {p95:7.3f}"
         )
 
@@ -83,19 +95,22 @@ def main() -> None:
         organization=workspace.organization, name="bench", scope=ApiKeyScope.ADMIN
     ).api_key
     if args.openai_base_url:
+        # The registry id is the model name sent to the server; it replaces a
+        # local entry of the same name for this run.
         settings.GENERATION_MODELS = [
-            *settings.GENERATION_MODELS,
-            {"id": "vllm", "backend": "openai", "default": False, "context_length": None},
+            *(m for m in settings.GENERATION_MODELS if m["id"] != args.openai_model),
+            {"id": args.openai_model, "backend": "openai", "default": False, "context_length": None},
         ]
         settings.OPENAI_BASE_URL = args.openai_base_url
-        settings.OPENAI_MODEL = args.openai_model
 
     print(f"{len(claims)} claims over {len(doc_of)} abstracts")
-    columns = ("1st-rel", "part-rel", "uncited")
+    columns = ("degraded", "fallback", "1st-rel", "part-rel", "uncited")
     print(f"{'model':28s} {'turns':>5s}  " + "  ".join(f"{c:>8s}" for c in columns) + "    p50 s    p95 s")
     try:
         for name in args.models.split(","):
             model, weights = _variant(name, engine)
+            if name == "vllm":
+                model = args.openai_model
             saved = {attr: getattr(engine, attr) for attr in weights}
             for attr, value in weights.items():
                 setattr(engine, attr, value)
@@ -137,6 +152,10 @@ def _run(
         )
         reply = turn_complete(prepared)
         tally.seconds.append(time.perf_counter() - started)
+        if reply.degraded or reply.is_fallback:
+            tally.degraded += reply.degraded
+            tally.fallback += reply.is_fallback and not reply.degraded
+            continue
         relevant = qrels[query_id]
         cited = [p["source"] for p in reply.reply["parts"] if p["source"] is not None] if reply.reply else []
         tally.answers += 1

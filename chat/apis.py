@@ -9,7 +9,8 @@ from typing import Any
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -50,9 +51,9 @@ from chat.services.turns import (
     turn_resume_data,
 )
 from chat.streaming import event_stream, replay_stream
-from daneshyar.api import ok, paginate
+from daneshyar.api import PageParamsSerializer, ok, paginate
 from daneshyar.exceptions import ApplicationError, ValidationFailed
-from daneshyar.schema import envelope, list_envelope
+from daneshyar.schema import also_answers, envelope, list_envelope
 from workspaces.access import WorkspaceApi
 from workspaces.idempotency import idempotency_finish, idempotent, request_claim
 from workspaces.permissions import HasApiKey
@@ -128,6 +129,20 @@ class ChatInputSerializer(serializers.Serializer[Any]):
         return attrs
 
 
+class ChatInputScheme(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
+    """The schema says what ``validate`` enforces: exactly one of ``message``
+    and ``messages`` (a body with both, or with neither, is 400)."""
+
+    target_class = ChatInputSerializer
+
+    def map_serializer(self, auto_schema: AutoSchema, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = auto_schema._map_serializer(  # type: ignore[no-untyped-call]
+            self.target, direction, bypass_extensions=True
+        )
+        schema["oneOf"] = [{"required": ["message"]}, {"required": ["messages"]}]
+        return schema
+
+
 def conversation_of(data: dict[str, Any]) -> Conversation:
     """``message`` or ``messages`` of a validated chat body, as one conversation."""
     if "messages" in data:
@@ -166,6 +181,7 @@ class ChatApi(WorkspaceApi):
         request=ChatInputSerializer,
         responses=envelope("ChatTurn", ChatResultSchema),
     )
+    @also_answers(403)  # include_prompt_trace with a chat key
     @idempotent
     def post(self, request: Request, workspace_id: str) -> Response:
         prepared = _prepare(self, request)
@@ -202,6 +218,21 @@ class EventStreamNegotiation(DefaultContentNegotiation):
         return renderer, renderer.media_type
 
 
+# One event of the stream (schemathesis validates each event against it).
+SSE_EVENT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "event": {"type": "string", "enum": ["session", "prompt_trace", "delta", "message", "error"]},
+        "data": {
+            "type": "string",
+            "description": "JSON: session → the session object; prompt_trace → as in chat; delta → "
+            '{"text"}; message → the assistant_message; error → the error object.',
+        },
+    },
+    "required": ["event", "data"],
+}
+
+
 class ChatStreamApi(WorkspaceApi):
     content_negotiation_class = EventStreamNegotiation
     turn_methods = frozenset({"POST"})
@@ -211,11 +242,13 @@ class ChatStreamApi(WorkspaceApi):
         request=ChatInputSerializer,
         responses={
             (200, "text/event-stream"): OpenApiResponse(
-                OpenApiTypes.STR,
-                description="Events: session, [prompt_trace], delta*, then message or error.",
+                SSE_EVENT_SCHEMA,
+                description="Server-sent events (the schema is one event's): session, [prompt_trace], "
+                "delta*, then message or error.",
             )
         },
     )
+    @also_answers(403)  # include_prompt_trace with a chat key
     @idempotent(replay=lambda stored: _stream_response(replay_stream(stored.data)))
     def post(self, request: Request, workspace_id: str) -> StreamingHttpResponse:
         # Errors up to here (400/403/404) are ordinary JSON error responses.
@@ -272,7 +305,7 @@ def _session(view: WorkspaceApi, request: Request, session_id: str) -> Session:
 class SessionListApi(WorkspaceApi):
     @extend_schema(
         operation_id="sessions_list",
-        parameters=[USER_PARAM],
+        parameters=[USER_PARAM, PageParamsSerializer],
         responses=list_envelope("SessionList", SessionSchema),
     )
     def get(self, request: Request, workspace_id: str) -> Response:
@@ -323,7 +356,7 @@ class SessionDetailApi(WorkspaceApi):
 class SessionMessagesApi(WorkspaceApi):
     @extend_schema(
         operation_id="sessions_messages",
-        parameters=[USER_PARAM],
+        parameters=[USER_PARAM, PageParamsSerializer],
         responses=list_envelope("MessageList", MessageSchema),
     )
     def get(self, request: Request, workspace_id: str, session_id: str) -> Response:

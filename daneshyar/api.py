@@ -33,12 +33,27 @@ def timestamp(value: dt.datetime) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
+def query_data(request: Request) -> dict[str, str]:
+    """The query string as plain data for a serializer.
+
+    Given the ``QueryDict`` itself, DRF reads it as an HTML form, where an
+    empty value means "not sent": ``?status=`` would list every resource and
+    ``?updated_since=`` export everything. As plain data an empty value is
+    what it is, and an invalid one is a 400.
+    """
+    return request.query_params.dict()
+
+
 def ok(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response({"status": "ok", "data": data}, status=status, headers=headers)
 
 
 class PageParamsSerializer(serializers.Serializer[Any]):
-    cursor = serializers.CharField(required=False, max_length=512)
+    """The query of every list (also its parameters in the schema)."""
+
+    cursor = serializers.CharField(
+        required=False, max_length=512, help_text="next_cursor of the previous page (opaque)."
+    )
     limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT)
 
 
@@ -70,7 +85,7 @@ def paginate(
     The cursor is opaque to clients; it encodes the sort key of the last item,
     so pages stay stable while new rows arrive (unlike offsets).
     """
-    params = PageParamsSerializer(data=request.query_params)
+    params = PageParamsSerializer(data=query_data(request))
     params.is_valid(raise_exception=True)
     limit: int = params.validated_data["limit"]
     cursor: str | None = params.validated_data.get("cursor")

@@ -10,6 +10,8 @@ too large, an unhandled bug), leaves as::
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -126,9 +128,55 @@ def error_body(
     return {"status": "error", "error": error}
 
 
+# The OpenAI-compatible endpoint (chat/openai_api) answers errors in OpenAI's
+# shape, also those that happen before any view runs: a path under its base
+# URL that names no route, an over-limit body (daneshyar/middleware.py).
+OPENAI_PATH = re.compile(r"^/api/v1/workspaces/[^/]+/openai/")
+
+# OpenAI's error ``type`` for each status the API answers with.
+OPENAI_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    409: "conflict_error",
+    413: "invalid_request_error",
+    415: "invalid_request_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+    502: "api_error",
+    503: "service_unavailable_error",
+}
+
+
+def openai_error_body(
+    status: int, code: str, message: str, fields: Mapping[str, list[str]] | None = None
+) -> dict[str, Any]:
+    """``{"error": {"message", "type", "code", "param"}}``; field errors are
+    spelt out in the message (clients show it) and the first names ``param``."""
+    param = None
+    if fields:
+        param = next(iter(fields))
+        details = "; ".join(f"{name}: {' '.join(problems)}" for name, problems in fields.items())
+        message = f"{message} {details}"
+    return {
+        "error": {
+            "message": message,
+            "type": OPENAI_ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error"),
+            "code": code,
+            "param": param,
+        }
+    }
+
+
 def error_response(
-    status: int, code: str, message: str, fields: dict[str, Any] | None = None
+    status: int, code: str, message: str, fields: dict[str, Any] | None = None, *, path: str = ""
 ) -> JsonResponse:
+    """The error for a request that no DRF view handles; ``path`` picks OpenAI's
+    shape under the OpenAI-compatible endpoint."""
+    if OPENAI_PATH.match(path):
+        return JsonResponse(openai_error_body(status, code, message, fields), status=status)
     return JsonResponse(error_body(code, message, fields), status=status)
 
 
@@ -211,17 +259,17 @@ def _classify(exc: Exception) -> tuple[int, str, str, dict[str, list[str]] | Non
 # Django-level handlers (routes that never reach a DRF view).
 def handler400(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     if isinstance(exception, RequestDataTooBig):
-        return error_response(413, "payload_too_large", PayloadTooLarge.default_message)
-    return error_response(400, "validation_error", "Bad request.")
+        return error_response(413, "payload_too_large", PayloadTooLarge.default_message, path=request.path)
+    return error_response(400, "validation_error", "Bad request.", path=request.path)
 
 
 def handler403(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return error_response(403, "forbidden", Forbidden.default_message)
+    return error_response(403, "forbidden", Forbidden.default_message, path=request.path)
 
 
 def handler404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    return error_response(404, "not_found", "Not found.")
+    return error_response(404, "not_found", "Not found.", path=request.path)
 
 
 def handler500(request: HttpRequest) -> JsonResponse:
-    return error_response(500, "internal_error", "An internal error occurred.")
+    return error_response(500, "internal_error", "An internal error occurred.", path=request.path)

@@ -32,3 +32,23 @@ threads = env_int("WEB_THREADS", 8, minimum=1)
 # workers stay responsive while their threads wait on a model).
 timeout = 180
 graceful_timeout = env_int("GRACEFUL_TIMEOUT_SECONDS", int(longest_generation_seconds()) + 30, minimum=1)
+
+
+def post_worker_init(worker: object) -> None:
+    """Load the models before the worker takes its first request.
+
+    Each app that has something to load offers ``warm_up()`` on its
+    AppConfig (the project package names no app). Without this, the first
+    question after a start waits seconds for the embedding model.
+    """
+    import logging
+
+    from django.apps import apps
+
+    for config in apps.get_app_configs():
+        warm_up = getattr(config, "warm_up", None)
+        if callable(warm_up):
+            try:
+                warm_up()
+            except Exception:  # readiness (/readyz) reports it; serve anyway
+                logging.getLogger("daneshyar").exception("warm-up of %s failed", config.label)

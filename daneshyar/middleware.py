@@ -29,7 +29,9 @@ class BodySizeLimitMiddleware:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return error_response(400, "validation_error", "Invalid Content-Length header.")
+            return error_response(
+                400, "validation_error", "Invalid Content-Length header.", path=request.path
+            )
         if length:
             content_type = request.META.get("CONTENT_TYPE", "")
             multipart = content_type.startswith("multipart/form-data")
@@ -45,5 +47,6 @@ class BodySizeLimitMiddleware:
                     413,
                     "payload_too_large",
                     f"The request body is {length} bytes; the limit is {limit} bytes.",
+                    path=request.path,
                 )
         return self.get_response(request)

@@ -26,7 +26,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from daneshyar.api import ok, paginate
+from daneshyar.api import PageParamsSerializer, ok, paginate, query_data
 from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.schema import envelope, list_envelope
 from resources import bulk, selectors, services
@@ -94,13 +94,12 @@ class ResourceListCreateApi(WorkspaceApi):
         operation_id="resources_list",
         parameters=[
             OpenApiParameter("status", enum=ResourceStatus.values, required=False),
-            OpenApiParameter("cursor", str, required=False),
-            OpenApiParameter("limit", int, required=False),
+            PageParamsSerializer,
         ],
         responses=list_envelope("ResourceList", ResourceOutputSerializer),
     )
     def get(self, request: Request, workspace_id: Any) -> Response:
-        filters = self.FilterSerializer(data=request.query_params)
+        filters = self.FilterSerializer(data=query_data(request))
         filters.is_valid(raise_exception=True)
         return paginate(
             request,

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from daneshyar.api import ok, paginate
+from daneshyar.api import PageParamsSerializer, ok, paginate
 from daneshyar.schema import list_envelope
 from resources.selectors import resource_get
 from retrieval.search import search
@@ -87,10 +87,7 @@ class PassageListApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="resources_passages",
-        parameters=[
-            OpenApiParameter("cursor", str, required=False),
-            OpenApiParameter("limit", int, required=False),
-        ],
+        parameters=[PageParamsSerializer],
         responses=list_envelope("PassageList", PassageOutputSerializer),
     )
     def get(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:

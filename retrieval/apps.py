@@ -16,3 +16,9 @@ class RetrievalConfig(AppConfig):
 
         register(embedding_dimensions_match_schema)
         register_check("embedding_model", embedding_readiness)
+
+    def warm_up(self) -> None:
+        """Load the embedding model (a web worker at start, before requests)."""
+        from retrieval.embeddings import get_embedder
+
+        get_embedder().embed_query("warm up")

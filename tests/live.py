@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,31 +43,36 @@ def live_server(**env: str) -> Iterator[str]:
         **{name: str(value) for name, value in GENEROUS_RATE_LIMITS.items()},
         **env,
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.live_server", "--bind", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(process.stderr.read().decode() if process.stderr else "server exited")
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.2)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
-        connection.close()
+    # The server's log goes to a file, not a pipe: nobody reads a pipe while
+    # the server runs, and once its buffer (64 KiB) is full every request
+    # that logs (a 4xx warns) blocks the server.
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.live_server", "--bind", f"127.0.0.1:{port}"],
+            cwd=ROOT,
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                if process.poll() is not None:
+                    log.seek(0)
+                    raise AssertionError(log.read().decode(errors="replace") or "server exited")
+                try:
+                    if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+            yield base
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+            connection.close()
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from daneshyar.api import ok, paginate
+from daneshyar.api import PageParamsSerializer, ok, paginate
 from daneshyar.exceptions import Forbidden
 from daneshyar.schema import envelope, list_envelope
 from workspaces import selectors, services
@@ -63,6 +63,7 @@ class WorkspaceListCreateApi(APIView):
 
     @extend_schema(
         operation_id="workspaces_list",
+        parameters=[PageParamsSerializer],
         responses=list_envelope("WorkspaceList", WorkspaceOutputSerializer),
     )
     def get(self, request: Request) -> Response:

@@ -35,6 +35,7 @@ from daneshyar.exceptions import (
     RequestInProgress,
     ValidationFailed,
 )
+from daneshyar.schema import IDEMPOTENT_ATTRIBUTE
 from workspaces.models import ApiKey, IdempotencyRecord, IdempotencyState
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
@@ -188,6 +189,8 @@ def idempotent(handler: Handler | None = None, *, replay: Replay | None = None) 
         # A streamed response finishes its claim itself, when its turn is stored.
         return response
 
+    # The schema documents the Idempotency-Key header, 409 and 422 (daneshyar/schema.py).
+    setattr(wrapper, IDEMPOTENT_ATTRIBUTE, True)
     return wrapper
 
 

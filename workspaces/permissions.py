@@ -21,6 +21,8 @@ class IsAdminKey(HasApiKey):
     """Keys with the ``admin`` scope only; a ``chat`` key gets 403."""
 
     message = "This operation needs an API key with the admin scope."
+    # Read by daneshyar.schema.AutoSchema: operations behind it document 403.
+    refuses_scope = True
 
     def has_permission(self, request: Request, view: Any) -> bool:
         return isinstance(request.auth, ApiKey) and request.auth.is_admin

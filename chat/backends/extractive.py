@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -243,7 +245,7 @@ class ExtractiveBackend(BaseBackend):
             for index, passage in enumerate(passages)
             for start, text in split_sentences(passage.text)
         ]
-        sentences = _unique(sentences)
+        sentences = _shortlist(question, _unique(sentences))
         if not sentences:
             return _plain(NO_ANSWER_TEXT)
         scores = self._scores(question, sentences, len(passages))
@@ -263,12 +265,11 @@ class ExtractiveBackend(BaseBackend):
         return _answer([sentences[i] for i in _document_order(chosen, sentences, passages)], passages)
 
     def _scores(self, question: str, sentences: list[Sentence], passage_count: int) -> list[float]:
-        vectors = get_embedder().embed_documents([question] + [s.text for s in sentences])
-        query = vectors[0]
+        query, *vectors = _embed([question, *(s.text for s in sentences)])
         words = content_words(question)
         numbers = question_numbers(question)
         scores = []
-        for sentence, vector in zip(sentences, vectors[1:], strict=True):
+        for sentence, vector in zip(sentences, vectors, strict=True):
             meaning = sum(a * b for a, b in zip(query, vector, strict=True))
             shared = len(words & content_words(sentence.text)) / len(words) if words else 0.0
             rank = 1.0 - sentence.passage_index / max(passage_count, 1)
@@ -291,6 +292,56 @@ class ExtractiveBackend(BaseBackend):
 
     def stream(self, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
         raise TypeError("the extractive engine does not generate; call answer()")
+
+
+# Sentences embedded per answer: those that share most words with the
+# question, and the best passage's own (an answer may share no word).
+SHORTLIST_BY_WORDS = 16
+SHORTLIST_FROM_BEST_PASSAGE = 8
+
+
+def _shortlist(question: str, sentences: list[Sentence]) -> list[Sentence]:
+    """At most 24 candidates, in their original order: the embedding model
+    runs once per sentence, so a turn over long passages stays fast."""
+    if len(sentences) <= SHORTLIST_BY_WORDS + SHORTLIST_FROM_BEST_PASSAGE:
+        return sentences
+    words = content_words(question)
+    by_words = sorted(
+        range(len(sentences)),
+        key=lambda i: (-len(words & content_words(sentences[i].text)), sentences[i].passage_index, i),
+    )[:SHORTLIST_BY_WORDS]
+    best = [i for i, s in enumerate(sentences) if s.passage_index == 0][:SHORTLIST_FROM_BEST_PASSAGE]
+    return [sentences[i] for i in sorted(set(by_words) | set(best))]
+
+
+_vectors: OrderedDict[tuple[int, str], list[float]] = OrderedDict()
+_vectors_lock = threading.Lock()
+VECTOR_CACHE_SIZE = 20_000
+
+
+def _embed(texts: list[str]) -> list[list[float]]:
+    """Sentence vectors, the recent ones from a per-process cache (the same
+    passages answer many questions), keyed by the embedder that made them."""
+    embedder = get_embedder()
+    keys = [(id(embedder), text) for text in texts]
+    with _vectors_lock:
+        missing = [key for key in dict.fromkeys(keys) if key not in _vectors]
+    fresh = (
+        dict(zip(missing, embedder.embed_documents([t for _, t in missing]), strict=True)) if missing else {}
+    )
+    with _vectors_lock:
+        _vectors.update(fresh)
+        out = []
+        for key in keys:
+            vector = fresh.get(key) or _vectors.get(key)
+            if vector is None:  # evicted by another thread meanwhile
+                vector = embedder.embed_documents([key[1]])[0]
+            else:
+                _vectors.move_to_end(key)
+            out.append(vector)
+        while len(_vectors) > VECTOR_CACHE_SIZE:
+            _vectors.popitem(last=False)
+    return out
 
 
 def _unique(sentences: list[Sentence]) -> list[Sentence]:

@@ -21,7 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -58,8 +58,30 @@ def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Respons
     return response
 
 
+class OpenAIErrorSchema(serializers.Serializer[Any]):
+    """OpenAI's error shape (the schema of this endpoint's error responses)."""
+
+    error = inline_serializer(
+        "OpenAIErrorDetail",
+        {
+            "message": serializers.CharField(),
+            "type": serializers.CharField(help_text="invalid_request_error, authentication_error, ..."),
+            "code": serializers.CharField(help_text="The native API's error code (validation_error, ...)."),
+            "param": serializers.CharField(allow_null=True, help_text="The first invalid field, if any."),
+            "session_id": serializers.UUIDField(
+                required=False, help_text="A turn that failed after its session was created."
+            ),
+        },
+    )
+
+    class Meta:
+        ref_name = "OpenAIError"
+
+
 class OpenAIApi(WorkspaceApi):
     authentication_classes = [ApiKeyAuthentication, BearerKeyAuthentication]
+    # Read by daneshyar.schema.AutoSchema for the documented error responses.
+    error_schema = OpenAIErrorSchema
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response]:
         return openai_exception_handler
@@ -151,13 +173,26 @@ class ChatCompletionsApi(OpenAIApi):
         operation_id="openai_chat_completions",
         request=CompletionInputSerializer,
         responses={
-            200: OpenApiResponse(
+            (200, "application/json"): OpenApiResponse(
                 OpenApiTypes.OBJECT,
                 description="A chat.completion (choices[0].message.content, annotations with the "
                 "citations, usage) plus a daneshyar object (session_id, message_id, the typed response, "
                 "grounding, degraded, provenance). With stream: text/event-stream of chat.completion.chunk "
                 "events ending with data: [DONE].",
-            )
+            ),
+            (200, "text/event-stream"): OpenApiResponse(
+                {
+                    "type": "object",
+                    "properties": {
+                        "data": {
+                            "type": "string",
+                            "description": "A chat.completion.chunk as JSON, or [DONE] last.",
+                        }
+                    },
+                    "required": ["data"],
+                },
+                description="With stream: true (the schema is one event's).",
+            ),
         },
         tags=["openai"],
     )

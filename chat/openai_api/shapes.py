@@ -11,25 +11,10 @@ from rest_framework.request import Request
 
 from chat.contract import MessageData, Part, Reply
 from chat.output import part_spans
+from daneshyar.exceptions import openai_error_body
 
 OBJECT_COMPLETION = "chat.completion"
 OBJECT_CHUNK = "chat.completion.chunk"
-
-# OpenAI's error ``type`` for each status the API answers with.
-ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    405: "invalid_request_error",
-    409: "conflict_error",
-    413: "invalid_request_error",
-    415: "invalid_request_error",
-    422: "invalid_request_error",
-    429: "rate_limit_error",
-    502: "api_error",
-    503: "service_unavailable_error",
-}
 
 
 def completion_id(question_id: object) -> str:
@@ -147,18 +132,6 @@ def data_line(body: Any) -> bytes:
 def error_object(
     status: int, code: str, message: str, fields: Mapping[str, list[str]] | None
 ) -> dict[str, Any]:
-    """``{"error": {"message", "type", "code", "param"}}``; field errors are
-    spelt out in the message (clients show it) and the first names ``param``."""
-    param = None
-    if fields:
-        param = next(iter(fields))
-        details = "; ".join(f"{name}: {' '.join(problems)}" for name, problems in fields.items())
-        message = f"{message} {details}"
-    return {
-        "error": {
-            "message": message,
-            "type": ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error"),
-            "code": code,
-            "param": param,
-        }
-    }
+    """``{"error": {"message", "type", "code", "param"}}`` (daneshyar.exceptions
+    builds it: errors raised before a view runs take this shape too)."""
+    return openai_error_body(status, code, message, fields)

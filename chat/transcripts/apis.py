@@ -20,6 +20,7 @@ from rest_framework.response import Response
 
 from chat.transcripts import export, retention
 from chat.transcripts.redaction import default_redactor
+from daneshyar.api import query_data
 from daneshyar.exceptions import ValidationFailed
 from workspaces.access import WorkspaceApi
 
@@ -82,7 +83,7 @@ class TranscriptExportApi(WorkspaceApi):
         },
     )
     def get(self, request: Request, workspace_id: Any) -> StreamingHttpResponse:
-        params = self.FilterSerializer(data=request.query_params)
+        params = self.FilterSerializer(data=query_data(request))
         params.is_valid(raise_exception=True)
         data = params.validated_data
         sessions = export.transcript_session_list(

@@ -1,0 +1,468 @@
+"""Isolation as a property: a Hypothesis state machine of tenants using the
+real API (the Django test client, real PostgreSQL, real embeddings, the
+extractive engine).
+
+Two organizations with two workspaces each, an ``admin``, a ``chat`` and a
+workspace-limited ``admin`` key per organization, and end users whose
+``external_user_id`` is the same in both organizations ("ana", "bo"). Rules
+create, upload (some documents ingested inline, so that chat and search
+retrieve them), chat, list, read, search, export and delete, each with a
+random actor against a random workspace and object, their own or not.
+
+Invariants, after every response:
+
+- **nothing foreign shows**: no id, title or text of an object the actor may
+  not see in that workspace appears in the body (another organization's,
+  another workspace's, another end user's for a ``chat`` key, a limited
+  key's other workspace, anything deleted with its session or workspace),
+  unless the request itself carried it;
+- **foreign is 404**: the status is what ``tests/test_matrix.py`` expects:
+  404 for a workspace or object the key may not see, 403 for a ``chat`` key
+  on an admin operation in its own workspace, success otherwise.
+
+``tests/test_isolation_property.py`` runs a few sequences in the suite;
+``bench/isolation`` runs hundreds and prints the count.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from django.db import transaction
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+from rest_framework.test import APIClient
+
+from resources.ingestion import resource_ingest
+from workspaces import services
+from workspaces.models import ApiKeyScope, Organization
+
+USERS = ("ana", "bo")
+SCOPES = ("admin", "chat", "limited")
+
+
+def marker(kind: str) -> str:
+    """A token that occurs nowhere but in the object it names."""
+    return f"{kind}{secrets.token_hex(6)}"
+
+
+@dataclass
+class Actor:
+    org: int
+    scope: str  # admin | chat | limited (admin scope, allowed one workspace)
+    user: str
+    key: str
+
+    @property
+    def admin(self) -> bool:
+        return self.scope != "chat"
+
+    def __repr__(self) -> str:  # what a failing example prints
+        return f"Actor(org{self.org}, {self.scope}, {self.user})"
+
+
+@dataclass
+class Item:
+    """A workspace, resource or session, and the tokens that identify it."""
+
+    kind: str
+    org: int
+    workspace: str  # its workspace's id (a workspace's own id)
+    id: str
+    user: str | None = None
+    tokens: set[str] = field(default_factory=set)
+    deleted: bool = False
+
+    def __repr__(self) -> str:
+        return f"Item({self.kind}, org{self.org}, {self.id[:8]}{', deleted' if self.deleted else ''})"
+
+
+@dataclass
+class Tally:
+    """Across every sequence of a run (bench/isolation prints it)."""
+
+    sequences: int = 0
+    steps: int = 0
+    requests: int = 0
+    statuses: dict[int, int] = field(default_factory=dict)
+
+
+class IsolationMachine(RuleBasedStateMachine):
+    tally: ClassVar[Tally] = Tally()
+
+    def __init__(self) -> None:
+        super().__init__()
+        # Each sequence runs in a transaction that is rolled back at its end
+        # (uploads enqueue their ingestion on commit: never, here).
+        self._atomic = transaction.atomic()
+        self._atomic.__enter__()
+        self.items: list[Item] = []
+        self.actors: list[Actor] = []
+        self.first_workspace: dict[int, str] = {}
+        for org in (0, 1):
+            organization = Organization.objects.create(name=marker("org"))
+            for index in range(2):
+                name = marker("wsname")
+                workspace = services.workspace_create(organization=organization, name=name)
+                self.items.append(Item("workspace", org, str(workspace.id), str(workspace.id), tokens={name}))
+                if index == 0:
+                    self.first_workspace[org] = str(workspace.id)
+            keys = {
+                "admin": services.api_key_create(
+                    organization=organization, name="a", scope=ApiKeyScope.ADMIN
+                ),
+                "chat": services.api_key_create(organization=organization, name="c", scope=ApiKeyScope.CHAT),
+                "limited": services.api_key_create(
+                    organization=organization,
+                    name="l",
+                    scope=ApiKeyScope.ADMIN,
+                    workspace_ids=[uuid.UUID(self.first_workspace[org])],
+                ),
+            }
+            for scope in SCOPES:
+                for user in USERS:
+                    self.actors.append(Actor(org, scope, user, keys[scope].plaintext))
+            for item in self.items:
+                if item.org == org:
+                    item.tokens.add(item.id)
+        self.tally.sequences += 1
+
+    def teardown(self) -> None:
+        transaction.set_rollback(True)
+        self._atomic.__exit__(None, None, None)
+
+    # --- the model ---------------------------------------------------------
+
+    def pick_pair(self, data: st.DataObject, who: int, kind: str) -> tuple[Item, Item]:
+        workspace = self.pick_workspace(data, self.actors[who])
+        return workspace, self.pick(data, kind, workspace)
+
+    def workspaces(self) -> list[Item]:
+        return [i for i in self.items if i.kind == "workspace"]
+
+    def live(self, kind: str) -> list[Item]:
+        return [i for i in self.items if i.kind == kind]
+
+    def workspace_item(self, workspace_id: str) -> Item:
+        return next(i for i in self.workspaces() if i.id == workspace_id)
+
+    def reaches(self, actor: Actor, workspace_id: str) -> bool:
+        """The key may see this workspace (else 404)."""
+        workspace = self.workspace_item(workspace_id)
+        if workspace.deleted or workspace.org != actor.org:
+            return False
+        return actor.scope != "limited" or workspace_id == self.first_workspace[actor.org]
+
+    def visible(self, actor: Actor, item: Item, context: str | None) -> bool:
+        """May ``item`` appear in a response to ``actor`` about workspace
+        ``context`` (None: the organization's workspace list)?"""
+        if item.kind == "workspace":
+            return not item.deleted and self.reaches(actor, item.id)
+        if not self.reaches(actor, item.workspace) or item.workspace != context:
+            return False
+        if item.kind == "session":
+            return not item.deleted and (actor.admin or item.user == actor.user)
+        # A resource: still allowed after its deletion, since earlier answers
+        # in its workspace's sessions quote its text.
+        return True
+
+    # --- requests ----------------------------------------------------------
+
+    def call(
+        self,
+        actor: Actor,
+        method: str,
+        path: str,
+        context: str | None,
+        body: dict[str, Any] | None = None,
+        query: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        client = APIClient()
+        client.credentials(HTTP_X_API_KEY=actor.key)
+        url = f"/api/v1/{path}"
+        if method == "get":
+            response = client.get(url, query or {})
+        else:
+            if query:
+                url += "?" + "&".join(f"{k}={v}" for k, v in query.items())
+            response = getattr(client, method)(url, body, format="json")
+        if getattr(response, "streaming", False):
+            text = b"".join(response.streaming_content).decode()
+        else:
+            text = response.content.decode()
+        self.tally.requests += 1
+        self.tally.statuses[response.status_code] = self.tally.statuses.get(response.status_code, 0) + 1
+        assert response.status_code < 500, (method, url, response.status_code, text[:500])
+        sent = json.dumps(body or {}) + url
+        leaked = [
+            (item, token)
+            for item in self.items
+            if not self.visible(actor, item, context)
+            for token in item.tokens
+            if token in text and token not in sent
+        ]
+        assert not leaked, f"{actor} {method.upper()} {url} showed {leaked}: {text[:500]}"
+        data = json.loads(text) if text and response["Content-Type"].startswith("application/json") else text
+        return response.status_code, data
+
+    def expect(self, status: int, actor: Actor, workspace: str, *, admin: bool, found: bool = True) -> None:
+        """What test_matrix expects: 404 for a workspace the key may not see,
+        then 403 for a chat key on an admin operation, then 404 for an object
+        it may not see."""
+        if not self.reaches(actor, workspace):
+            assert status == 404, (actor, status)
+        elif admin and not actor.admin:
+            assert status == 403, (actor, status)
+        elif not found:
+            assert status == 404, (actor, status)
+        else:
+            assert status < 400, (actor, status)
+
+    # --- rules -------------------------------------------------------------
+
+    actor_index = st.integers(0, len(USERS) * len(SCOPES) * 2 - 1)
+
+    def pick(self, data: st.DataObject, kind: str, workspace: Item | None = None) -> Item:
+        """Any item of ``kind``; more often one in ``workspace`` (requests
+        that reach their handler find something)."""
+        items = self.live(kind)
+        near = [i for i in items if workspace is not None and i.workspace == workspace.id]
+        if near and data.draw(st.booleans(), label="near"):
+            items = near
+        return data.draw(st.sampled_from(items), label=kind)
+
+    def pick_workspace(self, data: st.DataObject, actor: Actor) -> Item:
+        """Any workspace; three times in four one that the actor reaches."""
+        items = self.workspaces()
+        reached = [w for w in items if self.reaches(actor, w.id)]
+        if reached and data.draw(st.integers(0, 3), label="reached") > 0:
+            items = reached
+        return data.draw(st.sampled_from(items), label="workspace")
+
+    @rule(data=st.data(), who=actor_index, ingest=st.booleans())
+    def upload(self, data: st.DataObject, who: int, ingest: bool) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        title, text = marker("title"), marker("text")
+        status, body = self.call(
+            actor,
+            "post",
+            f"workspaces/{workspace.id}/resources/",
+            workspace.id,
+            {"title": f"Policy {title}", "text": f"The {text} rule: claims are paid within thirty days."},
+        )
+        self.expect(status, actor, workspace.id, admin=True)
+        if status == 202:
+            resource_id = body["data"]["id"]
+            self.items.append(
+                Item("resource", workspace.org, workspace.id, resource_id, tokens={resource_id, title, text})
+            )
+            if ingest:
+                assert resource_ingest(resource_id=uuid.UUID(resource_id)) == "ready"
+
+    @rule(data=st.data(), who=actor_index, follow_up=st.booleans())
+    def chat(self, data: st.DataObject, who: int, follow_up: bool) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        question = marker("question")
+        body: dict[str, Any] = {"external_user_id": actor.user, "message": f"How are claims paid? {question}"}
+        session = None
+        if follow_up and self.live("session"):
+            session = self.pick(data, "session", workspace)
+            body["session_id"] = session.id
+        status, reply = self.call(actor, "post", f"workspaces/{workspace.id}/chat/", workspace.id, body)
+        own = session is None or (
+            not session.deleted and session.workspace == workspace.id and session.user == actor.user
+        )
+        self.expect(status, actor, workspace.id, admin=False, found=own)
+        if status != 200:
+            return
+        turn = reply["data"]
+        cited = {
+            part["source"]["resource_id"]
+            for part in turn["assistant_message"]["response"]["parts"]
+            if part["source"] is not None
+        }
+        assert cited <= self.retrievable(workspace.id), (actor, cited)
+        ids = {turn["user_message"]["id"], turn["assistant_message"]["id"]}
+        if session is None:
+            session_id = turn["session"]["id"]
+            self.items.append(
+                Item(
+                    "session",
+                    workspace.org,
+                    workspace.id,
+                    session_id,
+                    user=actor.user,
+                    tokens={session_id, question, *ids},
+                )
+            )
+        else:
+            assert turn["session"]["id"] == session.id
+            session.tokens |= {question, *ids}
+
+    @rule(data=st.data(), who=actor_index, all_users=st.booleans())
+    def list_sessions(self, data: st.DataObject, who: int, all_users: bool) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        query = {} if all_users and actor.admin else {"external_user_id": actor.user}
+        status, body = self.call(
+            actor, "get", f"workspaces/{workspace.id}/sessions/", workspace.id, query=query
+        )
+        self.expect(status, actor, workspace.id, admin=False)
+        if status == 200:
+            shown = {s["id"] for s in body["data"]["items"]}
+            expected = {
+                s.id
+                for s in self.live("session")
+                if self.visible(actor, s, workspace.id)
+                and ("external_user_id" not in query or s.user == actor.user)
+            }
+            assert shown == expected, (actor, shown, expected)
+
+    @rule(data=st.data(), who=actor_index, messages=st.booleans())
+    def read_session(self, data: st.DataObject, who: int, messages: bool) -> None:
+        self.tally.steps += 1
+        if not self.live("session"):
+            return
+        actor, workspace, session = self.actors[who], *self.pick_pair(data, who, "session")
+        path = f"workspaces/{workspace.id}/sessions/{session.id}/" + ("messages/" if messages else "")
+        status, _ = self.call(actor, "get", path, workspace.id, query={"external_user_id": actor.user})
+        found = not session.deleted and session.workspace == workspace.id and session.user == actor.user
+        self.expect(status, actor, workspace.id, admin=False, found=found)
+
+    @rule(data=st.data(), who=actor_index, part=st.sampled_from(["", "passages/"]))
+    def read_resource(self, data: st.DataObject, who: int, part: str) -> None:
+        self.tally.steps += 1
+        if not self.live("resource"):
+            return
+        actor, workspace, resource = self.actors[who], *self.pick_pair(data, who, "resource")
+        path = f"workspaces/{workspace.id}/resources/{resource.id}/{part}"
+        status, _ = self.call(actor, "get", path, workspace.id)
+        found = not resource.deleted and resource.workspace == workspace.id
+        self.expect(status, actor, workspace.id, admin=False, found=found)
+
+    @rule(data=st.data(), who=actor_index)
+    def list_resources(self, data: st.DataObject, who: int) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        status, body = self.call(actor, "get", f"workspaces/{workspace.id}/resources/", workspace.id)
+        self.expect(status, actor, workspace.id, admin=False)
+        if status == 200:
+            shown = {r["id"] for r in body["data"]["items"]}
+            assert shown == self.retrievable(workspace.id), (actor, shown)
+
+    @rule(data=st.data(), who=actor_index)
+    def search(self, data: st.DataObject, who: int) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        body = {"query": "How are claims paid?", "top_k": 50}
+        status, results = self.call(actor, "post", f"workspaces/{workspace.id}/search/", workspace.id, body)
+        self.expect(status, actor, workspace.id, admin=False)
+        if status == 200:
+            # A deleted resource's passages leave retrieval at once.
+            assert {r["resource_id"] for r in results["data"]["items"]} <= self.retrievable(workspace.id)
+
+    def retrievable(self, workspace_id: str) -> set[str]:
+        return {r.id for r in self.live("resource") if not r.deleted and r.workspace == workspace_id}
+
+    @rule(data=st.data(), who=actor_index)
+    def export(self, data: st.DataObject, who: int) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        status, _ = self.call(actor, "get", f"workspaces/{workspace.id}/transcripts/", workspace.id)
+        self.expect(status, actor, workspace.id, admin=True)
+
+    @rule(who=actor_index)
+    def list_workspaces(self, who: int) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        status, body = self.call(actor, "get", "workspaces/", None)
+        if not actor.admin:
+            assert status == 403
+            return
+        shown = {w["id"] for w in body["data"]["items"]}
+        assert shown == {w.id for w in self.workspaces() if self.visible(actor, w, None)}
+
+    @rule(data=st.data(), who=actor_index)
+    def delete_resource(self, data: st.DataObject, who: int) -> None:
+        self.tally.steps += 1
+        if not self.live("resource"):
+            return
+        actor, workspace, resource = self.actors[who], *self.pick_pair(data, who, "resource")
+        status, _ = self.call(
+            actor, "delete", f"workspaces/{workspace.id}/resources/{resource.id}/", workspace.id
+        )
+        found = not resource.deleted and resource.workspace == workspace.id
+        self.expect(status, actor, workspace.id, admin=True, found=found)
+        if status == 204:
+            resource.deleted = True
+
+    @rule(data=st.data(), who=actor_index)
+    def delete_session(self, data: st.DataObject, who: int) -> None:
+        self.tally.steps += 1
+        if not self.live("session"):
+            return
+        actor, workspace, session = self.actors[who], *self.pick_pair(data, who, "session")
+        status, _ = self.call(
+            actor,
+            "delete",
+            f"workspaces/{workspace.id}/sessions/{session.id}/",
+            workspace.id,
+            query={"external_user_id": actor.user},
+        )
+        found = not session.deleted and session.workspace == workspace.id and session.user == actor.user
+        self.expect(status, actor, workspace.id, admin=False, found=found)
+        if status == 204:
+            session.deleted = True
+
+    @rule(data=st.data(), who=actor_index, user=st.sampled_from(USERS))
+    def delete_end_user(self, data: st.DataObject, who: int, user: str) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        status, _ = self.call(actor, "delete", f"workspaces/{workspace.id}/end-users/{user}/", workspace.id)
+        self.expect(status, actor, workspace.id, admin=True)
+        if status == 204:
+            for session in self.live("session"):
+                if session.workspace == workspace.id and session.user == user:
+                    session.deleted = True
+
+    @precondition(lambda self: sum(not w.deleted for w in self.workspaces()) > 2)
+    @rule(data=st.data(), who=actor_index)
+    def delete_workspace(self, data: st.DataObject, who: int) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        status, _ = self.call(actor, "delete", f"workspaces/{workspace.id}/", workspace.id)
+        self.expect(status, actor, workspace.id, admin=True)
+        if status == 204:
+            for item in self.items:
+                if item.workspace == workspace.id:
+                    item.deleted = True
+
+    @precondition(lambda self: len(self.workspaces()) < 8)
+    @rule(who=actor_index)
+    def create_workspace(self, who: int) -> None:
+        self.tally.steps += 1
+        actor = self.actors[who]
+        name = marker("wsname")
+        status, body = self.call(actor, "post", "workspaces/", None, {"name": name})
+        if actor.scope != "admin":  # a chat key, or a key limited to some workspaces
+            assert status == 403
+            return
+        assert status == 201
+        workspace_id = body["data"]["id"]
+        self.items.append(
+            Item("workspace", actor.org, workspace_id, workspace_id, tokens={workspace_id, name})
+        )
