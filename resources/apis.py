@@ -242,8 +242,10 @@ class ResourceBatchApi(WorkspaceApi):
         "documents and BATCH_UPLOAD_MAX_BYTES bytes per request (413 beyond), each document "
         "at most MAX_UPLOAD_BYTES. 202 with one entry per document, in order: `created` (a new "
         "resource, `pending`), `existing` (the same bytes are already in the workspace, or "
-        "earlier in this request: that resource) or `rejected` (with `error`; nothing stored "
-        "for it). A body that cannot be read at all is one 4xx and stores nothing.",
+        "earlier in this request: that resource) or `rejected` (a type that is not accepted, or "
+        "over MAX_UPLOAD_BYTES: `error` says which; nothing stored for it). A body that cannot be "
+        "read, or a document without `text`, is one 4xx (400 names each such document in "
+        "`fields`, e.g. `[2].text`) and stores nothing.",
         request={
             "application/json": BulkTextSerializerList,
             "application/x-ndjson": OpenApiTypes.STR,

@@ -2,9 +2,11 @@
 NDJSON and raw zip bodies, and the documents a parsed body holds.
 
 A body is read whole, up to BATCH_UPLOAD_MAX_BYTES, before anything is
-stored; a body that cannot be read is one 4xx and stores nothing. A readable
-body with a bad item (no ``text``, a file of a refused type, one over
-MAX_UPLOAD_BYTES) refuses that item only: the others are stored.
+stored; a body that cannot be read, or a document that does not fit the
+schema (no ``text``, not an object), is one 4xx naming each problem, and
+stores nothing. A document the service refuses for its content (a type that
+is not accepted, over MAX_UPLOAD_BYTES) is refused alone: the others are
+stored.
 """
 
 from __future__ import annotations
@@ -146,19 +148,29 @@ def bulk_items(data: Any) -> list[BulkItem]:
         raise ValidationFailed("The request holds no documents.")
     if len(data) > settings.BATCH_UPLOAD_MAX_DOCUMENTS:
         raise _too_many(len(data))
-    return [_text_item(entry) for entry in data]
+    items: list[BulkItem] = []
+    problems: dict[str, list[str]] = {}
+    for index, entry in enumerate(data):
+        item, fields = _text_item(entry)
+        items.append(item)
+        problems.update({f"[{index}]{'.' + name if name else ''}": m for name, m in fields.items()})
+    if problems:
+        # A malformed document is a client's bug: refuse the request, naming
+        # every one, rather than store its neighbours and hide it in a 202.
+        raise ValidationFailed("The request has invalid documents.", fields=problems)
+    return items
 
 
-def _text_item(entry: Any) -> BulkItem:
+def _text_item(entry: Any) -> tuple[BulkItem, dict[str, list[str]]]:
+    """The document of one ``{title, text}`` entry, or its field errors."""
     if not isinstance(entry, dict):
-        return BulkItem(None, error=ValidationFailed("Each document must be an object {title, text}."))
+        return BulkItem(None), {"": ["Each document must be an object {title, text}."]}
     item = BulkTextSerializer(data=entry)
     if not item.is_valid():
-        fields = {name: [str(m) for m in messages] for name, messages in item.errors.items()}
-        return BulkItem(None, error=ValidationFailed("The document has invalid fields.", fields=fields))
+        return BulkItem(None), {name: [str(m) for m in messages] for name, messages in item.errors.items()}
     text: str = item.validated_data["text"]
     title = text_title(text, item.validated_data.get("title", ""))
-    return BulkItem(None, NewDocument(data=text.encode("utf-8"), title=title))
+    return BulkItem(None, NewDocument(data=text.encode("utf-8"), title=title)), {}
 
 
 def _zip_items(data: bytes) -> list[BulkItem]:

@@ -143,17 +143,15 @@ def test_duplicates_in_the_workspace_and_in_the_request_are_existing(owner: Tena
     assert Resource.objects.filter(workspace=owner.workspace).count() == 2
 
 
-def test_a_bad_item_is_rejected_alone(owner: Tenant) -> None:
+def test_a_malformed_document_refuses_the_request_naming_each(owner: Tenant) -> None:
     response = _post_json(
-        owner, [{"title": "no text"}, "not an object", {"text": ""}, {"text": "fine"}, {"text": 5}]
+        owner, [{"title": "no text"}, "not an object", {"text": ""}, {"text": "fine"}, {"text": ["x"]}]
     )
-    assert response.status_code == 202
-    documents = response.json()["data"]["documents"]
-    assert _outcomes(response) == ["rejected", "rejected", "rejected", "created", "created"]
-    assert documents[0]["error"]["code"] == "validation_error"
-    assert "text" in documents[0]["error"]["fields"]
-    assert "text" in documents[2]["error"]["fields"]
-    assert Resource.objects.filter(workspace=owner.workspace).count() == 2
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "validation_error"
+    assert set(error["fields"]) == {"[0].text", "[1]", "[2].text", "[4].text"}
+    assert not Resource.objects.exists()
 
 
 def test_a_document_over_max_upload_bytes_is_rejected_alone(owner: Tenant, settings: Any) -> None:
