@@ -21,13 +21,6 @@ from resources import archives, services
 from resources.archives import ArchiveDocument, ArchiveRefused, is_document_archive
 from workspaces.models import Workspace
 
-# Bounds of an archive (resources/archives.py opens it, for the bulk upload
-# endpoint too): entries, the sum of the declared uncompressed sizes, and the
-# compression ratio of entries above 1 MiB.
-MAX_ARCHIVE_ENTRIES = archives.MAX_ARCHIVE_ENTRIES
-MAX_UNCOMPRESSED_BYTES = archives.MAX_UNCOMPRESSED_BYTES
-MAX_COMPRESSION_RATIO = archives.MAX_COMPRESSION_RATIO
-
 __all__ = ["ArchiveDocument", "ArchiveRefused", "UploadResult", "archive_documents", "upload_store"]
 
 
@@ -51,17 +44,11 @@ class UploadResult:
 
 
 def archive_documents(data: bytes) -> Iterator[ArchiveDocument]:
-    """The documents of a zip, one at a time, within this module's bounds.
-    Raises :class:`ArchiveRefused` before yielding anything when the archive
-    is over a bound or damaged, and while iterating when an entry turns out
-    damaged."""
-    archive = archives.open_archive(
-        data,
-        max_entries=MAX_ARCHIVE_ENTRIES,
-        max_uncompressed_bytes=MAX_UNCOMPRESSED_BYTES,
-        max_ratio=MAX_COMPRESSION_RATIO,
-    )
-    with archive:
+    """The documents of a zip, one at a time (resources/archives.py, the
+    bulk upload's unzip, with the ingestion's bounds). Raises
+    :class:`ArchiveRefused` before yielding anything when the archive is over
+    a bound or damaged, and while iterating when an entry turns out damaged."""
+    with archives.open_archive(data) as archive:
         yield from archives.archive_documents(archive)
 
 

@@ -255,6 +255,29 @@ INGEST_RETRY_BACKOFF_SECONDS = env_int("INGEST_RETRY_BACKOFF_SECONDS", 10, minim
 INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 32, minimum=1, maximum=500)
 # How often beat runs the sweep that re-queues stale ingestions (docs/ingestion.md).
 INGEST_SWEEP_INTERVAL_SECONDS = env_int("INGEST_SWEEP_INTERVAL_SECONDS", 60, minimum=5)
+# Bounds of one document's ingestion (docs/ingestion.md, "Bounds"). Over a
+# bound the resource ends failed at once, without a retry.
+# Zip packages (DOCX): the sum of the entries' declared sizes, and the ratio
+# of any entry above 1 MiB, checked before anything is decompressed.
+INGEST_MAX_UNCOMPRESSED_BYTES = env_int(
+    "INGEST_MAX_UNCOMPRESSED_BYTES", 100 * 1024 * 1024, minimum=1024 * 1024
+)
+INGEST_MAX_COMPRESSION_RATIO = env_int("INGEST_MAX_COMPRESSION_RATIO", 100, minimum=2)
+INGEST_MAX_ARCHIVE_ENTRIES = env_int("INGEST_MAX_ARCHIVE_ENTRIES", 10_000, minimum=10)
+INGEST_PDF_MAX_PAGES = env_int("INGEST_PDF_MAX_PAGES", 2000, minimum=1)
+# Indirect objects in the cross-reference table(s).
+INGEST_PDF_MAX_OBJECTS = env_int("INGEST_PDF_MAX_OBJECTS", 200_000, minimum=100)
+# Checked while parsing (between pages, content-stream operators and text
+# blocks), so a slow document ends with ingest_timeout on any worker pool.
+INGEST_PARSE_TIMEOUT_SECONDS = env_int("INGEST_PARSE_TIMEOUT_SECONDS", 300, minimum=1)
+# Celery limits of one ingestion task (prefork pool; the solo pool has none).
+# Soft: SoftTimeLimitExceeded inside the task -> ingest_timeout. Hard: the pool
+# kills the child (a parse stuck in C code) and the worker marks ingest_timeout.
+INGEST_TASK_SOFT_TIME_LIMIT = env_int("INGEST_TASK_SOFT_TIME_LIMIT", 1800, minimum=1)
+# Below the Redis visibility timeout (3600 s), which would redeliver a task still running.
+INGEST_TASK_TIME_LIMIT = env_int("INGEST_TASK_TIME_LIMIT", 1920, minimum=2, maximum=3300)
+if INGEST_TASK_TIME_LIMIT <= INGEST_TASK_SOFT_TIME_LIMIT:
+    raise ImproperlyConfigured("INGEST_TASK_TIME_LIMIT must be greater than INGEST_TASK_SOFT_TIME_LIMIT")
 CELERY_BEAT_SCHEDULE["resources-sweep-stale"] = {
     "task": "resources.sweep_stale",
     "schedule": float(INGEST_SWEEP_INTERVAL_SECONDS),
@@ -404,11 +427,10 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["workspaces.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["workspaces.permissions.HasApiKey"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
-        "rest_framework.parsers.MultiPartParser",
-        "rest_framework.parsers.FormParser",
-    ],
+    # JSON in (the contract); an upload view adds multipart itself. A form
+    # body elsewhere is 415, not read with HTML-form rules (an empty field
+    # would count as "not sent").
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "daneshyar.schema.AutoSchema",
     "EXCEPTION_HANDLER": "daneshyar.exceptions.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["workspaces.ratelimit.KeyRateThrottle"],

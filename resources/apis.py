@@ -22,7 +22,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.parsers import MultiPartParser
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -71,6 +71,7 @@ BulkTextSerializerList = bulk.BulkTextSerializer(many=True)
 
 class ResourceListCreateApi(WorkspaceApi):
     admin_methods = frozenset({"POST"})
+    parser_classes = [JSONParser, MultiPartParser]
     upload_methods = frozenset({"POST"})
 
     class UploadInputSerializer(serializers.Serializer[Any]):

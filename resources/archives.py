@@ -1,17 +1,14 @@
-"""Bounded unzip of an archive of documents: the bulk upload endpoint's and
-the console's.
+"""Archives of documents: the bulk upload endpoint's and the console's.
 
-An archive is checked before anything is decompressed (:func:`open_archive`:
-entries, the sum of the declared uncompressed sizes, the compression ratio of
-large entries, encryption, compression method); reading an entry afterwards
-yields at most its declared size (``zipfile`` stops there and checks the CRC).
-A DOCX is a zip too, but a document: :func:`is_document_archive` tells them
-apart.
+An archive is checked before anything is decompressed (:func:`open_archive`,
+with the bounds of :mod:`resources.parsing.archive`); reading an entry
+afterwards yields at most its declared size (``zipfile`` stops there and
+checks the CRC). A DOCX is a zip too, but a document:
+:func:`is_document_archive` tells them apart.
 """
 
 from __future__ import annotations
 
-import io
 import posixpath
 import zipfile
 from collections.abc import Iterator
@@ -20,22 +17,15 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from daneshyar.exceptions import UnsupportedMediaType
-from resources.parsing import detect_content_type
+from resources.parsing import ParseError, detect_content_type
+from resources.parsing.archive import archive_open
 
 ZIP_MAGIC = b"PK\x03\x04"
 
-# Default bounds (the console's; the API passes its settings).
-MAX_ARCHIVE_ENTRIES = 10_000
-MAX_UNCOMPRESSED_BYTES = 100 * 1024 * 1024
-MAX_COMPRESSION_RATIO = 100
-# Small entries may compress well (text does, ~3-10x); the ratio bound is for
-# the large ones a zip bomb is made of.
-_RATIO_FLOOR_BYTES = 1024 * 1024
-
 
 class ArchiveRefused(Exception):
-    """``over_limit``: refused for a bound (else damaged, encrypted or
-    compressed in a way we do not read)."""
+    """``over_limit``: refused for its size (else damaged, too complex,
+    encrypted or compressed in a way we do not read)."""
 
     def __init__(self, message: str, *, over_limit: bool = False):
         self.message = message
@@ -50,45 +40,15 @@ class ArchiveDocument:
     size: int
 
 
-def open_archive(
-    data: bytes,
-    *,
-    max_entries: int = MAX_ARCHIVE_ENTRIES,
-    max_uncompressed_bytes: int = MAX_UNCOMPRESSED_BYTES,
-    max_ratio: int = MAX_COMPRESSION_RATIO,
-) -> zipfile.ZipFile:
-    """The zip in ``data``, opened only if it is within bounds."""
+def open_archive(data: bytes) -> zipfile.ZipFile:
+    """The zip in ``data``, opened only if it is within the ingestion's
+    bounds (:func:`resources.parsing.archive.archive_open`, the INGEST_MAX_*
+    settings), so an archive is refused exactly when a DOCX of the same shape
+    would fail in the worker."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-        infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
-        raise ArchiveRefused("The archive is damaged and could not be read.") from exc
-    if len(infos) > max_entries:
-        archive.close()
-        raise ArchiveRefused(
-            f"The archive has {len(infos):,} entries; the limit is {max_entries:,}.", over_limit=True
-        )
-    total = sum(info.file_size for info in infos)
-    if total > max_uncompressed_bytes:
-        archive.close()
-        raise ArchiveRefused(
-            f"The archive expands to {total:,} bytes; the limit is {max_uncompressed_bytes:,} bytes.",
-            over_limit=True,
-        )
-    for info in infos:
-        ratio = info.file_size / max(info.compress_size, 1)
-        problem = ""
-        bomb = info.file_size > _RATIO_FLOOR_BYTES and ratio > max_ratio
-        if bomb:
-            problem = f"expands {ratio:,.0f} times; the limit is {max_ratio} times"
-        elif info.flag_bits & 0x1:
-            problem = "is encrypted"
-        elif info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            problem = "uses a compression method other than deflate or none"
-        if problem:
-            archive.close()
-            raise ArchiveRefused(f"The archive entry {info.filename!r} {problem}.", over_limit=bomb)
-    return archive
+        return archive_open(data)
+    except ParseError as exc:
+        raise ArchiveRefused(exc.message, over_limit=exc.code == "file_too_large_uncompressed") from exc
 
 
 def skipped_entry(path: str) -> bool:

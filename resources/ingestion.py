@@ -28,12 +28,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from resources.chunking import Chunk, chunk_document
+from resources.heartbeat import heartbeat_while
 from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.parsing import ParseError, parse_document
 from retrieval import indexing
@@ -152,13 +154,20 @@ Requeue = Callable[[uuid.UUID, int], None]
 BATCH_HEARTBEAT_SECONDS = 10.0
 
 
-def resource_ingest(*, resource_id: uuid.UUID, requeue: Requeue) -> str:
+def resource_ingest(*, resource_id: uuid.UUID, requeue: Requeue | None = None) -> str:
     """Parse, chunk, embed and store one resource, alone. Safe to run twice.
 
     Returns the final state (``ready``, ``failed``, ``retrying`` or
-    ``skipped``): :func:`resources_ingest` with a batch of one.
+    ``skipped``): :func:`resources_ingest` with a batch of one. Without
+    ``requeue`` a resource handed to a retry waits, ``pending``, for the
+    sweep to queue it.
     """
-    return resources_ingest(resource_ids=[resource_id], requeue=requeue).get(resource_id, "skipped")
+    results = resources_ingest(resource_ids=[resource_id], requeue=requeue or _leave_to_the_sweep)
+    return results.get(resource_id, "skipped")
+
+
+def _leave_to_the_sweep(resource_id: uuid.UUID, countdown: int) -> None:
+    pass
 
 
 def resources_ingest(
@@ -186,6 +195,38 @@ def resources_ingest(
     if not claimed:
         return {}
     results: dict[uuid.UUID, str] = {}
+    parsing: list[uuid.UUID] = []  # the document being parsed, if any
+    try:
+        _ingest_claimed(claimed, requeue, results, parsing)
+    except SoftTimeLimitExceeded:
+        _soft_time_limit(claimed, requeue, results, parsing)
+    return results
+
+
+def _soft_time_limit(
+    claimed: list[Resource], requeue: Requeue, results: dict[uuid.UUID, str], parsing: list[uuid.UUID]
+) -> None:
+    """INGEST_TASK_SOFT_TIME_LIMIT in the middle of a batch: the document
+    being parsed (or the only one left) fails with ``ingest_timeout``, not
+    retried; the others go back to a retry alone, so the time a slow
+    neighbour took is never blamed on them."""
+    unfinished = [r.pk for r in claimed if r.pk not in results]
+    culprit = parsing[0] if parsing else (unfinished[0] if len(unfinished) == 1 else None)
+    seconds = settings.INGEST_TASK_SOFT_TIME_LIMIT
+    for resource_id in unfinished:
+        if resource_id == culprit:
+            message = timeout_message(seconds, setting="INGEST_TASK_SOFT_TIME_LIMIT")
+            resource_fail(resource_id=resource_id, code="ingest_timeout", message=message)
+            results[resource_id] = ResourceStatus.FAILED
+        else:
+            results[resource_id] = _retry_or_fail(
+                resource_id, TimeoutError("the batch ran out of time"), requeue
+            )
+
+
+def _ingest_claimed(
+    claimed: list[Resource], requeue: Requeue, results: dict[uuid.UUID, str], parsing: list[uuid.UUID]
+) -> None:
     files = ResourceFile.objects.filter(resource_id__in=[r.pk for r in claimed])
     stored = dict(files.values_list("resource_id", "data"))
     prepared: list[tuple[Resource, list[Chunk]]] = []
@@ -198,11 +239,16 @@ def resources_ingest(
         if resource.pk not in stored:  # deleted since the claim
             results[resource.pk] = "skipped"
             continue
+        parsing[:] = [resource.pk]
         try:
             chunks = resource_prepare(resource=resource, data=bytes(stored.pop(resource.pk)))
+        except SoftTimeLimitExceeded:
+            raise
         except Exception as exc:  # retried or failed per resource
             results[resource.pk] = _retry_or_fail(resource.pk, exc, requeue)
             continue
+        finally:
+            parsing.clear()
         if chunks is None:
             results[resource.pk] = ResourceStatus.FAILED
         else:
@@ -213,17 +259,20 @@ def resources_ingest(
         try:
             for resource_id, swapped in resources_passages_store(embedded=embedded).items():
                 results[resource_id] = ResourceStatus.READY if swapped else "skipped"
-            return results
+            return
+        except SoftTimeLimitExceeded:
+            raise
         except Exception:  # each one again alone below
             logger.warning("storing a batch of %d resources failed; storing each alone", len(embedded))
     for resource_id, one in embedded.items():
         try:
             swapped = resource_passages_store(resource_id=resource_id, embedded=one)
+        except SoftTimeLimitExceeded:
+            raise
         except Exception as exc:  # retried or failed per resource
             results[resource_id] = _retry_or_fail(resource_id, exc, requeue)
             continue
         results[resource_id] = ResourceStatus.READY if swapped else "skipped"
-    return results
 
 
 def _embed_batch(
@@ -237,6 +286,8 @@ def _embed_batch(
                 chunks=[chunk for _, chunks in prepared for chunk in chunks],
                 on_progress=lambda: _heartbeat_many(ids),
             )
+        except SoftTimeLimitExceeded:
+            raise
         except Exception:  # each one again alone below
             logger.warning("embedding a batch of %d resources failed; embedding each alone", len(prepared))
         else:
@@ -253,6 +304,8 @@ def _embed_batch(
         beat = functools.partial(_heartbeat, resource.pk)
         try:
             out[resource.pk] = indexing.chunks_embed(chunks=chunks, on_progress=beat)
+        except SoftTimeLimitExceeded:
+            raise
         except Exception as exc:  # retried or failed per resource
             results[resource.pk] = _retry_or_fail(resource.pk, exc, requeue)
     return out
@@ -288,6 +341,12 @@ def _retry_or_fail(resource_id: uuid.UUID, exc: Exception, requeue: Requeue) -> 
     return ResourceStatus.FAILED
 
 
+def resource_release(*, resource_id: uuid.UUID, requeue: Requeue) -> str:
+    """Hand a resource whose batch ended early to a retry alone (or fail it,
+    out of attempts), as after an error of its own."""
+    return _retry_or_fail(resource_id, TimeoutError("its batch ended early"), requeue)
+
+
 def retry_countdown(attempts: int) -> int:
     """Exponential backoff: base, 2 x base, 4 x base, ... capped at 10 minutes."""
     base = int(settings.INGEST_RETRY_BACKOFF_SECONDS)
@@ -306,6 +365,18 @@ def _heartbeat(resource_id: uuid.UUID) -> None:
     )
 
 
+def heartbeat_interval() -> float:
+    """How often a running parse refreshes its heartbeat: well within the stale age."""
+    return float(min(60.0, settings.INGEST_STALE_AFTER_SECONDS / 5))
+
+
+def timeout_message(seconds: float, *, setting: str) -> str:
+    return (
+        f"Ingestion took longer than {seconds:g} seconds ({setting}); limits are not retried. "
+        "Split the document into smaller ones."
+    )
+
+
 def embedder_preload() -> None:
     """Load the embedding model now (a worker at start), not in its first task."""
     indexing.chunking_params()
@@ -317,7 +388,12 @@ def resource_prepare(*, resource: Resource, data: bytes) -> list[Chunk] | None:
     the single path and in batches alike; anything but a document error
     propagates (a retry)."""
     try:
-        return resource_chunks(data=data, content_type=resource.content_type)
+        with heartbeat_while(
+            functools.partial(_heartbeat, resource.pk),
+            interval=heartbeat_interval(),
+            limit=settings.INGEST_PARSE_TIMEOUT_SECONDS,
+        ):
+            return resource_chunks(data=data, content_type=resource.content_type)
     except ParseError as exc:
         resource_fail(resource_id=resource.pk, code=exc.code, message=exc.message)
         return None

@@ -22,12 +22,69 @@ from typing import Any
 
 from celery import shared_task
 from celery.signals import worker_ready
+from celery.worker.request import Request
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
 
 from resources import ingestion
 
 logger = logging.getLogger(__name__)
+
+
+class IngestRequest(Request):  # type: ignore[misc]
+    """The request of an ingestion, as the worker's main process sees it.
+
+    The hard time limit kills the pool child (a parse stuck in C code never
+    sees the soft limit's exception), so the child cannot record anything:
+    the main process does, here. A single resource's task (``resources.ingest``)
+    marks its resource ``ingest_timeout``; a bulk upload's batch
+    (``resources.ingest_batch``) cannot tell which of its resources was
+    stuck, so they go back to a retry alone (each counted attempt stays;
+    alone, a stuck one then ends ``ingest_timeout``). Resources a task took
+    in beside its own are not known here: their heartbeat stops and the
+    sweep re-queues them, alone. The message is acknowledged
+    (``task_acks_on_failure_or_timeout``), and should it come back anyway,
+    the claim finds nothing outstanding.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The worker's own settings, not the ones the sender (a web process,
+        # perhaps configured differently) wrote into the message.
+        self.time_limits = (settings.INGEST_TASK_TIME_LIMIT, settings.INGEST_TASK_SOFT_TIME_LIMIT)
+
+    def on_timeout(self, soft: bool, timeout: float) -> None:
+        super().on_timeout(soft, timeout)
+        if soft:
+            return
+        try:
+            target = self.args[0] if self.args else next(iter(self.kwargs.values()))
+            if isinstance(target, list):
+                for resource_id in target:
+                    ingestion.resource_release(
+                        resource_id=uuid.UUID(str(resource_id)), requeue=ingest_enqueue_on_commit
+                    )
+            else:
+                ingestion.resource_fail(
+                    resource_id=uuid.UUID(str(target)),
+                    code="ingest_timeout",
+                    message=ingestion.timeout_message(timeout, setting="INGEST_TASK_TIME_LIMIT"),
+                )
+        except Exception:
+            # The resources keep their counted attempt; the sweep ends them.
+            logger.exception("could not mark a timed-out ingestion")
+        finally:
+            # This process forks the pool's next child: hold no connection.
+            connections.close_all()
+
+
+# Prefork pool only (the solo pool has no time limits; the parse deadline
+# INGEST_PARSE_TIMEOUT_SECONDS holds everywhere). Not retried.
+_TIME_LIMITS: dict[str, Any] = {
+    "soft_time_limit": settings.INGEST_TASK_SOFT_TIME_LIMIT,
+    "time_limit": settings.INGEST_TASK_TIME_LIMIT,
+    "Request": IngestRequest,
+}
 
 
 @shared_task(
@@ -37,6 +94,7 @@ logger = logging.getLogger(__name__)
     reject_on_worker_lost=True,
     # Bounded by Resource.attempts (INGEST_MAX_RETRIES), not by the message.
     max_retries=None,
+    **_TIME_LIMITS,
 )
 def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-def]
     """Ingest one resource, and with it up to INGEST_BATCH_SIZE - 1 other
@@ -56,6 +114,7 @@ def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-d
     acks_late=True,
     reject_on_worker_lost=True,
     max_retries=None,
+    **_TIME_LIMITS,
 )
 def ingest_resources(self, resource_ids: list[str]) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """Ingest the resources of one bulk upload's batch (as one batch)."""

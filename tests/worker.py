@@ -5,17 +5,23 @@ The ``celery_worker`` fixture is registered in tests/conftest.py."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
 from celery.signals import task_postrun
 from django.conf import settings
-from django.db import connections
+from django.db import connection, connections
 
 from daneshyar.celery import app as celery_app
 from resources.models import Resource, ResourceStatus
@@ -81,3 +87,58 @@ def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"resource {resource_id} still {resource.status} after {timeout}s")
         time.sleep(0.05)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def worker_process(
+    *args: str, env: dict[str, str] | None = None, script: str | None = None, log: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """``celery worker`` in its own process, on this test database and broker.
+
+    ``script``: a Python file (relative to the repository) that starts the
+    worker instead of ``-m celery`` (it gets ``worker`` and ``args``).
+    """
+    connection.ensure_connection()
+    params = connection.get_connection_params()
+    name = connection.settings_dict["NAME"]
+    full_env = {
+        **os.environ,
+        "DATABASE_URL": f"postgresql://postgres@/{name}?host={params['host']}",
+        "DATABASE_CONN_MAX_AGE": "0",
+        **(env or {}),
+    }
+    command = [sys.executable, script] if script else [sys.executable, "-m", "celery", "-A", "daneshyar"]
+    output = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 (closed with the process)
+    return subprocess.Popen(
+        [*command, "worker", "--loglevel=WARNING", *args],
+        cwd=ROOT,
+        env=full_env,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Warm shutdown, then kill what is left (a pool child included)."""
+    if process.poll() is None:
+        children = pool_children(process.pid)
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def pool_children(pid: int) -> set[int]:
+    """The pids of a process's children (a prefork worker's pool)."""
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except FileNotFoundError:
+        return set()
+    return {int(child) for child in listed.split()}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
+
 from resources.parsing import detect
-from resources.parsing.base import ParsedDocument, ParseError
+from resources.parsing.base import ParsedDocument, ParseError, parse_deadline
 from resources.parsing.detect import ACCEPTED_MESSAGE, ACCEPTED_TYPES, detect_content_type
 from resources.parsing.html import parse_html
 from resources.parsing.pdf import parse_pdf
@@ -30,9 +32,16 @@ _PARSERS: dict[str, Callable[[bytes], ParsedDocument]] = {
 }
 
 
-def parse_document(data: bytes, *, content_type: str) -> ParsedDocument:
-    """Extract the text of ``data`` (of a type :func:`detect_content_type` returned)."""
+def parse_document(data: bytes, *, content_type: str, timeout: float | None = None) -> ParsedDocument:
+    """Extract the text of ``data`` (of a type :func:`detect_content_type` returned).
+
+    Bounded (docs/ingestion.md, "Bounds"): over a bound it raises
+    :class:`ParseError` with ``file_too_large_uncompressed``,
+    ``file_too_complex`` or ``ingest_timeout`` (after ``timeout`` seconds,
+    INGEST_PARSE_TIMEOUT_SECONDS by default).
+    """
     parser = _PARSERS.get(content_type)
     if parser is None:
         raise ParseError("unsupported_media_type", f"{content_type} is not accepted. {ACCEPTED_MESSAGE}")
-    return parser(data)
+    with parse_deadline(settings.INGEST_PARSE_TIMEOUT_SECONDS if timeout is None else timeout):
+        return parser(data)

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import bisect
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 _SPACES = re.compile(r"[ \t\f\v\u00a0\u200b]+")
 _MANY_NEWLINES = re.compile(r"\n{2,}")
+# (monotonic deadline, the timeout in seconds) of the parse in progress.
+_deadline: ContextVar[tuple[float, float] | None] = ContextVar("parse_deadline", default=None)
 
 
 class ParseError(Exception):
@@ -23,6 +30,37 @@ class ParseError(Exception):
         self.code = code
         self.message = message
         super().__init__(f"{code}: {message}")
+
+
+# What a parser's catch-all for a library's errors must let through: its own
+# errors, and the task's soft time limit (raised wherever the parse is).
+PASS_THROUGH: tuple[type[BaseException], ...] = (ParseError, SoftTimeLimitExceeded)
+
+
+@contextmanager
+def parse_deadline(seconds: float) -> Iterator[None]:
+    """Let :func:`check_deadline` end the parse inside once ``seconds`` have passed."""
+    token = _deadline.set((time.monotonic() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def check_deadline() -> None:
+    """``ingest_timeout`` once the parse in progress is past its deadline.
+
+    Parsers call it at every step (a text block, a page, a PDF operator): the
+    bound holds on any worker pool, wherever the parse is slow in Python.
+    Code stuck in C is bounded by the task's time limits (resources/tasks.py).
+    """
+    current = _deadline.get()
+    if current is not None and time.monotonic() > current[0]:
+        raise ParseError(
+            "ingest_timeout",
+            f"Parsing the document took longer than {current[1]:g} seconds "
+            "(INGEST_PARSE_TIMEOUT_SECONDS). Split it into smaller documents.",
+        )
 
 
 @dataclass(frozen=True)
@@ -71,6 +109,7 @@ class DocumentBuilder:
         self._pending_page = number
 
     def add(self, text: str, *, heading: bool = False) -> None:
+        check_deadline()
         block = normalise_block(text)
         if not block:
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bs4 import BeautifulSoup
 from bs4.element import CData, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 
-from resources.parsing.base import DocumentBuilder, ParsedDocument, ParseError
+from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError
 
 # Not document content: code, styling, and navigation repeated on every page.
 _DROPPED = ("script", "style", "noscript", "template", "nav", "header", "footer", "svg", "iframe", "head")
@@ -21,6 +21,8 @@ _NOT_TEXT = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
 def parse_html(data: bytes) -> ParsedDocument:
     try:
         soup = BeautifulSoup(data, "lxml")
+    except PASS_THROUGH:
+        raise
     except Exception as exc:  # lxml/bs4 raise assorted errors on garbage
         raise ParseError("corrupt_file", "The HTML could not be parsed.") from exc
     for tag in soup.find_all(_DROPPED):

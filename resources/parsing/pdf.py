@@ -1,24 +1,36 @@
-"""PDF: the text layer of each page, with its page number."""
+"""PDF: the text layer of each page, with its page number.
+
+Bounded: at most INGEST_PDF_MAX_PAGES pages and INGEST_PDF_MAX_OBJECTS
+indirect objects (``file_too_complex``), pypdf's own limits (decompressed
+stream sizes: ``file_too_large_uncompressed``; depths, cycles and table
+sizes: ``file_too_complex``), and the parse
+deadline checked between pages and content-stream operators
+(``ingest_timeout``).
+"""
 
 from __future__ import annotations
 
 import io
 import logging
 import re
+from typing import Any
 
-from resources.parsing.base import DocumentBuilder, ParsedDocument, ParseError
+from django.conf import settings
+
+from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError, check_deadline
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def parse_pdf(data: bytes) -> ParsedDocument:
     from pypdf import PdfReader
-    from pypdf.errors import FileNotDecryptedError, PdfReadError
+    from pypdf.errors import FileNotDecryptedError, LimitReachedError, PdfReadError
 
     # pypdf logs every recoverable oddity of a malformed file as a warning.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(data))
+        _check_objects(reader)
         if reader.is_encrypted:
             # Many PDFs are "encrypted" with an empty user password (only
             # printing/copying restricted): those open without one.
@@ -28,19 +40,31 @@ def parse_pdf(data: bytes) -> ParsedDocument:
                 raise _encrypted() from exc
             if not opened:
                 raise _encrypted()
+        count = len(reader.pages)
+        if count > settings.INGEST_PDF_MAX_PAGES:
+            raise ParseError(
+                "file_too_complex",
+                f"The PDF has {count:,} pages; the limit is {settings.INGEST_PDF_MAX_PAGES:,} "
+                "(INGEST_PDF_MAX_PAGES). Split it into smaller documents.",
+            )
         pages = list(reader.pages)
-    except ParseError:
+    except PASS_THROUGH:
         raise
     except FileNotDecryptedError as exc:
         raise _encrypted() from exc
+    except LimitReachedError as exc:
+        raise _over_limit(exc) from exc
     except Exception as exc:  # pypdf raises many kinds on damaged files
         raise ParseError("corrupt_file", "The PDF is damaged and could not be read.") from exc
     builder = DocumentBuilder()
     for number, page in enumerate(pages, start=1):
+        check_deadline()
         try:
-            text = page.extract_text() or ""
-        except ParseError:
+            text = page.extract_text(visitor_operand_before=_on_operator) or ""
+        except PASS_THROUGH:
             raise
+        except LimitReachedError as exc:
+            raise _over_limit(exc) from exc
         except Exception as exc:
             raise ParseError("corrupt_file", f"Page {number} of the PDF could not be read.") from exc
         builder.start_page(number)
@@ -55,6 +79,36 @@ def parse_pdf(data: bytes) -> ParsedDocument:
                 "The PDF has no text layer (a scan or images only); run OCR on it first.",
             ) from exc
         raise
+
+
+def _check_objects(reader: Any) -> None:
+    """``file_too_complex`` when the cross-reference tables list too many objects."""
+    count = sum(len(objects) for objects in reader.xref.values()) + len(reader.xref_objStm)
+    if count > settings.INGEST_PDF_MAX_OBJECTS:
+        raise ParseError(
+            "file_too_complex",
+            f"The PDF has {count:,} objects; the limit is {settings.INGEST_PDF_MAX_OBJECTS:,} "
+            "(INGEST_PDF_MAX_OBJECTS).",
+        )
+
+
+def _on_operator(operator: Any, operands: Any, cm: Any, tm: Any) -> None:
+    # A single page can hold millions of operators.
+    check_deadline()
+
+
+_EXPANDS = ("decompress", "declared", "memory limit")
+
+
+def _over_limit(exc: Exception) -> ParseError:
+    """pypdf's own bounds (decompressed sizes, depths, cycles, table sizes)."""
+    reason = str(exc)
+    if any(word in reason.lower() for word in _EXPANDS):
+        return ParseError(
+            "file_too_large_uncompressed",
+            f"A stream of the PDF expands past the decompression limit ({reason}).",
+        )
+    return ParseError("file_too_complex", f"The PDF is over a structural limit of the parser ({reason}).")
 
 
 def _encrypted() -> ParseError:

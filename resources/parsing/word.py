@@ -1,11 +1,16 @@
-"""DOCX: paragraphs and tables in body order; Heading/Title styles are headings."""
+"""DOCX: paragraphs and tables in body order; Heading/Title styles are headings.
+
+The package is checked by :func:`archive_open` (declared sizes, ratio) before
+python-docx opens it.
+"""
 
 from __future__ import annotations
 
 import io
 from typing import Any
 
-from resources.parsing.base import DocumentBuilder, ParsedDocument, ParseError
+from resources.parsing.archive import archive_open
+from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError
 from resources.parsing.detect import _ENCRYPTED_PACKAGE, _OLE_MAGIC
 
 
@@ -16,6 +21,10 @@ def parse_docx(data: bytes) -> ParsedDocument:
         )
     import docx
 
+    # The bounds first: python-docx would decompress whatever the package holds.
+    # It reopens the same bytes with zipfile, which yields no more than the
+    # declared sizes checked here.
+    archive_open(data).close()
     try:
         document: Any = docx.Document(io.BytesIO(data))
         builder = DocumentBuilder()
@@ -30,7 +39,7 @@ def parse_docx(data: bytes) -> ParsedDocument:
                 style = (getattr(block.style, "name", "") or "").lower()
                 heading = style.startswith("heading") or style == "title"
                 builder.add(block.text, heading=heading)
-    except ParseError:
+    except PASS_THROUGH:
         raise
     except Exception as exc:  # zipfile/lxml/python-docx errors on damaged files
         raise ParseError("corrupt_file", "The DOCX file is damaged and could not be read.") from exc

@@ -340,6 +340,25 @@ def test_invalid_bodies_are_400(owner: Tenant, scripted: ScriptedBackend, body: 
     assert response.json()["error"]["code"] == "validation_error"
 
 
+@pytest.mark.parametrize(
+    "content_type", ["application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]
+)
+def test_a_form_body_is_415_not_read_with_html_form_rules(
+    owner: Tenant, scripted: ScriptedBackend, content_type: str
+) -> None:
+    """Found by schema fuzzing: a form body's empty ``model=`` counted as
+    "not sent" and the turn ran. The contract is JSON in."""
+    body = (
+        "message=hi&external_user_id=user-1&model="
+        if "urlencoded" in content_type
+        else '--x\r\nContent-Disposition: form-data; name="message"\r\n\r\nhi\r\n--x--\r\n'
+    )
+    response = owner.client("chat").post(url(owner), body, content_type=content_type)
+    assert response.status_code == 415
+    assert response.json()["error"]["code"] == "unsupported_media_type"
+    assert Session.objects.count() == 0
+
+
 def test_a_turn_runs_a_small_fixed_number_of_chat_queries(owner: Tenant, scripted: ScriptedBackend) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

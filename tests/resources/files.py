@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import zipfile
+import zlib
 
 
 def _escape(text: str) -> str:
@@ -39,6 +41,41 @@ def make_pdf(pages: list[str]) -> bytes:
     return out.getvalue()
 
 
+def make_pdf_with_content(content: bytes, *, pages: int = 1) -> bytes:
+    """A PDF of ``pages`` pages that all show one content stream, ``content``
+    (FlateDecode-compressed)."""
+    packed = zlib.compress(content, 9)
+    kids = " ".join("4 0 R" for _ in range(pages)).encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed + b"\nendstream",
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+def make_expensive_pdf(operators: int = 600_000, *, pages: int = 1) -> bytes:
+    """A few kilobytes that cost seconds of CPU per page: one line of text,
+    then ``operators`` no-op graphics operators (``q Q``) that the text
+    extractor tokenises and walks one by one, on every page."""
+    content = b"BT /F1 11 Tf 50 760 Td (Expensive page.) Tj ET " + b"q Q " * operators
+    return make_pdf_with_content(content, pages=pages)
+
+
 def make_encrypted_pdf(pages: list[str], password: str = "s3cret") -> bytes:  # noqa: S107
     from pypdf import PdfReader, PdfWriter
 
@@ -67,6 +104,47 @@ def make_docx(blocks: list[tuple[str, str]], table: list[list[str]] | None = Non
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
+
+
+_CONTENT_TYPES = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    b'<Default Extension="xml" ContentType="application/xml"/>'
+    b'<Override PartName="/word/document.xml" '
+    b'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>'
+    b"</Types>"
+)
+_RELS = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    b'<Relationship Id="rId1" Target="word/document.xml" '
+    b'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"/>'
+    b"</Relationships>"
+)
+_DOCUMENT = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>%s'
+    b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+    b"<w:body><w:p><w:r><w:t>%s</w:t></w:r></w:p></w:body></w:document>"
+)
+
+
+def make_minimal_docx(text: str, *, padding: int = 0) -> bytes:
+    """The smallest DOCX python-docx opens: one paragraph of ``text``, after
+    a comment of ``padding`` spaces (deflate packs them about 1,000 to 1)."""
+    comment = b"<!--" + b" " * padding + b"-->" if padding else b""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as package:
+        package.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        package.writestr("_rels/.rels", _RELS)
+        package.writestr("word/document.xml", _DOCUMENT % (comment, text.encode()))
+    return out.getvalue()
+
+
+def make_zip_bomb_docx(expanded_bytes: int = 40 * 1024 * 1024) -> bytes:
+    """A DOCX of about 42 kB whose ``word/document.xml`` unpacks to
+    ``expanded_bytes``: a well-formed document, so only the bounds stop it."""
+    return make_minimal_docx("A small document.", padding=expanded_bytes)
 
 
 def long_text(paragraphs: int = 12, sentences: int = 8, seed: str = "") -> str:

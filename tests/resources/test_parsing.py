@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -7,7 +8,15 @@ import pytest
 from daneshyar.exceptions import UnsupportedMediaType
 from resources.parsing import ParseError, detect_content_type, parse_document
 from resources.parsing.detect import DOCX, HTML, MARKDOWN, PDF, PLAIN_TEXT
-from tests.resources.files import make_docx, make_encrypted_pdf, make_pdf
+from tests.resources.files import (
+    make_docx,
+    make_encrypted_pdf,
+    make_expensive_pdf,
+    make_minimal_docx,
+    make_pdf,
+    make_pdf_with_content,
+    make_zip_bomb_docx,
+)
 
 
 def _parse(data: bytes, **kwargs: Any) -> Any:
@@ -149,3 +158,96 @@ def test_text_over_the_limit(settings: Any) -> None:
     error = _error(("word " * 300).encode())
     assert error.code == "text_too_long"
     assert "1,000" in error.message
+
+
+# --- Bounds (docs/ingestion.md, "Bounds") -------------------------------------
+
+
+def test_zip_bomb_docx_fails_before_it_is_unpacked() -> None:
+    bomb = make_zip_bomb_docx()
+    assert len(bomb) < 45_000
+    began = time.monotonic()
+    error = _error(bomb)
+    assert error.code == "file_too_large_uncompressed"
+    assert "expands 1,0" in error.message and "INGEST_MAX_COMPRESSION_RATIO" in error.message
+    assert time.monotonic() - began < 1
+
+
+def test_docx_within_the_ratio_but_over_the_uncompressed_total_fails(settings: Any) -> None:
+    settings.INGEST_MAX_UNCOMPRESSED_BYTES = 100_000
+    error = _error(make_minimal_docx("Padded.", padding=200_000))
+    assert error.code == "file_too_large_uncompressed"
+    assert "limit is 100,000 bytes" in error.message
+    settings.INGEST_MAX_UNCOMPRESSED_BYTES = 1_000_000
+    assert _parse(make_minimal_docx("Padded.", padding=200_000)).text == "Padded."
+
+
+def test_docx_with_too_many_entries_is_too_complex(settings: Any) -> None:
+    settings.INGEST_MAX_ARCHIVE_ENTRIES = 2
+    assert _error(make_minimal_docx("Three entries.")).code == "file_too_complex"
+
+
+def test_pdf_over_the_page_limit_is_too_complex(settings: Any) -> None:
+    settings.INGEST_PDF_MAX_PAGES = 3
+    error = _error(make_pdf([f"Page {n}." for n in range(4)]))
+    assert error.code == "file_too_complex" and "4 pages" in error.message
+    assert _parse(make_pdf([f"Page {n}." for n in range(3)])).pages[-1][1] == 3
+
+
+def test_pdf_over_the_object_limit_is_too_complex(settings: Any) -> None:
+    settings.INGEST_PDF_MAX_OBJECTS = 100
+    # 3 objects, then 2 per page.
+    error = _error(make_pdf([f"Page {n}." for n in range(50)]))
+    assert error.code == "file_too_complex" and "103 objects" in error.message
+
+
+def test_pdf_stream_that_expands_past_the_decompression_limit() -> None:
+    # 80 MB of spaces in 78 kB; pypdf stops decompressing at 75 MB.
+    error = _error(make_pdf_with_content(b" " * 80_000_000))
+    assert error.code == "file_too_large_uncompressed"
+
+
+def test_expensive_pdf_stops_at_the_parse_deadline() -> None:
+    data = make_expensive_pdf(operators=300_000)
+    assert len(data) < 10_000
+    began = time.monotonic()
+    with pytest.raises(ParseError) as info:
+        parse_document(data, content_type=PDF, timeout=0.5)
+    took = time.monotonic() - began
+    assert info.value.code == "ingest_timeout"
+    assert "0.5 seconds" in info.value.message
+    # The deadline is checked between operators, once pypdf has tokenised the
+    # page (about 2 s for 300,000 operators on the development machine).
+    assert took < 15
+    assert parse_document(data, content_type=PDF, timeout=120).text == "Expensive page."
+
+
+def test_parse_deadline_holds_for_text_formats() -> None:
+    text = ("A paragraph of text.\n\n" * 20_000).encode()
+    with pytest.raises(ParseError) as info:
+        parse_document(text, content_type=PLAIN_TEXT, timeout=0)
+    assert info.value.code == "ingest_timeout"
+
+
+@pytest.mark.parametrize("kind", ["pdf", "docx", "html"])
+def test_the_task_soft_time_limit_passes_through_the_parsers(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Regression: the parsers' catch-all for library errors turned Celery's
+    # SoftTimeLimitExceeded into corrupt_file.
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def expired(*args: Any, **kwargs: Any) -> Any:
+        raise SoftTimeLimitExceeded()
+
+    if kind == "pdf":
+        monkeypatch.setattr("resources.parsing.pdf._on_operator", expired)
+        data = make_pdf(["Some text."])
+    elif kind == "docx":
+        data = make_docx([("p", "Some text.")])
+        monkeypatch.setattr("docx.Document", expired)
+    else:
+        monkeypatch.setattr("resources.parsing.html.BeautifulSoup", expired)
+        data = b"<p>Some text.</p>"
+    with pytest.raises(SoftTimeLimitExceeded):
+        _parse(data)
