@@ -3,7 +3,7 @@
 Every document goes through ``resources.services.resource_create``, the
 API's upload service, with its checks (size, accepted types, the same bytes
 twice giving the existing resource). A zip of documents is unpacked with
-bounds before anything is decompressed (:func:`open_archive`); a DOCX, which
+bounds before anything is decompressed (``resources/archives.py``); a DOCX, which
 is a zip too, is a document and is stored as one.
 """
 
@@ -11,24 +11,17 @@ from __future__ import annotations
 
 import posixpath
 import uuid
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from daneshyar.exceptions import ApplicationError, UnsupportedMediaType
-from resources import services
-from resources.parsing import ParseError, detect_content_type
-from resources.parsing.archive import archive_open
+from daneshyar.exceptions import ApplicationError
+from resources import archives, services
+from resources.archives import ArchiveDocument, ArchiveRefused, is_document_archive
 from workspaces.models import Workspace
 
-_ZIP_MAGIC = b"PK\x03\x04"
-
-class ArchiveRefused(Exception):
-    def __init__(self, message: str):
-        self.message = message
-        super().__init__(message)
+__all__ = ["ArchiveDocument", "ArchiveRefused", "UploadResult", "archive_documents", "upload_store"]
 
 
 @dataclass(frozen=True)
@@ -50,63 +43,13 @@ class UploadResult:
         }
 
 
-def open_archive(data: bytes) -> zipfile.ZipFile:
-    """The zip in ``data``, opened only if it is within bounds; reading an
-    entry afterwards yields at most its declared size (``zipfile`` stops
-    there and checks the CRC).
-
-    The bounds are the API's own (:func:`resources.parsing.archive.archive_open`,
-    the INGEST_MAX_* settings), so an archive is refused here exactly when
-    a DOCX of the same shape would fail in the worker.
-    """
-    try:
-        return archive_open(data)
-    except ParseError as exc:
-        raise ArchiveRefused(exc.message) from exc
-
-
-@dataclass(frozen=True)
-class ArchiveDocument:
-    path: str  # inside the archive
-    data: bytes | None  # None: over MAX_UPLOAD_BYTES, not read
-    size: int
-
-
-def _skipped(path: str) -> bool:
-    """Folders and the files archivers add beside documents (macOS forks, dot files)."""
-    name = posixpath.basename(path.rstrip("/"))
-    return path.endswith("/") or path.startswith("__MACOSX/") or name.startswith(".") or not name
-
-
 def archive_documents(data: bytes) -> Iterator[ArchiveDocument]:
-    """The documents of a zip, one at a time. Raises :class:`ArchiveRefused`
-    before yielding anything when the archive is over a bound or damaged,
-    and while iterating when an entry turns out damaged."""
-    archive = open_archive(data)
-    with archive:
-        for info in archive.infolist():
-            if _skipped(info.filename):
-                continue
-            if info.file_size > settings.MAX_UPLOAD_BYTES:
-                yield ArchiveDocument(info.filename, None, info.file_size)
-                continue
-            try:
-                with archive.open(info) as member:
-                    content = member.read()
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-                raise ArchiveRefused(f"The archive entry {info.filename!r} is damaged.") from exc
-            yield ArchiveDocument(info.filename, content, info.file_size)
-
-
-def is_document_archive(data: bytes, *, filename: str, claimed_type: str) -> bool:
-    """A zip that is not a DOCX package."""
-    if not data.startswith(_ZIP_MAGIC):
-        return False
-    try:
-        detect_content_type(data, filename=filename, claimed_type=claimed_type)
-    except UnsupportedMediaType:
-        return True
-    return False
+    """The documents of a zip, one at a time (resources/archives.py, the
+    bulk upload's unzip, with the ingestion's bounds). Raises
+    :class:`ArchiveRefused` before yielding anything when the archive is over
+    a bound or damaged, and while iterating when an entry turns out damaged."""
+    with archives.open_archive(data) as archive:
+        yield from archives.archive_documents(archive)
 
 
 def _store(

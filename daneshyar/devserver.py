@@ -47,6 +47,7 @@ def main() -> int:
         [*manage, "bootstrap_demo", "--json"], check=True, cwd=ROOT, capture_output=True, text=True
     )
     state = json.loads(demo.stdout)
+    pool, worker_env = _worker_pool()
 
     children = [
         subprocess.Popen(
@@ -77,12 +78,12 @@ def main() -> int:
                 "--beat",
                 "--loglevel",
                 "INFO",
-                "--pool",
-                "solo",
+                *pool,
                 "--schedule",
                 str(data_dir / "celerybeat-schedule"),
             ],
             cwd=ROOT,
+            env=worker_env,
         ),
     ]
 
@@ -112,6 +113,28 @@ def main() -> int:
             child.kill()
     # The embedded database stops when this process exits (atexit handle).
     return 0
+
+
+def _worker_pool() -> tuple[list[str], dict[str, str]]:
+    """The worker's process model, from the core count unless
+    CELERY_WORKER_CONCURRENCY says: one process per 4 cores (at least one),
+    each embedding with its share of the cores (EMBEDDING_THREADS).
+
+    Why: one forward pass already uses every core it is given, so on a
+    small machine a second process only competes with the first (on 2
+    cores, one process ingested SciFact one document per request at 0.82 x
+    raw encode, two at 0.66 x: docs/ingestion.md, "Process model"). One text
+    of a few hundred tokens does not keep many threads busy, so on a large
+    machine several processes with a few threads each do more. Batches
+    across documents keep each process busy.
+    """
+    cores = os.cpu_count() or 1
+    concurrency = int(os.environ.get("CELERY_WORKER_CONCURRENCY") or max(1, cores // 4))
+    env = {**os.environ}
+    env.setdefault("EMBEDDING_THREADS", str(max(1, cores // concurrency)))
+    if concurrency <= 1:
+        return ["--pool", "solo"], env
+    return ["--pool", "prefork", "--concurrency", str(concurrency)], env
 
 
 def _wait_ready(base: str, children: list[subprocess.Popen[bytes]], stopping: object) -> bool:

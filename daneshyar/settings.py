@@ -234,6 +234,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 MAX_JSON_BODY_BYTES = env_int("MAX_JSON_BODY_BYTES", 1_048_576, minimum=1024)
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 25 * 1024 * 1024, minimum=1024)
 MAX_EXTRACTED_CHARS = env_int("MAX_EXTRACTED_CHARS", 2_000_000, minimum=1000)
+# POST …/resources/batch/: the body (JSON, NDJSON or a zip) and the documents in it.
+BATCH_UPLOAD_MAX_BYTES = env_int("BATCH_UPLOAD_MAX_BYTES", 25 * 1024 * 1024, minimum=1024)
+BATCH_UPLOAD_MAX_DOCUMENTS = env_int("BATCH_UPLOAD_MAX_DOCUMENTS", 1000, minimum=1, maximum=10_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_JSON_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
@@ -247,6 +250,9 @@ INGEST_STALE_AFTER_SECONDS = env_int("INGEST_STALE_AFTER_SECONDS", 900, minimum=
 INGEST_MAX_RETRIES = env_int("INGEST_MAX_RETRIES", 3, minimum=0, maximum=20)
 # First retry after this many seconds, then doubling (capped at 10 minutes).
 INGEST_RETRY_BACKOFF_SECONDS = env_int("INGEST_RETRY_BACKOFF_SECONDS", 10, minimum=0, maximum=600)
+# Resources one ingestion task embeds and stores together (docs/ingestion.md,
+# "Batches"): fewer transactions and trigger runs per document.
+INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 32, minimum=1, maximum=500)
 # How often beat runs the sweep that re-queues stale ingestions (docs/ingestion.md).
 INGEST_SWEEP_INTERVAL_SECONDS = env_int("INGEST_SWEEP_INTERVAL_SECONDS", 60, minimum=5)
 # Bounds of one document's ingestion (docs/ingestion.md, "Bounds"). Over a
@@ -284,6 +290,10 @@ EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", "all-MiniLM-L6-v2")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1, maximum=16000)
 EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "cpu")
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)
+# Threads of one forward pass on the CPU; 0: the backend's default (every
+# core). Several worker processes on one machine should share the cores out
+# (make run sets it from its pool size; docs/ingestion.md, "Process model").
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0, maximum=1024)
 # --- Embedding backend (docs/configuration.md, bench/embedding_backends.py) ------
 # onnx: ONNX Runtime on the export made at set-up (manage.py embedding_export);
 # torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda).

@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
@@ -22,7 +29,7 @@ from rest_framework.response import Response
 from daneshyar.api import PageParamsSerializer, ok, paginate, query_data
 from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.schema import envelope, list_envelope
-from resources import selectors, services
+from resources import bulk, selectors, services
 from resources.models import Resource, ResourceStatus
 from workspaces.access import WorkspaceApi
 from workspaces.idempotency import idempotent
@@ -57,6 +64,9 @@ class ResourceOutputSerializer(serializers.ModelSerializer[Resource]):
         if obj.status != ResourceStatus.FAILED:
             return None
         return {"code": obj.error_code, "message": obj.error_message}
+
+
+BulkTextSerializerList = bulk.BulkTextSerializer(many=True)
 
 
 class ResourceListCreateApi(WorkspaceApi):
@@ -173,3 +183,116 @@ class ResourceReingestApi(WorkspaceApi):
         resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
         resource = services.resource_reingest(resource=resource)
         return ok(ResourceOutputSerializer(resource).data, status=202)
+
+
+class ResourceBatchItemOutputSerializer(serializers.Serializer[Any]):
+    index = serializers.IntegerField(help_text="Position of the document in the request.")
+    name = serializers.CharField(allow_null=True, help_text="Path inside the zip; null for text items.")
+    outcome = serializers.ChoiceField(choices=["created", "existing", "rejected"])
+    resource = ResourceOutputSerializer(allow_null=True)
+    error = inline_serializer(
+        "ResourceBatchItemError",
+        {
+            "code": serializers.CharField(),
+            "message": serializers.CharField(),
+            "fields": serializers.DictField(
+                child=serializers.ListField(child=serializers.CharField()), required=False
+            ),
+        },
+        allow_null=True,
+    )
+
+    class Meta:
+        ref_name = "ResourceBatchItem"
+
+
+class ResourceBatchApi(WorkspaceApi):
+    admin_methods = frozenset({"POST"})
+    # One request counts once against the key's upload limit, however many
+    # documents it holds (that is what the endpoint is for).
+    upload_methods = frozenset({"POST"})
+    parser_classes = [
+        bulk.BulkJsonParser,
+        bulk.NdjsonParser,
+        bulk.JsonLinesParser,
+        bulk.ZipParser,
+        bulk.LegacyZipParser,
+        MultiPartParser,
+    ]
+
+    class ZipUploadSerializer(serializers.Serializer[Any]):
+        file = serializers.FileField(help_text="A zip archive of documents.")
+
+        class Meta:
+            ref_name = "ResourceBatchZipUpload"
+
+    class OutputSerializer(serializers.Serializer[Any]):
+        created = serializers.IntegerField()
+        existing = serializers.IntegerField()
+        rejected = serializers.IntegerField()
+        documents = ResourceBatchItemOutputSerializer(many=True)
+
+        class Meta:
+            ref_name = "ResourceBatch"
+
+    @extend_schema(
+        operation_id="resources_create_batch",
+        description="Upload many small documents in one request: a JSON array or NDJSON "
+        "(`application/x-ndjson`) of `{title, text}` objects, or a zip archive of documents "
+        "(`application/zip` body, or multipart `file`). At most BATCH_UPLOAD_MAX_DOCUMENTS "
+        "documents and BATCH_UPLOAD_MAX_BYTES bytes per request (413 beyond), each document "
+        "at most MAX_UPLOAD_BYTES. 202 with one entry per document, in order: `created` (a new "
+        "resource, `pending`), `existing` (the same bytes are already in the workspace, or "
+        "earlier in this request: that resource) or `rejected` (a type that is not accepted, or "
+        "over MAX_UPLOAD_BYTES: `error` says which; nothing stored for it). A body that cannot be "
+        "read, or a document without `text`, is one 4xx (400 names each such document in "
+        "`fields`, e.g. `[2].text`) and stores nothing.",
+        request={
+            "application/json": BulkTextSerializerList,
+            "application/x-ndjson": OpenApiTypes.STR,
+            "application/zip": OpenApiTypes.BINARY,
+            "multipart/form-data": ZipUploadSerializer,
+        },
+        responses={202: envelope("ResourceBatchCreated", OutputSerializer())},
+        examples=[
+            OpenApiExample(
+                "One text",
+                value={"title": "Claims", "text": "How to file a claim…"},
+                request_only=True,
+                media_type="application/json",
+            )
+        ],
+    )
+    @idempotent
+    def post(self, request: Request, workspace_id: Any) -> Response:
+        items = bulk.bulk_items(request.data)
+        documents = [item.document for item in items if item.document is not None]
+        outcomes = iter(services.resources_create_many(workspace=self.workspace, documents=documents))
+        rows: list[dict[str, Any]] = []
+        counts = {"created": 0, "existing": 0, "rejected": 0}
+        for index, item in enumerate(items):
+            if item.document is not None:
+                outcome = next(outcomes)
+                state, resource, error = outcome.outcome, outcome.resource, outcome.error
+            else:
+                state, resource, error = "rejected", None, item.error
+            counts[state] += 1
+            rows.append(
+                {
+                    "index": index,
+                    "name": item.name,
+                    "outcome": state,
+                    "resource": ResourceOutputSerializer(resource).data if resource is not None else None,
+                    "error": _error_body(error),
+                }
+            )
+        return ok({**counts, "documents": rows}, status=202)
+
+
+def _error_body(error: Any) -> dict[str, Any] | None:
+    if error is None:
+        return None
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.fields:
+        body["fields"] = error.fields
+    return body

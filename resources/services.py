@@ -8,16 +8,18 @@ writes here queue it on commit.
 from __future__ import annotations
 
 import hashlib
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from daneshyar.exceptions import PayloadTooLarge
+from daneshyar.exceptions import ApplicationError, PayloadTooLarge
 from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.parsing import detect_content_type
-from resources.tasks import ingest_enqueue_on_commit
+from resources.tasks import ingest_batch_enqueue_on_commit, ingest_enqueue_on_commit
 from workspaces.models import Workspace
 
 
@@ -78,11 +80,117 @@ def _same_content(*, workspace: Workspace, sha256: str) -> Resource | None:
     return Resource.objects.filter(workspace=workspace, sha256=sha256).first()
 
 
+def text_title(text: str, title: str = "") -> str:
+    """The title given, else the text's first line."""
+    if title.strip():
+        return title
+    first_line = text.strip().split("\n", 1)[0].strip()
+    return first_line[:120] or "Untitled"
+
+
 def resource_create_from_text(*, workspace: Workspace, text: str, title: str = "") -> UploadOutcome:
-    if not title.strip():
-        first_line = text.strip().split("\n", 1)[0].strip()
-        title = first_line[:120] or "Untitled"
-    return resource_create(workspace=workspace, data=text.encode("utf-8"), title=title)
+    return resource_create(workspace=workspace, data=text.encode("utf-8"), title=text_title(text, title))
+
+
+@dataclass(frozen=True)
+class NewDocument:
+    """One document of a bulk upload."""
+
+    data: bytes
+    title: str = ""
+    filename: str = ""
+    claimed_type: str = ""
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What became of one document of a bulk upload: ``created``,
+    ``existing`` (the same bytes are already in the workspace, or earlier in
+    this batch) or ``rejected`` (``error`` says why; nothing stored)."""
+
+    outcome: str
+    resource: Resource | None = None
+    error: ApplicationError | None = None
+
+
+@dataclass
+class _Accepted:
+    index: int
+    document: NewDocument
+    content_type: str
+    sha256: str
+
+
+def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocument]) -> list[BatchOutcome]:
+    """Store many documents at once and queue their ingestion (after commit),
+    one outcome per document, in order.
+
+    Each document gets the checks of :func:`resource_create` (size, accepted
+    type, the same bytes give the existing resource); one that fails them is
+    ``rejected`` without touching its neighbours. The new ones are written in
+    one transaction with multi-row inserts, and queued in ingestion batches
+    of INGEST_BATCH_SIZE. A race with another upload of the same bytes is
+    settled by the ``(workspace, sha256)`` constraint, as for one upload.
+    """
+    outcomes: list[BatchOutcome | None] = [None] * len(documents)
+    accepted: list[_Accepted] = []
+    for index, document in enumerate(documents):
+        try:
+            if len(document.data) > settings.MAX_UPLOAD_BYTES:
+                raise PayloadTooLarge(
+                    f"The document is {len(document.data):,} bytes; "
+                    f"the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
+                )
+            content_type = detect_content_type(
+                document.data, filename=document.filename, claimed_type=document.claimed_type
+            )
+        except ApplicationError as exc:
+            outcomes[index] = BatchOutcome("rejected", error=exc)
+            continue
+        accepted.append(_Accepted(index, document, content_type, hashlib.sha256(document.data).hexdigest()))
+
+    now = timezone.now()
+    with transaction.atomic():
+        known = Resource.objects.filter(workspace=workspace, sha256__in={a.sha256 for a in accepted})
+        by_sha = {r.sha256: r for r in known}
+        fresh: dict[str, Resource] = {}
+        files: dict[str, bytes] = {}
+        for item in accepted:
+            if item.sha256 in by_sha or item.sha256 in fresh:
+                continue
+            document = item.document
+            fresh[item.sha256] = Resource(
+                id=uuid.uuid4(),
+                workspace=workspace,
+                title=(document.title.strip() or document.filename or "Untitled")[:500],
+                filename=document.filename[:500],
+                content_type=item.content_type,
+                size_bytes=len(document.data),
+                sha256=item.sha256,
+                status=ResourceStatus.PENDING,
+                ingest_heartbeat_at=now,
+            )
+            files[item.sha256] = document.data
+        # Rows another upload stored meanwhile are skipped here and read back below.
+        Resource.objects.bulk_create(fresh.values(), ignore_conflicts=True)
+        stored = {r.sha256: r for r in Resource.objects.filter(workspace=workspace, sha256__in=list(fresh))}
+        ours = {sha: r for sha, r in stored.items() if r.id == fresh[sha].id}
+        created_ids = [r.id for r in ours.values()]
+        ResourceFile.objects.bulk_create(
+            ResourceFile(resource_id=resource.id, data=files[sha]) for sha, resource in ours.items()
+        )
+        by_sha.update(stored)
+        ingest_batch_enqueue_on_commit(created_ids)
+
+    created = set(created_ids)
+    for item in accepted:
+        resource = by_sha[item.sha256]
+        if resource.id in created:
+            created.discard(resource.id)  # a later copy in this batch is "existing"
+            outcomes[item.index] = BatchOutcome("created", resource=resource)
+        else:
+            outcomes[item.index] = BatchOutcome("existing", resource=resource)
+    return [o for o in outcomes if o is not None]
 
 
 def resource_delete(*, resource: Resource) -> None:

@@ -4,6 +4,9 @@ Delivery is at-least-once (``acks_late`` + ``reject_on_worker_lost`` in
 settings): a task killed with its worker runs again on another. Attempts are
 counted on the resource row, not in the message, so they survive redelivery
 and the sweep's re-queues; when they run out the resource ends ``failed``.
+A task ingests a batch (its resource and other pending ones, or a bulk
+upload's ids); a resource that needs another attempt gets a message of its
+own, after its backoff.
 
 Imports run one way: ``services`` (uploads) enqueue through this module, and
 this module calls ``ingestion``; neither imports ``services``.
@@ -13,11 +16,11 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from celery.worker.request import Request
 from django.conf import settings
@@ -28,27 +31,20 @@ from resources import ingestion
 logger = logging.getLogger(__name__)
 
 
-def retry_countdown(attempts: int) -> int:
-    """Exponential backoff: base, 2 x base, 4 x base, ... capped at 10 minutes."""
-    base = int(settings.INGEST_RETRY_BACKOFF_SECONDS)
-    return int(min(600, base * 2 ** max(attempts - 1, 0)))
-
-
-def _timeout_message(seconds: float, *, setting: str) -> str:
-    return (
-        f"Ingestion took longer than {seconds:g} seconds ({setting}); limits are not retried. "
-        "Split the document into smaller ones."
-    )
-
-
 class IngestRequest(Request):  # type: ignore[misc]
     """The request of an ingestion, as the worker's main process sees it.
 
     The hard time limit kills the pool child (a parse stuck in C code never
     sees the soft limit's exception), so the child cannot record anything:
-    the main process marks the resource ``ingest_timeout`` here. The message
-    is acknowledged (``task_acks_on_failure_or_timeout``), and should it come
-    back anyway, the claim finds nothing outstanding.
+    the main process does, here. A single resource's task (``resources.ingest``)
+    marks its resource ``ingest_timeout``; a bulk upload's batch
+    (``resources.ingest_batch``) cannot tell which of its resources was
+    stuck, so they go back to a retry alone (each counted attempt stays;
+    alone, a stuck one then ends ``ingest_timeout``). Resources a task took
+    in beside its own are not known here: their heartbeat stops and the
+    sweep re-queues them, alone. The message is acknowledged
+    (``task_acks_on_failure_or_timeout``), and should it come back anyway,
+    the claim finds nothing outstanding.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -62,18 +58,33 @@ class IngestRequest(Request):  # type: ignore[misc]
         if soft:
             return
         try:
-            resource_id = uuid.UUID(str(self.args[0] if self.args else self.kwargs["resource_id"]))
-            ingestion.resource_fail(
-                resource_id=resource_id,
-                code="ingest_timeout",
-                message=_timeout_message(timeout, setting="INGEST_TASK_TIME_LIMIT"),
-            )
+            target = self.args[0] if self.args else next(iter(self.kwargs.values()))
+            if isinstance(target, list):
+                for resource_id in target:
+                    ingestion.resource_release(
+                        resource_id=uuid.UUID(str(resource_id)), requeue=ingest_enqueue_on_commit
+                    )
+            else:
+                ingestion.resource_fail(
+                    resource_id=uuid.UUID(str(target)),
+                    code="ingest_timeout",
+                    message=ingestion.timeout_message(timeout, setting="INGEST_TASK_TIME_LIMIT"),
+                )
         except Exception:
-            # The resource keeps its counted attempt; the sweep ends it.
-            logger.exception("could not mark a timed-out ingestion failed")
+            # The resources keep their counted attempt; the sweep ends them.
+            logger.exception("could not mark a timed-out ingestion")
         finally:
             # This process forks the pool's next child: hold no connection.
             connections.close_all()
+
+
+# Prefork pool only (the solo pool has no time limits; the parse deadline
+# INGEST_PARSE_TIMEOUT_SECONDS holds everywhere). Not retried.
+_TIME_LIMITS: dict[str, Any] = {
+    "soft_time_limit": settings.INGEST_TASK_SOFT_TIME_LIMIT,
+    "time_limit": settings.INGEST_TASK_TIME_LIMIT,
+    "Request": IngestRequest,
+}
 
 
 @shared_task(
@@ -83,44 +94,48 @@ class IngestRequest(Request):  # type: ignore[misc]
     reject_on_worker_lost=True,
     # Bounded by Resource.attempts (INGEST_MAX_RETRIES), not by the message.
     max_retries=None,
-    # Prefork pool only (the solo pool has no time limits; the parse deadline
-    # INGEST_PARSE_TIMEOUT_SECONDS holds everywhere). Not retried.
-    soft_time_limit=settings.INGEST_TASK_SOFT_TIME_LIMIT,
-    time_limit=settings.INGEST_TASK_TIME_LIMIT,
-    Request=IngestRequest,
+    **_TIME_LIMITS,
 )
 def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-def]
-    rid = uuid.UUID(resource_id)
-    try:
-        return ingestion.resource_ingest(resource_id=rid)
-    except SoftTimeLimitExceeded:
-        ingestion.resource_fail(
-            resource_id=rid,
-            code="ingest_timeout",
-            message=_timeout_message(
-                settings.INGEST_TASK_SOFT_TIME_LIMIT, setting="INGEST_TASK_SOFT_TIME_LIMIT"
-            ),
-        )
-        return "failed"
-    except Exception as exc:
-        attempts = ingestion.resource_retry_allowed(resource_id=rid)
-        if attempts is not None:
-            logger.warning(
-                "ingestion of %s failed (attempt %d), retrying", resource_id, attempts, exc_info=exc
-            )
-            raise self.retry(exc=exc, countdown=retry_countdown(attempts)) from exc
-        logger.exception("ingestion of %s failed after its last attempt", resource_id)
-        ingestion.resource_fail(
-            resource_id=rid,
-            code="ingest_failed",
-            message=f"Ingestion failed after {ingestion.max_attempts()} attempts ({type(exc).__name__}). "
-            "Reingest to try again.",
-        )
-        return "failed"
+    """Ingest one resource, and with it up to INGEST_BATCH_SIZE - 1 other
+    pending first attempts (their own tasks then find nothing to do)."""
+    results = ingestion.resources_ingest(
+        resource_ids=[uuid.UUID(resource_id)],
+        requeue=ingest_enqueue_on_commit,
+        fill=settings.INGEST_BATCH_SIZE - 1,
+        take_over=_redelivered(self),
+    )
+    return results.get(uuid.UUID(resource_id), "skipped")
 
 
-def ingest_enqueue_on_commit(resource_id: uuid.UUID) -> None:
-    """Queue the ingestion when the current transaction commits.
+@shared_task(
+    bind=True,
+    name="resources.ingest_batch",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,
+    **_TIME_LIMITS,
+)
+def ingest_resources(self, resource_ids: list[str]) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Ingest the resources of one bulk upload's batch (as one batch)."""
+    results = ingestion.resources_ingest(
+        resource_ids=[uuid.UUID(rid) for rid in resource_ids],
+        requeue=ingest_enqueue_on_commit,
+        take_over=_redelivered(self),
+    )
+    return {str(rid): state for rid, state in results.items()}
+
+
+def _redelivered(task: Any) -> bool:
+    """The broker gave this message back after its worker died: the attempt
+    that holds the resource is its own dead one, so take it over."""
+    info = getattr(task.request, "delivery_info", None) or {}
+    return bool(info.get("redelivered"))
+
+
+def ingest_enqueue_on_commit(resource_id: uuid.UUID, countdown: int = 0) -> None:
+    """Queue the ingestion when the current transaction commits (after
+    ``countdown`` seconds: a retry's backoff).
 
     ``robust``: if the broker is down the upload still succeeds, and the
     sweep queues it later.
@@ -129,9 +144,25 @@ def ingest_enqueue_on_commit(resource_id: uuid.UUID) -> None:
     # A plain function, not a partial: Django names the callback when it logs
     # a failure of a robust one.
     def enqueue() -> None:
-        ingest_resource.delay(str(resource_id))
+        if countdown:
+            ingest_resource.apply_async((str(resource_id),), countdown=countdown)
+        else:
+            ingest_resource.delay(str(resource_id))
 
     transaction.on_commit(enqueue, robust=True)
+
+
+def ingest_batch_enqueue_on_commit(resource_ids: Sequence[uuid.UUID]) -> None:
+    """Queue the ingestion of many new resources (a bulk upload) on commit,
+    INGEST_BATCH_SIZE per task."""
+    size = settings.INGEST_BATCH_SIZE
+    for start in range(0, len(resource_ids), size):
+        batch = [str(rid) for rid in resource_ids[start : start + size]]
+
+        def enqueue(batch: list[str] = batch) -> None:
+            ingest_resources.delay(batch)
+
+        transaction.on_commit(enqueue, robust=True)
 
 
 @shared_task(name="resources.sweep_stale")
@@ -142,6 +173,10 @@ def sweep_stale_resources(stale_after_seconds: float | None = None) -> int:
     """
     stale_after = None if stale_after_seconds is None else timedelta(seconds=stale_after_seconds)
     return ingestion.resources_sweep_stale(requeue=ingest_enqueue_on_commit, stale_after=stale_after)
+
+
+# Kept importable from here (the backoff lives with the retries, in ingestion).
+retry_countdown = ingestion.retry_countdown
 
 
 @worker_ready.connect

@@ -9,6 +9,7 @@ from resources import apis
 
 urlpatterns: list[URLPattern] = [
     path(f"{WORKSPACE_ROUTE}resources/", apis.ResourceListCreateApi.as_view(), name="resource-list"),
+    path(f"{WORKSPACE_ROUTE}resources/batch/", apis.ResourceBatchApi.as_view(), name="resource-batch"),
     path(
         f"{WORKSPACE_ROUTE}resources/<uuid:resource_id>/",
         apis.ResourceDetailApi.as_view(),

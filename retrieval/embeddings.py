@@ -46,10 +46,15 @@ def default_model_path() -> Path:
 
 
 class SentenceTransformerEmbedder:
-    def __init__(self, model_path: Path, *, model_name: str, device: str, batch_size: int):
+    def __init__(self, model_path: Path, *, model_name: str, device: str, batch_size: int, threads: int = 0):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
+
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
 
         self._model: Any = SentenceTransformer(str(model_path), device=device, local_files_only=True)
         self._lock = threading.Lock()
@@ -119,6 +124,7 @@ def _load(configured: tuple[str, str, str, str, str, int]) -> Embedder:
             onnx_export_dir(),
             precision=precision,
             model_name=settings.EMBEDDING_MODEL_NAME,
+            threads=settings.EMBEDDING_THREADS,
         )
     else:
         embedder = SentenceTransformerEmbedder(
@@ -126,6 +132,7 @@ def _load(configured: tuple[str, str, str, str, str, int]) -> Embedder:
             model_name=settings.EMBEDDING_MODEL_NAME,
             device=device,
             batch_size=batch_size,
+            threads=settings.EMBEDDING_THREADS,
         )
     if embedder.dimensions != settings.EMBEDDING_DIMENSIONS:
         raise RuntimeError(

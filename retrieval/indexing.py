@@ -74,9 +74,22 @@ def passages_replace(*, resource: Resource, embedded: EmbeddedChunks) -> int:
 
     Call it inside the caller's transaction, with the resource row locked.
     """
+    return passages_replace_many(items=[(resource, embedded)])[resource.pk]
+
+
+def passages_replace_many(*, items: Sequence[tuple[Resource, EmbeddedChunks]]) -> dict[uuid.UUID, int]:
+    """Replace the passages of several resources: one DELETE, then multi-row
+    INSERTs of up to INSERT_BATCH rows (so the statement-level lexeme
+    triggers run once per statement, not once per resource). How many
+    passages each resource now has.
+
+    Call it inside the caller's transaction, with the resource rows locked.
+    """
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("passages_replace must run inside the caller's transaction")
-    Passage.objects.filter(resource_id=resource.pk).delete()
+    if not items:
+        return {}
+    Passage.objects.filter(resource_id__in=[resource.pk for resource, _ in items]).delete()
     Passage.objects.bulk_create(
         [
             Passage(
@@ -91,11 +104,12 @@ def passages_replace(*, resource: Resource, embedded: EmbeddedChunks) -> int:
                 embedding=vector,
                 embedding_model=embedded.model_name,
             )
+            for resource, embedded in items
             for chunk, vector in zip(embedded.chunks, embedded.vectors, strict=True)
         ],
         batch_size=INSERT_BATCH,
     )
-    return len(embedded.chunks)
+    return {resource.pk: len(embedded.chunks) for resource, embedded in items}
 
 
 def passages_delete(*, resource_id: uuid.UUID) -> None:

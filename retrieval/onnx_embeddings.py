@@ -69,7 +69,7 @@ def check_export(export_dir: Path, precision: str) -> Path:
 class OnnxEmbedder:
     """Mean-pooled, L2-normalised sentence embeddings from an exported ONNX graph."""
 
-    def __init__(self, export_dir: Path, *, precision: str, model_name: str):
+    def __init__(self, export_dir: Path, *, precision: str, model_name: str, threads: int = 0):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import onnxruntime
@@ -83,6 +83,8 @@ class OnnxEmbedder:
         # One forward pass at a time per process (the lock below) on all cores;
         # no spinning threads left burning CPU between requests.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if threads:  # else ONNX Runtime's default: one per physical core
+            options.intra_op_num_threads = threads
         self._session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._inputs = [i.name for i in self._session.get_inputs()]
         self._lock = threading.Lock()

@@ -244,7 +244,7 @@ def test_running_the_ingestion_twice_at_once_never_duplicates_passages(
 
     def run() -> None:
         try:
-            results.append(ingestion.resource_ingest(resource_id=resource.id))
+            results.append(ingestion.resource_ingest(resource_id=resource.id, requeue=lambda *_: None))
         finally:
             connection.close()
 
