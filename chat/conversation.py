@@ -79,8 +79,23 @@ def conversation_parse(messages: Any, *, field: str = "messages") -> Conversatio
     return _shape(parsed, field)
 
 
+def _unstorable(text: str) -> list[str]:
+    """What DRF's CharField refuses and PostgreSQL cannot store: NUL, and
+    lone surrogates (not encodable as UTF-8)."""
+    problems = []
+    if "\x00" in text:
+        problems.append("Null characters are not allowed.")
+    surrogate = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+    if surrogate is not None:
+        problems.append(f"Surrogate characters are not allowed: U+{ord(surrogate):X}.")
+    return problems
+
+
 def _content(value: Any, place: str, errors: dict[str, list[str]]) -> str | None:
     if isinstance(value, str):
+        if problems := _unstorable(value):
+            errors[place] = problems
+            return None
         return value
     if isinstance(value, list):
         texts: list[str] = []
@@ -97,6 +112,9 @@ def _content(value: Any, place: str, errors: dict[str, list[str]]) -> str | None
             text = part.get("text")
             if not isinstance(text, str):
                 errors[f"{place}[{index}].text"] = ["Expected a string."]
+                return None
+            if problems := _unstorable(text):
+                errors[f"{place}[{index}].text"] = problems
                 return None
             texts.append(text)
         if not texts:
