@@ -105,6 +105,9 @@ class ErrorEnvelopeSerializer(serializers.Serializer[Any]):
 
 
 def envelope(name: str, data: Any) -> Any:
+    """``{"status": "ok", "data": …}`` around a serializer (class or instance)."""
+    if isinstance(data, type):
+        data = data()
     return inline_serializer(
         name=f"{name}Envelope", fields={"status": serializers.ChoiceField(choices=["ok"]), "data": data}
     )

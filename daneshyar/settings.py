@@ -445,7 +445,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_AUTHENTICATION": [],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     # The envelope's "status" beside resources' "status" (daneshyar/schema.py).
-    "ENUM_NAME_OVERRIDES": {"EnvelopeOkEnum": ["ok"], "EnvelopeErrorEnum": ["error"]},
+    "ENUM_NAME_OVERRIDES": {
+        "EnvelopeOkEnum": ["ok"],
+        "EnvelopeErrorEnum": ["error"],
+        "GuardActionEnum": "chat.models.GuardAction",
+    },
     # The security schemes come from the authentication classes' extensions
     # (workspaces/authentication.py), per operation.
     # Serve Swagger UI's assets from the sidecar package: works offline.
