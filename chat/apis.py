@@ -51,7 +51,7 @@ from chat.services.turns import (
     turn_resume_data,
 )
 from chat.streaming import event_stream, replay_stream
-from daneshyar.api import PageParamsSerializer, ok, paginate
+from daneshyar.api import PageParamsSerializer, UUIDField, ok, paginate
 from daneshyar.exceptions import ApplicationError, ValidationFailed
 from daneshyar.schema import also_answers, envelope, list_envelope
 from workspaces.access import WorkspaceApi
@@ -103,8 +103,8 @@ class ChatInputSerializer(serializers.Serializer[Any]):
         help_text="The user's message. Exactly one of `message` and `messages`.",
     )
     messages = MessagesField(required=False)
-    session_id = serializers.UUIDField(required=False, allow_null=True)
-    resource_ids = serializers.ListField(child=serializers.UUIDField(), required=False, max_length=20)
+    session_id = UUIDField(required=False, allow_null=True)
+    resource_ids = serializers.ListField(child=UUIDField(), required=False, max_length=20)
     model = serializers.CharField(required=False, allow_null=True, max_length=200)
     include_prompt_trace = serializers.BooleanField(required=False, default=False)
     certificate = serializers.BooleanField(
@@ -452,7 +452,7 @@ class GuardRulesApi(WorkspaceApi):
     admin_methods = frozenset({"GET", "PUT"})
 
     class RuleSerializer(serializers.Serializer[Any]):
-        id = serializers.UUIDField(required=False, help_text="Keep an existing rule's id.")
+        id = UUIDField(required=False, help_text="Keep an existing rule's id.")
         pattern = serializers.CharField(
             max_length=MAX_PATTERN_CHARS,
             trim_whitespace=False,

@@ -27,6 +27,16 @@ MAX_LIMIT = 100
 WORKSPACE_ROUTE = "workspaces/<uuid:workspace_id>/"
 
 
+class UUIDField(serializers.UUIDField):
+    """A UUID sent as a string. DRF's own also takes integers (``false`` and
+    ``0`` become the nil UUID): found by schema fuzzing on guard rules."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
 def timestamp(value: dt.datetime) -> str:
     """ISO 8601 as DRF renders datetimes (``Z`` for UTC): the one format of
     every timestamp the API and the transcript export write by hand."""

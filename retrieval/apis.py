@@ -11,7 +11,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from daneshyar.api import PageParamsSerializer, ok, paginate
+from daneshyar.api import PageParamsSerializer, UUIDField, ok, paginate
 from daneshyar.schema import list_envelope
 from resources.selectors import resource_get
 from retrieval.search import search
@@ -28,7 +28,7 @@ class SearchApi(WorkspaceApi):
     class InputSerializer(serializers.Serializer[Any]):
         query = serializers.CharField()
         resource_ids = serializers.ListField(
-            child=serializers.UUIDField(), required=False, max_length=MAX_RESOURCE_IDS
+            child=UUIDField(), required=False, max_length=MAX_RESOURCE_IDS
         )
         top_k = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TOP_K)
 

@@ -56,3 +56,11 @@ def test_documents_of_a_bulk_upload(owner: Tenant, text: str, field: str) -> Non
     assert response.status_code == 400, response.content
     assert f"[0].{field}" in response.json()["error"]["fields"]
     assert Resource.objects.count() == 0
+
+
+@pytest.mark.parametrize("value", [7, False, ["x"], {"a": 1}, "nope"])
+def test_a_session_id_in_openai_metadata_must_be_a_uuid_string(owner: Tenant, value: Any) -> None:
+    body = {"model": "extractive", "messages": [{"role": "user", "content": "hi"}], "user": "u1"}
+    response = _post(owner, "openai/v1/chat/completions", {**body, "metadata": {"session_id": value}})
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "metadata.session_id"

@@ -307,6 +307,8 @@ def _uuid(value: str) -> Any:
     import uuid
 
     try:
+        if not isinstance(value, str):
+            raise ValueError(value)
         return uuid.UUID(value)
     except ValueError:
         raise ValidationFailed(

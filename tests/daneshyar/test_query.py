@@ -101,3 +101,23 @@ def test_a_real_cursor_still_pages(owner: Tenant) -> None:
     assert [m["id"] for m in first["items"]] + [m["id"] for m in second["items"]] == [
         str(m.id) for m in messages
     ]
+
+
+@pytest.mark.parametrize("value", [False, True, 0, 7, 1.5])
+def test_a_uuid_must_be_a_string(owner: Tenant, value: object) -> None:
+    """Found by schema fuzzing: DRF's UUIDField took ``false`` as the nil
+    UUID (a guard rule ``{"id": false}`` was accepted)."""
+    workspace = owner.workspace.id
+    rule = {"id": value, "pattern": "approved", "action": "flag"}
+    response = owner.client("admin").put(
+        f"/api/v1/workspaces/{workspace}/guard-rules/", {"rules": [rule]}, format="json"
+    )
+    assert response.status_code == 400
+    assert "rules[0].id" in response.json()["error"]["fields"]
+    for body in ({"session_id": value}, {"resource_ids": [value]}):
+        chat = owner.client("chat").post(
+            f"/api/v1/workspaces/{workspace}/chat/",
+            {"message": "hi", "external_user_id": "u", **body},
+            format="json",
+        )
+        assert chat.status_code == 400, chat.content
