@@ -22,7 +22,8 @@ as a real generation server's would; its own handling time is printed.
 Without ``--base-url`` the service is started as ``make run`` starts it
 (``python -m daneshyar.devserver``: embedded PostgreSQL, gunicorn with one
 worker process of 8 threads, a Celery worker) with its own data directory
-``.data/bench/chat-service`` (kept between runs), ``SERVER_TIMING=true`` and
+``.data/bench/chat-service`` (kept between runs), ``SERVER_TIMING=true``,
+``RATE_LIMIT_ENABLED=false`` and
 the embedding backend of the environment (EMBEDDING_BACKEND, default onnx
 int8). The first ``--docs`` SciFact abstracts (``../shared/datasets/scifact``)
 are uploaded through the API once and ingested by the service's worker; the
@@ -141,6 +142,9 @@ class Service:
             OPENAI_MODEL=STAND_IN_MODEL,
             OPENAI_MAX_RETRIES="0",
             SERVER_TIMING="true",
+            # Hundreds of turns a minute from one key: the point is the
+            # service's own time, not its limits.
+            RATE_LIMIT_ENABLED="false",
             LOG_LEVEL="WARNING",
         )
         SERVICE_DATA.mkdir(parents=True, exist_ok=True)
