@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from django.conf import settings
 
+from tests.parts import part_missing
+
 CHROMIUM = os.environ.get("CHROMIUM_BINARY", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BINARY", "/usr/bin/chromedriver")
 # Screenshots of browser tests (ignored by git); scripts/console_screenshots
@@ -53,9 +55,7 @@ def _missing() -> str | None:
 def browser() -> Iterator[Any]:
     reason = _missing()
     if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"Browser test cannot run under CI: {reason}")
-        pytest.skip(reason)
+        part_missing(reason)
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
