@@ -21,19 +21,7 @@ from workspaces.permissions import IsAdminKey
 class WorkspaceOutputSerializer(serializers.ModelSerializer[Workspace]):
     class Meta:
         model = Workspace
-        fields = [
-            "id",
-            "name",
-            "system_prompt",
-            "history_turns",
-            "top_k",
-            "widened_top_k",
-            "per_resource_k",
-            "retention_days",
-            "on_generation_unavailable",
-            "created_at",
-            "updated_at",
-        ]
+        fields = ["id", *services.WORKSPACE_FIELDS, "created_at", "updated_at"]
         ref_name = "Workspace"
 
 

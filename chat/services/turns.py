@@ -381,6 +381,7 @@ def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> T
 def _generate(prepared: PreparedTurn, started: float, on_delta: Callable[[str], None] | None) -> TurnOutcome:
     prompt_tokens: int | None = None
     completion_tokens = 0
+    reply: ParsedReply | None = None
     for attempt in range(1, MAX_ATTEMPTS + 1):
         if on_delta is not None and attempt == 1:
             generation = _stream_once(prepared, on_delta, DeltaExtractor())
@@ -395,22 +396,12 @@ def _generate(prepared: PreparedTurn, started: float, on_delta: Callable[[str], 
         completion_tokens += generation.completion_tokens or 0
         try:
             reply = parse_reply(generation.text, prepared.passages)
+            break
         except InvalidOutput as exc:
             logger.warning("Invalid generation (attempt %d of %d): %s", attempt, MAX_ATTEMPTS, exc)
-            continue
-        return TurnOutcome(
-            reply,
-            False,
-            prompt_tokens,
-            completion_tokens or None,
-            _ms_since(started),
-            prepared.model_id,
-            False,
-            prepared.passages,
-        )
     return TurnOutcome(
-        fallback_reply(),
-        True,
+        reply if reply is not None else fallback_reply(),
+        reply is None,
         prompt_tokens,
         completion_tokens or None,
         _ms_since(started),
