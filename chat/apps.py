@@ -9,6 +9,10 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         from chat.backends import generation_readiness
+        from chat.openai_api.errors import OPENAI_PATH, openai_error_body
+        from daneshyar.exceptions import register_error_shape
         from daneshyar.health import register_check
 
         register_check("generation_backend", generation_readiness)
+        # Under its base URL, errors take OpenAI's shape, also before a view runs.
+        register_error_shape(OPENAI_PATH, openai_error_body)

@@ -82,11 +82,31 @@ def workspace_dashboard(
     turns_chart = column_chart(
         [Bar(day.isoformat(), per_day.get(day, 0)) for day in days], title="Turns per day"
     )
-
     breakdown = analytics.reply_breakdown(window)
+    feedback = _feedback(window, days)
+    cited = _cited(window, workspace)
+    return Dashboard(
+        since=days[0],
+        until=today,
+        include_console=include_console,
+        replies=breakdown.total,
+        turns_chart=turns_chart,
+        outcome_chart=_outcome_chart(breakdown),
+        grounding_chart=_grounding_chart(breakdown),
+        feedback_chart=feedback.chart,
+        feedback_legend=feedback.legend,
+        feedback_totals=feedback.totals,
+        cited_chart=cited.chart,
+        never_cited=cited.never_cited,
+        never_cited_count=cited.never_cited_count,
+        review=_review(window, workspace),
+    )
+
+
+def _outcome_chart(breakdown: analytics.ReplyBreakdown) -> SafeString:
     # Every outcome chat/outcomes.py knows, those styled here first.
     outcomes = list(OUTCOME_STYLE) + [o.value for o in ReplyOutcome if o.value not in OUTCOME_STYLE]
-    outcome_chart = bar_list(
+    return bar_list(
         [
             Bar(label, breakdown.by_outcome.get(outcome, 0), tone=tone)
             for outcome in outcomes
@@ -94,7 +114,10 @@ def workspace_dashboard(
         ],
         title="Answers by outcome",
     )
-    grounding_chart = bar_list(
+
+
+def _grounding_chart(breakdown: analytics.ReplyBreakdown) -> SafeString:
+    return bar_list(
         [
             Bar(label, breakdown.by_grounding.get(grounding, 0), tone=tone)
             for grounding, (label, tone) in GROUNDING_STYLE.items()
@@ -102,15 +125,35 @@ def workspace_dashboard(
         title="Answers by grounding",
     )
 
+
+@dataclass(frozen=True)
+class _Feedback:
+    chart: SafeString
+    legend: SafeString
+    totals: dict[str, int]
+
+
+def _feedback(window: analytics.Window, days: list[dt.date]) -> _Feedback:
     feedback = analytics.feedback_per_day(window)
     up = [feedback.get(day, {}).get(FeedbackRating.UP, 0) for day in days]
     down = [feedback.get(day, {}).get(FeedbackRating.DOWN, 0) for day in days]
     totals = {FeedbackRating.UP.value: sum(up), FeedbackRating.DOWN.value: sum(down)}
-    feedback_chart = diverging_columns(
+    chart = diverging_columns(
         [day.isoformat() for day in days], up, down, title="Feedback per day: up above, down below"
     )
-    feedback_legend = legend([("up", "up", totals["up"]), ("down", "down", totals["down"])])
+    legend_html = legend([("up", "up", totals["up"]), ("down", "down", totals["down"])])
+    return _Feedback(chart=chart, legend=legend_html, totals=totals)
 
+
+@dataclass(frozen=True)
+class _Cited:
+    chart: SafeString
+    never_cited: list[Resource]
+    never_cited_count: int
+
+
+def _cited(window: analytics.Window, workspace: Workspace) -> _Cited:
+    """The most-cited resources (deleted ones muted), and the ready ones never cited."""
     cited = analytics.cited_resources(window)
     top = cited[:TOP_RESOURCES]
     present = dict(
@@ -118,7 +161,7 @@ def workspace_dashboard(
         .filter(id__in=[c.resource_id for c in top])
         .values_list("id", "title")
     )
-    cited_chart = bar_list(
+    chart = bar_list(
         [
             Bar(
                 present.get(c.resource_id) or f"{c.title or c.resource_id} (deleted)",
@@ -137,8 +180,11 @@ def workspace_dashboard(
     )
     never_rows = list(never.order_by("created_at", "id")[:NEVER_CITED_SHOWN])
     never_count = len(never_rows) if len(never_rows) < NEVER_CITED_SHOWN else never.count()
+    return _Cited(chart=chart, never_cited=never_rows, never_cited_count=never_count)
 
-    review = [
+
+def _review(window: analytics.Window, workspace: Workspace) -> list[ReviewRow]:
+    return [
         ReviewRow(
             item=item,
             url=reverse("console:transcript", args=[workspace.id, item.session_id])
@@ -147,19 +193,3 @@ def workspace_dashboard(
         )
         for item in analytics.replies_to_review(window, limit=REVIEW_SHOWN)
     ]
-    return Dashboard(
-        since=days[0],
-        until=today,
-        include_console=include_console,
-        replies=breakdown.total,
-        turns_chart=turns_chart,
-        outcome_chart=outcome_chart,
-        grounding_chart=grounding_chart,
-        feedback_chart=feedback_chart,
-        feedback_legend=feedback_legend,
-        feedback_totals=totals,
-        cited_chart=cited_chart,
-        never_cited=never_rows,
-        never_cited_count=never_count,
-        review=review,
-    )

@@ -29,63 +29,10 @@ def main() -> int:
     data_dir = Path(os.environ.setdefault("DANESHYAR_DATA_DIR", str(ROOT / ".data"))).resolve()
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
-    python = sys.executable
 
-    if not os.environ.get("DATABASE_URL"):
-        from daneshyar.embedded_db.server import DEFAULT_DATABASE, ensure_server
-
-        print("==> starting embedded PostgreSQL", flush=True)
-        socket_dir = ensure_server(data_dir / "postgres")  # this process holds the server
-        os.environ["DATABASE_URL"] = f"postgresql://postgres@/{DEFAULT_DATABASE}?host={socket_dir}"
-    if not os.environ.get("REDIS_URL"):
-        print("==> no REDIS_URL: tasks go through a broker directory under .data/broker", flush=True)
-
-    manage = [python, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], check=True, cwd=ROOT)
-    subprocess.run([*manage, "collectstatic", "--noinput", "-v", "0"], check=True, cwd=ROOT)
-    demo = subprocess.run(
-        [*manage, "bootstrap_demo", "--json"], check=True, cwd=ROOT, capture_output=True, text=True
-    )
-    state = json.loads(demo.stdout)
-    pool, worker_env = _worker_pool()
-
-    children = [
-        subprocess.Popen(
-            [
-                python,
-                "-m",
-                "gunicorn",
-                "-c",
-                "python:daneshyar.gunicorn",
-                "daneshyar.wsgi:application",
-                "--bind",
-                f"{host}:{port}",
-                "--workers",
-                os.environ.get("WEB_CONCURRENCY", "1"),
-                "--access-logfile",
-                "-",
-            ],
-            cwd=ROOT,
-        ),
-        subprocess.Popen(
-            [
-                python,
-                "-m",
-                "celery",
-                "-A",
-                "daneshyar",
-                "worker",
-                "--beat",
-                "--loglevel",
-                "INFO",
-                *pool,
-                "--schedule",
-                str(data_dir / "celerybeat-schedule"),
-            ],
-            cwd=ROOT,
-            env=worker_env,
-        ),
-    ]
+    _start_database(data_dir)
+    state = _prepare()
+    children = [_start_web(host, port), _start_worker(data_dir)]
 
     stopping = False
 
@@ -101,6 +48,82 @@ def main() -> int:
         print(_banner(base, state), flush=True)
     while not stopping and all(child.poll() is None for child in children):
         time.sleep(0.5)
+    _stop(children)
+    # The embedded database stops when this process exits (atexit handle).
+    return 0
+
+
+def _start_database(data_dir: Path) -> None:
+    """The embedded PostgreSQL, unless DATABASE_URL names a server; this
+    process holds it."""
+    if not os.environ.get("DATABASE_URL"):
+        from daneshyar.embedded_db.server import DEFAULT_DATABASE, ensure_server
+
+        print("==> starting embedded PostgreSQL", flush=True)
+        socket_dir = ensure_server(data_dir / "postgres")  # this process holds the server
+        os.environ["DATABASE_URL"] = f"postgresql://postgres@/{DEFAULT_DATABASE}?host={socket_dir}"
+    if not os.environ.get("REDIS_URL"):
+        print("==> no REDIS_URL: tasks go through a broker directory under .data/broker", flush=True)
+
+
+def _prepare() -> dict[str, str]:
+    """Migrate, collect static files, and make sure the demo tenant exists
+    (its state: the admin password, API key and workspace)."""
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], check=True, cwd=ROOT)
+    subprocess.run([*manage, "collectstatic", "--noinput", "-v", "0"], check=True, cwd=ROOT)
+    demo = subprocess.run(
+        [*manage, "bootstrap_demo", "--json"], check=True, cwd=ROOT, capture_output=True, text=True
+    )
+    state: dict[str, str] = json.loads(demo.stdout)
+    return state
+
+
+def _start_web(host: str, port: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            "python:daneshyar.gunicorn",
+            "daneshyar.wsgi:application",
+            "--bind",
+            f"{host}:{port}",
+            "--workers",
+            os.environ.get("WEB_CONCURRENCY", "1"),
+            "--access-logfile",
+            "-",
+        ],
+        cwd=ROOT,
+    )
+
+
+def _start_worker(data_dir: Path) -> subprocess.Popen[bytes]:
+    """The Celery worker, with beat (the periodic tasks) in it."""
+    pool, worker_env = _worker_pool()
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "daneshyar",
+            "worker",
+            "--beat",
+            "--loglevel",
+            "INFO",
+            *pool,
+            "--schedule",
+            str(data_dir / "celerybeat-schedule"),
+        ],
+        cwd=ROOT,
+        env=worker_env,
+    )
+
+
+def _stop(children: list[subprocess.Popen[bytes]]) -> None:
+    """Terminate the children; kill those still running after 15 seconds."""
     print("==> stopping", flush=True)
     for child in children:
         if child.poll() is None:
@@ -111,8 +134,6 @@ def main() -> int:
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             child.kill()
-    # The embedded database stops when this process exits (atexit handle).
-    return 0
 
 
 def _worker_pool() -> tuple[list[str], dict[str, str]]:

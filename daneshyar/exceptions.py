@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -128,55 +128,31 @@ def error_body(
     return {"status": "error", "error": error}
 
 
-# The OpenAI-compatible endpoint (chat/openai_api) answers errors in OpenAI's
-# shape, also those that happen before any view runs: a path under its base
+# ``body(status, code, message, fields)``: an error object in some wire format.
+ErrorBody = Callable[[int, str, str, Mapping[str, list[str]] | None], dict[str, Any]]
+
+# Error shapes other than the envelope, by path. An app whose routes answer
+# errors in another wire format registers it (from its AppConfig.ready), so
+# that errors raised before any view runs take it too: a path under its base
 # URL that names no route, an over-limit body (daneshyar/middleware.py).
-OPENAI_PATH = re.compile(r"^/api/v1/workspaces/[^/]+/openai/")
-
-# OpenAI's error ``type`` for each status the API answers with.
-OPENAI_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    405: "invalid_request_error",
-    409: "conflict_error",
-    413: "invalid_request_error",
-    415: "invalid_request_error",
-    422: "invalid_request_error",
-    429: "rate_limit_error",
-    502: "api_error",
-    503: "service_unavailable_error",
-}
+ERROR_SHAPES: list[tuple[re.Pattern[str], ErrorBody]] = []
 
 
-def openai_error_body(
-    status: int, code: str, message: str, fields: Mapping[str, list[str]] | None = None
-) -> dict[str, Any]:
-    """``{"error": {"message", "type", "code", "param"}}``; field errors are
-    spelt out in the message (clients show it) and the first names ``param``."""
-    param = None
-    if fields:
-        param = next(iter(fields))
-        details = "; ".join(f"{name}: {' '.join(problems)}" for name, problems in fields.items())
-        message = f"{message} {details}"
-    return {
-        "error": {
-            "message": message,
-            "type": OPENAI_ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error"),
-            "code": code,
-            "param": param,
-        }
-    }
+def register_error_shape(path: str, body: ErrorBody) -> None:
+    """Requests whose path matches the regular expression ``path`` (from the
+    start) get their errors from ``body`` when no view of theirs handles them."""
+    ERROR_SHAPES.append((re.compile(path), body))
 
 
 def error_response(
     status: int, code: str, message: str, fields: dict[str, Any] | None = None, *, path: str = ""
 ) -> JsonResponse:
-    """The error for a request that no DRF view handles; ``path`` picks OpenAI's
-    shape under the OpenAI-compatible endpoint."""
-    if OPENAI_PATH.match(path):
-        return JsonResponse(openai_error_body(status, code, message, fields), status=status)
+    """The error for a request that no DRF view handles; ``path`` picks the
+    shape an app registered for it (:func:`register_error_shape`), else the
+    envelope."""
+    for pattern, body in ERROR_SHAPES:
+        if pattern.match(path):
+            return JsonResponse(body(status, code, message, fields), status=status)
     return JsonResponse(error_body(code, message, fields), status=status)
 
 

@@ -9,15 +9,24 @@ from daneshyar.exceptions import error_response
 
 # Room for multipart boundaries and small form fields (title) around the file.
 _MULTIPART_OVERHEAD = 64 * 1024
-# The bulk upload route (resources/urls.py); its view checks the exact limit.
-BATCH_UPLOAD_PATH_SUFFIX = "/resources/batch/"
+
+# Routes with a limit of their own, by the end of their path: an app
+# registers them from its AppConfig.ready (the bulk upload: resources/apps.py);
+# their views check the exact limit.
+BODY_LIMITS: list[tuple[str, Callable[[], int]]] = []
+
+
+def register_body_limit(path_suffix: str, limit: Callable[[], int]) -> None:
+    """A route whose path ends in ``path_suffix`` accepts a body of any type
+    up to ``limit()`` bytes (read per request: settings may change in tests)."""
+    BODY_LIMITS.append((path_suffix, limit))
 
 
 class BodySizeLimitMiddleware:
     """Refuse an over-limit body from its Content-Length before reading it.
 
-    Uploads (multipart) may be up to MAX_UPLOAD_BYTES; the bulk upload
-    (``…/resources/batch/``, any body type) up to BATCH_UPLOAD_MAX_BYTES;
+    Uploads (multipart) may be up to MAX_UPLOAD_BYTES; a route registered
+    with :func:`register_body_limit` (any body type) up to its own limit;
     every other body up to MAX_JSON_BODY_BYTES. Bodies without a Content-Length are still bounded by
     DATA_UPLOAD_MAX_MEMORY_SIZE and by the upload view's own size check.
     """
@@ -36,8 +45,9 @@ class BodySizeLimitMiddleware:
             content_type = request.META.get("CONTENT_TYPE", "")
             multipart = content_type.startswith("multipart/form-data")
             overhead = _MULTIPART_OVERHEAD if multipart else 0
-            if request.path.endswith(BATCH_UPLOAD_PATH_SUFFIX):
-                limit = settings.BATCH_UPLOAD_MAX_BYTES + overhead
+            own = next((bound for suffix, bound in BODY_LIMITS if request.path.endswith(suffix)), None)
+            if own is not None:
+                limit = own() + overhead
             elif multipart:
                 limit = settings.MAX_UPLOAD_BYTES + overhead
             else:

@@ -11,9 +11,10 @@ response of a live server to it):
                                  free-text path parameter, or an
                                  ``Idempotency-Key``
 401  ``unauthenticated``         every operation with a key
-403  ``forbidden``               the view lists the method in
-                                 ``admin_methods``, a permission class says
-                                 ``refuses_scope``, or :func:`also_answers`
+403  ``forbidden``               the view declares it for the method
+                                 (``method_error_statuses``), a permission
+                                 class says ``refuses_scope``, or
+                                 :func:`also_answers`
 404  ``not_found``               any path parameter (a foreign or unknown
                                  object is indistinguishable)
 409  ``request_in_progress``     an ``idempotent`` handler
@@ -24,11 +25,13 @@ response of a live server to it):
 415  ``unsupported_media_type``  a request body
 422  ``idempotency_key_reused``  an ``idempotent`` handler
 429  ``rate_limited``            every operation with a key (``Retry-After``)
-502  ``llm_error``               a chat turn (``turn_methods``)
-503  ``llm_unavailable``         a chat turn (``Retry-After``)
+502  ``llm_error``               the view declares it (a chat turn)
+503  ``llm_unavailable``         the view declares it (a chat turn;
+                                 ``Retry-After``)
 ===  ==========================  ============================================
 
-Views are read by duck typing: the project package imports no app.
+Views are read by duck typing, through the hooks named below (an app's
+views declare what they answer): the project package imports no app.
 """
 
 from __future__ import annotations
@@ -45,6 +48,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Set on a handler by workspaces.idempotency.idempotent and by also_answers.
 IDEMPOTENT_ATTRIBUTE = "idempotent"
 EXTRA_STATUSES_ATTRIBUTE = "extra_error_statuses"
+# On a view: ``method_error_statuses(method) -> Iterable[int]``, the error
+# statuses an HTTP method answers for reasons its shape does not show (an
+# admin-only method: 403; a chat turn: 502 and 503).
+METHOD_STATUSES_HOOK = "method_error_statuses"
+# On a view: the serializer its error responses follow (default: the envelope).
+ERROR_SCHEMA_ATTRIBUTE = "error_schema"
 
 ERROR_DESCRIPTIONS = {
     400: "validation_error: malformed JSON, a missing or invalid field, an unknown id in the body, "
@@ -143,7 +152,7 @@ class AutoSchema(openapi.AutoSchema):
         operation: dict[str, Any] | None = super().get_operation(*args, **kwargs)
         if operation is None:
             return None
-        error_schema = getattr(self.view, "error_schema", ErrorEnvelopeSerializer)
+        error_schema = getattr(self.view, ERROR_SCHEMA_ATTRIBUTE, ErrorEnvelopeSerializer)
         ref = self.resolve_serializer(error_schema, "response").ref
         handler = getattr(self.view, self.method.lower(), None)
         if getattr(handler, IDEMPOTENT_ATTRIBUTE, False):
@@ -176,12 +185,11 @@ class AutoSchema(openapi.AutoSchema):
             statuses |= {400, 414}
         if any(p["in"] == "path" for p in parameters):
             statuses.add(404)
-        if method in getattr(self.view, "admin_methods", ()) or any(
-            getattr(permission, "refuses_scope", False) for permission in self.view.get_permissions()
-        ):
+        declared = getattr(self.view, METHOD_STATUSES_HOOK, None)
+        if declared is not None:
+            statuses |= set(declared(method))
+        if any(getattr(permission, "refuses_scope", False) for permission in self.view.get_permissions()):
             statuses.add(403)
         if getattr(handler, IDEMPOTENT_ATTRIBUTE, False):
             statuses |= {400, 409, 422}
-        if method in getattr(self.view, "turn_methods", ()):
-            statuses |= {502, 503}
         return statuses

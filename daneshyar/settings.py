@@ -7,15 +7,16 @@ names the variable.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import secrets
 from pathlib import Path
 
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from daneshyar.database import database_from_url
+from daneshyar.config import generation
+from daneshyar.config.broker import broker_transport_options
+from daneshyar.config.databases import default_database, search_database
+from daneshyar.config.keys import certificate_signing_key, secret_key
 from daneshyar.env import (
     env_bool,
     env_choice,
@@ -37,46 +38,8 @@ DATA_DIR = Path(env_str("DANESHYAR_DATA_DIR", str(BASE_DIR / ".data"))).resolve(
 DEBUG = env_bool("DEBUG", False)
 
 
-def _secret_key() -> str:
-    """SECRET_KEY, or for local runs one generated once and kept in DATA_DIR."""
-    configured = env_optional_str("SECRET_KEY")
-    if configured:
-        if len(configured) < 32:
-            raise ImproperlyConfigured("SECRET_KEY must be at least 32 characters long")
-        return configured
-    path = DATA_DIR / "secret_key"
-    if path.exists():
-        return path.read_text().strip()
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_urlsafe(50)
-    path.touch(mode=0o600)
-    path.write_text(key)
-    return key
-
-
-SECRET_KEY = _secret_key()
-
-
-def _certificate_signing_key() -> str:
-    """CERTIFICATE_SIGNING_KEY (``[key_id:]`` + 32 bytes, base64url), or for
-    local runs one generated once and kept in DATA_DIR."""
-    configured = env_optional_str("CERTIFICATE_SIGNING_KEY")
-    if not configured:
-        path = DATA_DIR / "certificate_signing_key"
-        if not path.exists():
-            DATA_DIR.mkdir(parents=True, exist_ok=True)
-            path.touch(mode=0o600)
-            path.write_text(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("="))
-        configured = path.read_text().strip()
-    seed = configured.rpartition(":")[2]
-    try:
-        raw = base64.urlsafe_b64decode(seed + "=" * (-len(seed) % 4))
-    except ValueError:
-        raw = b""
-    if len(raw) != 32:
-        raise ImproperlyConfigured("CERTIFICATE_SIGNING_KEY must be [key_id:] and 32 bytes in base64url")
-    return configured
-
+# Without SECRET_KEY (local runs) one is generated once and kept in DATA_DIR.
+SECRET_KEY = secret_key(env_optional_str("SECRET_KEY"), data_dir=DATA_DIR)
 
 # Keys the HMAC that replaces external_user_id in a pseudonymous transcript
 # export (stable across exports while it stays the same).
@@ -86,7 +49,11 @@ TRANSCRIPT_PSEUDONYM_KEY = env_str(
 
 # Signs response certificates (chat/certificates.py); rotate by moving the
 # old public key to CERTIFICATE_RETIRED_KEYS ("key_id:base64url", comma-separated).
-CERTIFICATE_SIGNING_KEY = _certificate_signing_key()
+# ``[key_id:]`` + 32 bytes, base64url; without it (local runs) one is
+# generated once and kept in DATA_DIR.
+CERTIFICATE_SIGNING_KEY = certificate_signing_key(
+    env_optional_str("CERTIFICATE_SIGNING_KEY"), data_dir=DATA_DIR
+)
 CERTIFICATE_RETIRED_KEYS = env_list("CERTIFICATE_RETIRED_KEYS", [])
 # Keyed hash for API keys. Separate from SECRET_KEY so that rotating the
 # session/CSRF secret does not invalidate every integrator's API key.
@@ -153,21 +120,15 @@ TEMPLATES = [
 # --- Database -----------------------------------------------------------------
 DATABASE_URL = env_url("DATABASE_URL", None, schemes=("postgres", "postgresql"))
 CONN_MAX_AGE = env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
-if DATABASE_URL:
-    _default_db = database_from_url(DATABASE_URL, conn_max_age=CONN_MAX_AGE)
-else:
-    # Embedded PostgreSQL 18 + pgvector, started on first connection.
-    _default_db = {
-        "ENGINE": "daneshyar.embedded_db",
-        "NAME": "daneshyar",
-        "USER": "postgres",
-        "OPTIONS": {"embedded_data_dir": str(DATA_DIR / "postgres")},
-        "CONN_MAX_AGE": CONN_MAX_AGE,
-        "CONN_HEALTH_CHECKS": CONN_MAX_AGE > 0,
-    }
-# Several checkouts (or test runs) can share one server with distinct test DBs.
-_default_db["TEST"] = {"NAME": env_optional_str("TEST_DATABASE_NAME")}
-DATABASES = {"default": _default_db}
+DATABASES = {
+    # Unset DATABASE_URL: embedded PostgreSQL 18 + pgvector, started on first connection.
+    "default": default_database(
+        DATABASE_URL,
+        conn_max_age=CONN_MAX_AGE,
+        data_dir=DATA_DIR,
+        test_name=env_optional_str("TEST_DATABASE_NAME"),
+    )
+}
 
 # --- Server-Timing (daneshyar/timing.py) --------------------------------------
 SERVER_TIMING = env_bool("SERVER_TIMING", False)
@@ -179,12 +140,7 @@ SEARCH_DATABASE_URL = env_url("SEARCH_DATABASE_URL", None, schemes=("postgres", 
 # Search goes back to the primary while the replica is further behind than this.
 SEARCH_REPLICA_MAX_LAG_SECONDS = env_float("SEARCH_REPLICA_MAX_LAG_SECONDS", 10.0, minimum=0.0)
 if SEARCH_DATABASE_URL:
-    _search_db = database_from_url(SEARCH_DATABASE_URL, conn_max_age=CONN_MAX_AGE)
-    # A replica that does not answer must not hold a search up for long.
-    _search_db["OPTIONS"].setdefault("connect_timeout", "2")
-    # Tests read the primary's test database through this alias.
-    _search_db["TEST"] = {"MIRROR": "default"}
-    DATABASES["search"] = _search_db
+    DATABASES["search"] = search_database(SEARCH_DATABASE_URL, conn_max_age=CONN_MAX_AGE)
 DATABASE_ROUTERS = ["daneshyar.routers.PrimaryRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -193,24 +149,8 @@ REDIS_URL = env_url("REDIS_URL", None, schemes=("redis", "rediss", "unix"))
 # Without Redis (the embedded run) the broker is a directory on disk: no extra
 # server, still a separate worker process. See docs/configuration.md.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
-CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
-if CELERY_BROKER_URL == "filesystem://":
-    _broker_dir = DATA_DIR / "broker"
-    for _folder in ("queue", "processed"):  # kombu expects them to exist
-        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir / "queue"),
-        "data_folder_out": str(_broker_dir / "queue"),
-        "processed_folder": str(_broker_dir / "processed"),
-        # Exchange bindings; kombu's default is a "control" folder in the cwd.
-        "control_folder": str(_broker_dir / "control"),
-        "store_processed": False,
-    }
-    # kombu lists these folders but does not create them.
-    for _folder in ("queue", "processed", "control"):
-        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
-else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# The directory broker's folders are created under DATA_DIR here.
+CELERY_BROKER_TRANSPORT_OPTIONS = broker_transport_options(CELERY_BROKER_URL, data_dir=DATA_DIR)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -344,69 +284,19 @@ PROMPT_TOKEN_MARGIN = env_int("PROMPT_TOKEN_MARGIN", 32, minimum=0)
 if GENERATION_BACKEND == "openai" and not OPENAI_BASE_URL:
     raise ImproperlyConfigured("GENERATION_BACKEND=openai needs OPENAI_BASE_URL")
 
-BACKENDS = ("extractive", "local", "openai")
-
-
-def _model(
-    model_id: str, backend: str, *, default: bool = False, context_length: int | None = None
-) -> dict[str, object]:
-    return {"id": model_id, "backend": backend, "default": default, "context_length": context_length}
-
-
-def _model_registry() -> list[dict[str, object]]:
-    """The generation models served, as listed by GET /api/v1/models/.
-
-    The extractive engine is always served: it is what a turn falls back to
-    when generation is unavailable (Workspace.on_generation_unavailable).
-    """
-    configured = env_json("GENERATION_MODELS", None)
-    if configured is not None:
-        if not isinstance(configured, list) or not all(
-            isinstance(m, dict)
-            and isinstance(m.get("id"), str)
-            and m.get("backend") in BACKENDS
-            and isinstance(m.get("context_length", 0), int)
-            for m in configured
-        ):
-            raise ImproperlyConfigured(
-                'GENERATION_MODELS must be a JSON list of {"id": str, "backend": "extractive"|"local"|'
-                '"openai", "default"?: bool, "context_length"?: int}'
-            )
-        models: list[dict[str, object]] = [
-            {
-                "id": m["id"],
-                "backend": m["backend"],
-                "default": bool(m.get("default")),
-                "context_length": m.get("context_length") or None,
-            }
-            for m in configured
-        ]
-    else:
-        openai_length = OPENAI_CONTEXT_LENGTH or None
-        if GENERATION_BACKEND == "openai":
-            models = [_model(OPENAI_MODEL, "openai", default=True, context_length=openai_length)]
-            models += [_model(m, "openai", context_length=openai_length) for m in OPENAI_EXTRA_MODELS]
-        elif GENERATION_BACKEND == "local":
-            models = [_model(LOCAL_MODEL_ID, "local", default=True)]
-        else:
-            models = [
-                _model(EXTRACTIVE_MODEL_ID, "extractive", default=True),
-                _model(LOCAL_MODEL_ID, "local"),
-            ]
-    if not any(m["backend"] == "extractive" for m in models):
-        models.append(_model(EXTRACTIVE_MODEL_ID, "extractive"))
-    defaults = [m for m in models if m["default"]]
-    if len(defaults) > 1:
-        raise ImproperlyConfigured("GENERATION_MODELS needs at least one model and at most one default")
-    if not defaults:
-        models[0]["default"] = True
-    ids = [m["id"] for m in models]
-    if len(set(ids)) != len(ids):
-        raise ImproperlyConfigured("GENERATION_MODELS has duplicate ids")
-    return models
-
-
-GENERATION_MODELS = _model_registry()
+# The backends a model may name (chat's API lists them).
+BACKENDS = generation.BACKENDS
+# The models served (GET /api/v1/models/): GENERATION_MODELS, else those of
+# GENERATION_BACKEND; the extractive engine always (the fallback of a turn).
+GENERATION_MODELS = generation.model_registry(
+    env_json("GENERATION_MODELS", None),
+    backend=GENERATION_BACKEND,
+    openai_model=OPENAI_MODEL,
+    openai_extra_models=OPENAI_EXTRA_MODELS,
+    openai_context_length=OPENAI_CONTEXT_LENGTH,
+    local_model_id=LOCAL_MODEL_ID,
+    extractive_model_id=EXTRACTIVE_MODEL_ID,
+)
 
 # --- Rate limits (workspaces/ratelimit.py) ---------------------------------------
 # Per minute; an organization or a workspace may override each (admin console).

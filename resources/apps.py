@@ -6,3 +6,12 @@ from django.apps import AppConfig
 class ResourcesConfig(AppConfig):
     name = "resources"
     verbose_name = "Documents"
+
+    def ready(self) -> None:
+        from django.conf import settings
+
+        from daneshyar.middleware import register_body_limit
+
+        # The bulk upload (resources/urls.py) takes a body of any type up to
+        # its own limit; its view checks the exact one.
+        register_body_limit("/resources/batch/", lambda: settings.BATCH_UPLOAD_MAX_BYTES)

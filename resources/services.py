@@ -1,7 +1,7 @@
 """Writes for resources: upload, delete, reingest.
 
 The ingestion itself (claim, parse, chunk, embed, store) is in
-``resources/ingestion.py``, run by the task in ``resources/tasks.py``; the
+``resources/ingestion/``, run by the task in ``resources/tasks.py``; the
 writes here queue it on commit.
 """
 
@@ -11,6 +11,7 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -136,19 +137,38 @@ def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocume
     accepted: list[_Accepted] = []
     for index, document in enumerate(documents):
         try:
-            if len(document.data) > settings.MAX_UPLOAD_BYTES:
-                raise PayloadTooLarge(
-                    f"The document is {len(document.data):,} bytes; "
-                    f"the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
-                )
-            content_type = detect_content_type(
-                document.data, filename=document.filename, claimed_type=document.claimed_type
-            )
+            accepted.append(_accept(index, document))
         except ApplicationError as exc:
             outcomes[index] = BatchOutcome("rejected", error=exc)
-            continue
-        accepted.append(_Accepted(index, document, content_type, hashlib.sha256(document.data).hexdigest()))
+    by_sha, created = _store_new(workspace=workspace, accepted=accepted)
+    for item in accepted:
+        resource = by_sha[item.sha256]
+        if resource.id in created:
+            created.discard(resource.id)  # a later copy in this batch is "existing"
+            outcomes[item.index] = BatchOutcome("created", resource=resource)
+        else:
+            outcomes[item.index] = BatchOutcome("existing", resource=resource)
+    return [o for o in outcomes if o is not None]
 
+
+def _accept(index: int, document: NewDocument) -> _Accepted:
+    """The checks of one upload (size, accepted type); raises the 413 or 415."""
+    if len(document.data) > settings.MAX_UPLOAD_BYTES:
+        raise PayloadTooLarge(
+            f"The document is {len(document.data):,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
+        )
+    content_type = detect_content_type(
+        document.data, filename=document.filename, claimed_type=document.claimed_type
+    )
+    return _Accepted(index, document, content_type, hashlib.sha256(document.data).hexdigest())
+
+
+def _store_new(
+    *, workspace: Workspace, accepted: Sequence[_Accepted]
+) -> tuple[dict[str, Resource], set[uuid.UUID]]:
+    """Write the documents whose bytes the workspace does not hold yet, in one
+    transaction, and queue them on commit. Returns every accepted document's
+    resource by sha256 (new or existing), and the ids this call created."""
     now = timezone.now()
     with transaction.atomic():
         known = Resource.objects.filter(workspace=workspace, sha256__in={a.sha256 for a in accepted})
@@ -158,19 +178,8 @@ def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocume
         for item in accepted:
             if item.sha256 in by_sha or item.sha256 in fresh:
                 continue
-            document = item.document
-            fresh[item.sha256] = Resource(
-                id=uuid.uuid4(),
-                workspace=workspace,
-                title=(document.title.strip() or document.filename or "Untitled")[:500],
-                filename=document.filename[:500],
-                content_type=item.content_type,
-                size_bytes=len(document.data),
-                sha256=item.sha256,
-                status=ResourceStatus.PENDING,
-                ingest_heartbeat_at=now,
-            )
-            files[item.sha256] = document.data
+            fresh[item.sha256] = _new_resource(workspace=workspace, item=item, now=now)
+            files[item.sha256] = item.document.data
         # Rows another upload stored meanwhile are skipped here and read back below.
         Resource.objects.bulk_create(fresh.values(), ignore_conflicts=True)
         stored = {r.sha256: r for r in Resource.objects.filter(workspace=workspace, sha256__in=list(fresh))}
@@ -181,16 +190,22 @@ def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocume
         )
         by_sha.update(stored)
         ingest_batch_enqueue_on_commit(created_ids)
+    return by_sha, set(created_ids)
 
-    created = set(created_ids)
-    for item in accepted:
-        resource = by_sha[item.sha256]
-        if resource.id in created:
-            created.discard(resource.id)  # a later copy in this batch is "existing"
-            outcomes[item.index] = BatchOutcome("created", resource=resource)
-        else:
-            outcomes[item.index] = BatchOutcome("existing", resource=resource)
-    return [o for o in outcomes if o is not None]
+
+def _new_resource(*, workspace: Workspace, item: _Accepted, now: datetime) -> Resource:
+    document = item.document
+    return Resource(
+        id=uuid.uuid4(),
+        workspace=workspace,
+        title=(document.title.strip() or document.filename or "Untitled")[:500],
+        filename=document.filename[:500],
+        content_type=item.content_type,
+        size_bytes=len(document.data),
+        sha256=item.sha256,
+        status=ResourceStatus.PENDING,
+        ingest_heartbeat_at=now,
+    )
 
 
 def resource_delete(*, resource: Resource) -> None:

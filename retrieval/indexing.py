@@ -1,7 +1,7 @@
 """Writing a resource's passages: embed its chunks, replace or delete its passages.
 
 Retrieval owns the ``Passage`` table; this module is the only way passages are
-written. Its one caller in the ingestion pipeline is ``resources/ingestion.py``
+written. Its one caller in the ingestion pipeline is ``resources/ingestion/write.py``
 (the one module of ``resources`` that calls retrieval, docs/architecture.md).
 
 The caller owns the transaction that makes a swap atomic with its own

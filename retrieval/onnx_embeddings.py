@@ -180,14 +180,40 @@ def export(source: Path, output: Path, *, force: bool = False) -> bool:
     """
     if not force and export_is_current(source, output):
         return False
-    import onnx  # noqa: F401  (needed by the exporter and the quantiser; fail early)
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from transformers import AutoModel, AutoTokenizer
+    # Everything the export needs, imported before any work: a missing one fails early.
+    import onnx  # noqa: F401  (needed by the exporter and the quantiser)
+    import onnxruntime.quantization  # noqa: F401
+    import torch  # noqa: F401
+    import transformers  # noqa: F401
 
     staging = output.with_name(output.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
+    _copy_model_files(source, staging)
+    fp32 = staging / ONNX_FILES["fp32"]
+    fp32.parent.mkdir(parents=True, exist_ok=True)
+    _export_fp32(source, fp32)
+    _quantize_int8(fp32, staging / ONNX_FILES["int8"])
+    (staging / MANIFEST).write_text(
+        json.dumps(
+            {
+                "version": EXPORT_VERSION,
+                "source": str(source),
+                "source_sha256": _source_fingerprint(source),
+                "opset": OPSET,
+                "files": {p: _sha256(staging / f) for p, f in ONNX_FILES.items()},
+            },
+            indent=2,
+        )
+    )
+    shutil.rmtree(output, ignore_errors=True)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging.rename(output)
+    return True
+
+
+def _copy_model_files(source: Path, staging: Path) -> None:
+    """The tokenizer and configuration files the runtime reads; no weights."""
     for path in source.rglob("*"):
         relative = path.relative_to(source)
         if (
@@ -199,6 +225,12 @@ def export(source: Path, output: Path, *, force: bool = False) -> bool:
             continue
         (staging / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, staging / relative)
+
+
+def _export_fp32(source: Path, fp32: Path) -> None:
+    """The transformer's last hidden state as an ONNX graph (pooling happens in NumPy)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
 
     tokenizer: Any = AutoTokenizer.from_pretrained(str(source), local_files_only=True)
     model: Any = AutoModel.from_pretrained(str(source), local_files_only=True).eval()
@@ -217,8 +249,6 @@ def export(source: Path, output: Path, *, force: bool = False) -> bool:
         def forward(self, *inputs: Any) -> Any:
             return self.model(**dict(zip(names, inputs, strict=True))).last_hidden_state
 
-    fp32 = staging / ONNX_FILES["fp32"]
-    fp32.parent.mkdir(parents=True, exist_ok=True)
     axes = {"batch": 0, "sequence": 1}
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notices
@@ -234,13 +264,19 @@ def export(source: Path, output: Path, *, force: bool = False) -> bool:
             opset_version=OPSET,
             dynamo=False,
         )
+
+
+def _quantize_int8(fp32: Path, int8: Path) -> None:
+    """Dynamic int8 quantisation of the MatMul weights, per channel."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.WARNING)  # the quantiser logs every tensor at INFO on the root logger
     try:
         quantize_dynamic(
             str(fp32),
-            str(staging / ONNX_FILES["int8"]),
+            str(int8),
             weight_type=QuantType.QInt8,
             per_channel=True,
             reduce_range=True,
@@ -248,19 +284,3 @@ def export(source: Path, output: Path, *, force: bool = False) -> bool:
         )
     finally:
         root.setLevel(level)
-    (staging / MANIFEST).write_text(
-        json.dumps(
-            {
-                "version": EXPORT_VERSION,
-                "source": str(source),
-                "source_sha256": _source_fingerprint(source),
-                "opset": OPSET,
-                "files": {p: _sha256(staging / f) for p, f in ONNX_FILES.items()},
-            },
-            indent=2,
-        )
-    )
-    shutil.rmtree(output, ignore_errors=True)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging.rename(output)
-    return True

@@ -93,4 +93,4 @@ def test_upload_services_and_ingestion_tasks_import_one_way() -> None:
         for importer in graph.find_modules_that_directly_import(module)
         if importer.split(".")[0] == "resources"
     }
-    assert importers == {"resources.ingestion"}
+    assert importers == {"resources.ingestion.write"}

@@ -81,6 +81,18 @@ class WorkspaceApi(APIView):
                 request, api_key=self.api_key, workspace=self.workspace, end_user=self.end_user_of(request)
             )
 
+    def method_error_statuses(self, method: str) -> frozenset[int]:
+        """The error statuses ``method`` answers that its shape does not show,
+        for the schema (daneshyar.schema.AutoSchema): 403 for an admin-only
+        method (a chat key), 502 and 503 for a chat turn (the generation
+        backend)."""
+        statuses: set[int] = set()
+        if method in self.admin_methods:
+            statuses.add(403)
+        if method in self.turn_methods:
+            statuses |= {502, 503}
+        return frozenset(statuses)
+
     def end_user_of(self, request: Request) -> str | None:
         """The end user a chat turn is for (its ``external_user_id``)."""
         data = request.data

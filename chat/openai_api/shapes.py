@@ -10,8 +10,8 @@ from typing import Any
 from rest_framework.request import Request
 
 from chat.contract import MessageData, Part, Reply
+from chat.openai_api.errors import openai_error_body
 from chat.output import part_spans
-from daneshyar.exceptions import openai_error_body
 
 OBJECT_COMPLETION = "chat.completion"
 OBJECT_CHUNK = "chat.completion.chunk"
@@ -132,6 +132,6 @@ def data_line(body: Any) -> bytes:
 def error_object(
     status: int, code: str, message: str, fields: Mapping[str, list[str]] | None
 ) -> dict[str, Any]:
-    """``{"error": {"message", "type", "code", "param"}}`` (daneshyar.exceptions
+    """``{"error": {"message", "type", "code", "param"}}`` (chat/openai_api/errors.py
     builds it: errors raised before a view runs take this shape too)."""
     return openai_error_body(status, code, message, fields)
