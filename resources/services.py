@@ -7,6 +7,7 @@ writes here queue it on commit.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import uuid
 from collections.abc import Sequence
@@ -133,22 +134,7 @@ def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocume
     settled by the ``(workspace, sha256)`` constraint, as for one upload.
     """
     outcomes: list[BatchOutcome | None] = [None] * len(documents)
-    accepted: list[_Accepted] = []
-    for index, document in enumerate(documents):
-        try:
-            if len(document.data) > settings.MAX_UPLOAD_BYTES:
-                raise PayloadTooLarge(
-                    f"The document is {len(document.data):,} bytes; "
-                    f"the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
-                )
-            content_type = detect_content_type(
-                document.data, filename=document.filename, claimed_type=document.claimed_type
-            )
-        except ApplicationError as exc:
-            outcomes[index] = BatchOutcome("rejected", error=exc)
-            continue
-        accepted.append(_Accepted(index, document, content_type, hashlib.sha256(document.data).hexdigest()))
-
+    accepted = _accept(documents, outcomes)
     now = timezone.now()
     with transaction.atomic():
         known = Resource.objects.filter(workspace=workspace, sha256__in={a.sha256 for a in accepted})
@@ -158,19 +144,8 @@ def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocume
         for item in accepted:
             if item.sha256 in by_sha or item.sha256 in fresh:
                 continue
-            document = item.document
-            fresh[item.sha256] = Resource(
-                id=uuid.uuid4(),
-                workspace=workspace,
-                title=(document.title.strip() or document.filename or "Untitled")[:500],
-                filename=document.filename[:500],
-                content_type=item.content_type,
-                size_bytes=len(document.data),
-                sha256=item.sha256,
-                status=ResourceStatus.PENDING,
-                ingest_heartbeat_at=now,
-            )
-            files[item.sha256] = document.data
+            fresh[item.sha256] = _new_resource(workspace=workspace, item=item, now=now)
+            files[item.sha256] = item.document.data
         # Rows another upload stored meanwhile are skipped here and read back below.
         Resource.objects.bulk_create(fresh.values(), ignore_conflicts=True)
         stored = {r.sha256: r for r in Resource.objects.filter(workspace=workspace, sha256__in=list(fresh))}
@@ -191,6 +166,42 @@ def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocume
         else:
             outcomes[item.index] = BatchOutcome("existing", resource=resource)
     return [o for o in outcomes if o is not None]
+
+
+def _accept(documents: Sequence[NewDocument], outcomes: list[BatchOutcome | None]) -> list[_Accepted]:
+    """The documents that pass the checks of one upload; each one that fails
+    them gets its ``rejected`` outcome."""
+    accepted: list[_Accepted] = []
+    for index, document in enumerate(documents):
+        try:
+            if len(document.data) > settings.MAX_UPLOAD_BYTES:
+                raise PayloadTooLarge(
+                    f"The document is {len(document.data):,} bytes; "
+                    f"the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
+                )
+            content_type = detect_content_type(
+                document.data, filename=document.filename, claimed_type=document.claimed_type
+            )
+        except ApplicationError as exc:
+            outcomes[index] = BatchOutcome("rejected", error=exc)
+            continue
+        accepted.append(_Accepted(index, document, content_type, hashlib.sha256(document.data).hexdigest()))
+    return accepted
+
+
+def _new_resource(*, workspace: Workspace, item: _Accepted, now: datetime.datetime) -> Resource:
+    document = item.document
+    return Resource(
+        id=uuid.uuid4(),
+        workspace=workspace,
+        title=(document.title.strip() or document.filename or "Untitled")[:500],
+        filename=document.filename[:500],
+        content_type=item.content_type,
+        size_bytes=len(document.data),
+        sha256=item.sha256,
+        status=ResourceStatus.PENDING,
+        ingest_heartbeat_at=now,
+    )
 
 
 def resource_delete(*, resource: Resource) -> None:
