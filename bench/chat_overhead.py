@@ -113,6 +113,12 @@ class StandIn(BaseHTTPRequestHandler):
         STAND_IN_MS.append((time.perf_counter() - started) * 1000)
 
 
+def _host(hostname: str | None, base_url: str) -> str:
+    if not hostname:
+        raise SystemExit(f"no host in {base_url!r}")
+    return hostname
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -196,7 +202,7 @@ def request(
     """One request: (status, JSON body or None, Server-Timing header)."""
     parts = urlsplit(base_url)
     own = conn is None
-    conn = conn or http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+    conn = conn or http.client.HTTPConnection(_host(parts.hostname, base_url), parts.port, timeout=120)
     headers = {"Content-Type": "application/json"}
     if key:
         headers["X-API-Key"] = key
@@ -275,7 +281,7 @@ def run(
     parts = urlsplit(base_url)
 
     def client_loop(client_index: int) -> None:
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+        conn = http.client.HTTPConnection(_host(parts.hostname, base_url), parts.port, timeout=120)
         session_id = None
         try:
             for n in range(per_client):

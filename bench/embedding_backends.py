@@ -31,13 +31,18 @@ import os
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _django
+
+if TYPE_CHECKING:  # the models load after Django's setup
+    from workspaces.models import Workspace
 
 BACKENDS = [("torch fp32", "torch", "fp32"), ("ONNX fp32", "onnx", "fp32"), ("ONNX int8", "onnx", "int8")]
 TOLERANCE = 0.005
@@ -123,9 +128,12 @@ def main() -> None:
             for leg_name, legs in [("dense", Legs(True, False)), ("hybrid", Legs(True, True))]:
 
                 def run(
-                    text: str, legs: Legs = legs, workspace: object = workspace, ids: dict = corpus_id
+                    text: str,
+                    legs: Legs = legs,
+                    workspace: Workspace = workspace,
+                    ids: dict[uuid.UUID, str] = corpus_id,
                 ) -> list[str]:
-                    found = search(workspace=workspace, query=text, top_k=10, legs=legs)  # type: ignore[arg-type]
+                    found = search(workspace=workspace, query=text, top_k=10, legs=legs)
                     return [ids[p.passage_id] for p in found]
 
                 quality[label][leg_name] = evaluate(run, queries, data.qrels)

@@ -34,12 +34,14 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _django
+from bench.scifact import SciFact
 
 SMALL_WORKSPACES = 100
 SMALL = 20  # passages in each small workspace
@@ -246,7 +248,7 @@ def plain_filtered_rows(workspace_id: uuid.UUID, vectors: list[str], k: int = 5)
 
 
 def run_size(
-    size: int, data: object, base: np.ndarray, query_vectors: np.ndarray, claims: list[str], reload: bool
+    size: int, data: SciFact, base: np.ndarray, query_vectors: np.ndarray, claims: list[str], reload: bool
 ) -> None:
     from django.db import connection, transaction
 
@@ -266,11 +268,11 @@ def run_size(
         )
     else:
         print(f"\n== {size:,} passages: 1 large workspace + {SMALL_WORKSPACES} of {SMALL} ==", flush=True)
-    texts = [f"{d['title']}\n\n{d['text']}" for d in data.corpus]  # type: ignore[attr-defined]
+    texts = [f"{d['title']}\n\n{d['text']}" for d in data.corpus]
     ids = load(size, base, texts, reload)
     sizes_report()
     literals = [dense.vector_literal(v) for v in query_vectors]
-    by_text = dict(zip(claims, query_vectors.tolist(), strict=True))
+    by_text: dict[str, list[float]] = dict(zip(claims, query_vectors.tolist(), strict=True))
     if tenant:
         others = [(name, count) for name, count in plan[4:]]
         exact_edge = max(others, key=lambda item: item[1])[0]  # the largest exactly-searched one
@@ -285,9 +287,7 @@ def run_size(
         def embed_query(self, text: str) -> list[float]:
             return by_text[text]
 
-    real_get_embedder = service.get_embedder
-    service.get_embedder = lambda: Stub()  # type: ignore[assignment,return-value]
-    try:
+    with mock.patch.object(service, "get_embedder", Stub):
         print(f"{'search (excl. query embedding)':<52} {'p50 ms':>7} {'p95 ms':>7}")
         for label, name in labelled:
             workspace = Workspace.objects.get(id=ids[name])
@@ -305,8 +305,6 @@ def run_size(
                     search(workspace=workspace, query=claim, legs=legs, resource_ids=resource_ids)
                     times.append((time.perf_counter() - started) * 1000)
                 print(f"{case:<52} {percentile(times, 50):>7.1f} {percentile(times, 95):>7.1f}", flush=True)
-    finally:
-        service.get_embedder = real_get_embedder
 
     sample = literals[:100]
     large_name = labelled[0][1]

@@ -12,10 +12,14 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bench._django import REPO
+
+if TYPE_CHECKING:  # the models load after Django's setup
+    from workspaces.models import Workspace
 
 # ../shared/datasets/scifact beside the checkout (read in place, never copied).
 DATASET = REPO.parent / "shared" / "datasets" / "scifact"
@@ -60,14 +64,15 @@ def embeddings(data: SciFact) -> np.ndarray:
     digest = hashlib.sha256("\x00".join([embedder.model_name, backend, *texts]).encode()).hexdigest()[:16]
     path = CACHE / f"scifact-{digest}.npy"
     if path.exists():
-        return np.load(path)
+        cached: np.ndarray = np.load(path)
+        return cached
     CACHE.mkdir(parents=True, exist_ok=True)
     vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
     np.save(path, vectors)
     return vectors
 
 
-def load_workspace(data: SciFact, vectors: np.ndarray, name: str = "scifact"):  # type: ignore[no-untyped-def]
+def load_workspace(data: SciFact, vectors: np.ndarray, name: str = "scifact") -> Workspace:
     """The benchmark workspace, loaded once (each abstract one ready resource)."""
     from resources.models import Resource, ResourceStatus
     from retrieval.models import Passage

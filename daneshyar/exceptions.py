@@ -197,9 +197,42 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     return Response(error_body(code, message, fields, details), status=status, headers=headers)
 
 
+# DRF exceptions whose detail is the message shown: their status and code.
+_DETAIL_IS_MESSAGE: tuple[tuple[type[drf.APIException], int, str], ...] = (
+    (drf.NotAuthenticated, 401, "unauthenticated"),
+    (drf.AuthenticationFailed, 401, "unauthenticated"),
+    (drf.MethodNotAllowed, 405, "method_not_allowed"),
+    (drf.NotAcceptable, 406, "not_acceptable"),
+    (drf.UnsupportedMediaType, 415, "unsupported_media_type"),
+)
+
+
 def _classify(exc: Exception) -> tuple[int, str, str, dict[str, list[str]] | None]:
     if isinstance(exc, ApplicationError):
         return exc.status_code, exc.code, exc.message, exc.fields
+    invalid = _classify_invalid(exc)
+    if invalid is not None:
+        return invalid
+    for kind, status, code in _DETAIL_IS_MESSAGE:
+        if isinstance(exc, kind):
+            return status, code, str(exc.detail), None
+    if isinstance(exc, drf.PermissionDenied | DjangoPermissionDenied):
+        message = str(getattr(exc, "detail", "")) or Forbidden.default_message
+        return 403, "forbidden", message, None
+    if isinstance(exc, drf.NotFound | Http404):
+        return 404, "not_found", "Not found.", None
+    if isinstance(exc, RequestDataTooBig):
+        return 413, "payload_too_large", PayloadTooLarge.default_message, None
+    if isinstance(exc, drf.Throttled):
+        return 429, "rate_limited", "Too many requests.", None
+    if isinstance(exc, drf.APIException):
+        return exc.status_code, "error", str(exc.detail), None
+    logger.exception("Unhandled error in API view", exc_info=exc)
+    return 500, "internal_error", "An internal error occurred.", None
+
+
+def _classify_invalid(exc: Exception) -> tuple[int, str, str, dict[str, list[str]] | None] | None:
+    """A 400 for a request whose body or fields are invalid; None for any other error."""
     if isinstance(exc, drf.ValidationError):
         return 400, "validation_error", "The request has invalid fields.", _flatten_fields(exc.detail)
     if isinstance(exc, DjangoValidationError):
@@ -207,29 +240,9 @@ def _classify(exc: Exception) -> tuple[int, str, str, dict[str, list[str]] | Non
         return 400, "validation_error", "The request has invalid fields.", fields
     if isinstance(exc, drf.ParseError):
         return 400, "validation_error", f"Malformed request body: {exc.detail}", None
-    if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
-        return 401, "unauthenticated", str(exc.detail), None
-    if isinstance(exc, drf.PermissionDenied | DjangoPermissionDenied):
-        message = str(getattr(exc, "detail", "")) or Forbidden.default_message
-        return 403, "forbidden", message, None
-    if isinstance(exc, drf.NotFound | Http404):
-        return 404, "not_found", "Not found.", None
-    if isinstance(exc, drf.MethodNotAllowed):
-        return 405, "method_not_allowed", str(exc.detail), None
-    if isinstance(exc, drf.NotAcceptable):
-        return 406, "not_acceptable", str(exc.detail), None
-    if isinstance(exc, drf.UnsupportedMediaType):
-        return 415, "unsupported_media_type", str(exc.detail), None
-    if isinstance(exc, RequestDataTooBig):
-        return 413, "payload_too_large", PayloadTooLarge.default_message, None
     if isinstance(exc, TooManyFieldsSent):
         return 400, "validation_error", "Too many form fields.", None
-    if isinstance(exc, drf.Throttled):
-        return 429, "rate_limited", "Too many requests.", None
-    if isinstance(exc, drf.APIException):
-        return exc.status_code, "error", str(exc.detail), None
-    logger.exception("Unhandled error in API view", exc_info=exc)
-    return 500, "internal_error", "An internal error occurred.", None
+    return None
 
 
 # Django-level handlers (routes that never reach a DRF view).

@@ -15,12 +15,16 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 from django.conf import settings
 
 from tests.parts import part_missing
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
 
 CHROMIUM = os.environ.get("CHROMIUM_BINARY", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BINARY", "/usr/bin/chromedriver")
@@ -52,7 +56,7 @@ def _missing() -> str | None:
 
 
 @pytest.fixture
-def browser() -> Iterator[Any]:
+def browser() -> Iterator[WebDriver]:
     reason = _missing()
     if reason:
         part_missing(reason)
@@ -71,7 +75,7 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
-def log_in(driver: Any, base_url: str, username: str, password: str) -> None:
+def log_in(driver: WebDriver, base_url: str, username: str, password: str) -> None:
     """The admin's login form, then wait for the index page."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec

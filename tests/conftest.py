@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
+from pytest_django import Settings
 from rest_framework.test import APIClient
 
 from chat.backends import use_backend
@@ -50,20 +50,20 @@ def api_client(key: str | None) -> APIClient:
 
 
 def make_tenant(name: str = "Owner") -> Tenant:
-    organization = OrganizationFactory(name=name)
-    workspace = WorkspaceFactory(organization=organization)
+    organization = OrganizationFactory.create(name=name)
+    workspace = WorkspaceFactory.create(organization=organization)
     admin = services.api_key_create(organization=organization, name="admin", scope=ApiKeyScope.ADMIN)
     chat = services.api_key_create(organization=organization, name="chat", scope=ApiKeyScope.CHAT)
     return Tenant(organization, workspace, admin.plaintext, chat.plaintext)
 
 
 @pytest.fixture
-def owner(db: Any) -> Tenant:
+def owner(db: None) -> Tenant:
     return make_tenant("Owner")
 
 
 @pytest.fixture
-def outsider(db: Any) -> Tenant:
+def outsider(db: None) -> Tenant:
     return make_tenant("Outsider")
 
 
@@ -83,12 +83,12 @@ def outsider_client(outsider: Tenant) -> APIClient:
 
 
 @pytest.fixture
-def tenant_factory(db: Any) -> Callable[[str], Tenant]:
+def tenant_factory(db: None) -> Callable[[str], Tenant]:
     return make_tenant
 
 
 @pytest.fixture(autouse=True)
-def generous_rate_limits(settings: Any) -> None:
+def generous_rate_limits(settings: Settings) -> None:
     """Tests send many requests a minute with one key: limits that never bite,
     unless a test sets its own (tests/workspaces/test_rate_limits.py)."""
     for name, value in GENEROUS_RATE_LIMITS.items():
@@ -104,7 +104,7 @@ GENERATIVE_REGISTRY = [
 
 
 @pytest.fixture
-def scripted(settings: Any) -> Iterator[ScriptedBackend]:
+def scripted(settings: Settings) -> Iterator[ScriptedBackend]:
     """Every model answers from a script (set ``scripted.replies``): a stand-in
     for a generative model (SmolLM2 locally, vLLM in production), the
     registry's default. The extractive engine that a turn degrades to stays

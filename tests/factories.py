@@ -1,20 +1,24 @@
+"""Model factories. factory-boy's declarations are untyped; ``Factory.create``
+returns the model, so call sites use ``WorkspaceFactory.create(...)``."""
+
 from __future__ import annotations
 
-import factory
+from factory.declarations import Sequence, SubFactory
+from factory.django import DjangoModelFactory
 
 from workspaces.models import Organization, Workspace
 
 
-class OrganizationFactory(factory.django.DjangoModelFactory):
+class OrganizationFactory(DjangoModelFactory[Organization]):
     class Meta:
         model = Organization
 
-    name = factory.Sequence(lambda n: f"Organization {n}")
+    name = Sequence(lambda n: f"Organization {n}")
 
 
-class WorkspaceFactory(factory.django.DjangoModelFactory):
+class WorkspaceFactory(DjangoModelFactory[Workspace]):
     class Meta:
         model = Workspace
 
-    organization = factory.SubFactory(OrganizationFactory)
-    name = factory.Sequence(lambda n: f"Workspace {n}")
+    organization = SubFactory(OrganizationFactory)
+    name = Sequence(lambda n: f"Workspace {n}")

@@ -21,7 +21,7 @@ Invariants, after every response:
   on an admin operation in its own workspace, success otherwise.
 
 ``tests/test_isolation_property.py`` runs a few sequences in the suite;
-``bench/isolation`` runs hundreds and prints the count.
+``bench/isolation.py`` runs hundreds and prints the count.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from rest_framework.test import APIClient
 
 from resources.ingestion import resource_ingest
+from tests.responses import response_body
 from workspaces import services
 from workspaces.models import ApiKeyScope, Organization
 
@@ -48,6 +49,10 @@ SCOPES = ("admin", "chat", "limited")
 def marker(kind: str) -> str:
     """A token that occurs nowhere but in the object it names."""
     return f"{kind}{secrets.token_hex(6)}"
+
+
+def _coin(data: st.DataObject, label: str) -> bool:
+    return data.draw(st.booleans(), label=label)
 
 
 @dataclass
@@ -83,7 +88,7 @@ class Item:
 
 @dataclass
 class Tally:
-    """Across every sequence of a run (bench/isolation prints it)."""
+    """Across every sequence of a run (bench/isolation.py prints it)."""
 
     sequences: int = 0
     steps: int = 0
@@ -190,10 +195,7 @@ class IsolationMachine(RuleBasedStateMachine):
             if query:
                 url += "?" + "&".join(f"{k}={v}" for k, v in query.items())
             response = getattr(client, method)(url, body, format="json")
-        if getattr(response, "streaming", False):
-            text = b"".join(response.streaming_content).decode()
-        else:
-            text = response.content.decode()
+        text = response_body(response).decode()
         self.tally.requests += 1
         self.tally.statuses[response.status_code] = self.tally.statuses.get(response.status_code, 0) + 1
         assert response.status_code < 500, (method, url, response.status_code, text[:500])
@@ -231,7 +233,7 @@ class IsolationMachine(RuleBasedStateMachine):
         that reach their handler find something)."""
         items = self.live(kind)
         near = [i for i in items if workspace is not None and i.workspace == workspace.id]
-        if near and data.draw(st.booleans(), label="near"):
+        if near and _coin(data, "near"):
             items = near
         return data.draw(st.sampled_from(items), label=kind)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from django.db import connection
+from pytest_django import DjangoDbBlocker
 
 from tests.rate_limits import GENEROUS_RATE_LIMITS
 
@@ -76,20 +77,20 @@ def live_server(**env: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def live_server_real(django_db_setup: object, django_db_blocker: object) -> Iterator[str]:
+def live_server_real(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[str]:
     """One server per test session, with the deployment's registry (the
     extractive engine by default). Tests using it need ``transactional_db``:
     the server reads what they committed."""
-    with django_db_blocker.unblock(), live_server() as base:  # type: ignore[attr-defined]
+    with django_db_blocker.unblock(), live_server() as base:
         yield base
 
 
 @pytest.fixture(scope="session")
-def live_server_scripted(django_db_setup: object, django_db_blocker: object) -> Iterator[str]:
+def live_server_scripted(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[str]:
     """One server per test session whose generation is the scripted stand-in:
     a fixed reply after 1.5 s of silence, with a 0.3 s heartbeat."""
     with (
-        django_db_blocker.unblock(),  # type: ignore[attr-defined]
+        django_db_blocker.unblock(),
         live_server(
             SCRIPTED="1",
             SSE_HEARTBEAT_SECONDS="0.3",

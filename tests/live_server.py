@@ -43,7 +43,7 @@ def main() -> None:
         override.__enter__()
     application = get_wsgi_application()
 
-    class Server(BaseApplication):  # type: ignore[misc]
+    class Server(BaseApplication):
         def load_config(self) -> None:
             options: dict[str, Any] = {
                 "bind": args.bind,

@@ -1,11 +1,10 @@
 """Isolation as a property (tests/isolation.py): random sequences of
 tenants' requests, where nobody ever sees what they do not own and a foreign
-id is always 404. Bounded here; ``bench/isolation`` runs hundreds."""
+id is always 404. Bounded here; ``bench/isolation.py`` runs hundreds."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -19,7 +18,7 @@ SEQUENCES = int(os.environ.get("ISOLATION_SEQUENCES", "25"))
 STEPS = int(os.environ.get("ISOLATION_STEPS", "15"))
 
 
-def test_nobody_ever_sees_what_they_do_not_own(db: Any) -> None:
+def test_nobody_ever_sees_what_they_do_not_own(db: None) -> None:
     IsolationMachine.tally = Tally()
     run_state_machine_as_test(
         IsolationMachine,

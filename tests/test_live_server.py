@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import pytest
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def test_the_server_answers_after_logging_more_than_a_pipe_holds(live_server_real: str, db: Any) -> None:
+def test_the_server_answers_after_logging_more_than_a_pipe_holds(live_server_real: str, db: None) -> None:
     """Found by schema fuzzing: the server's stderr was a pipe nobody read;
     after about 64 KiB of "Not Found: /…" warnings every request hung."""
     with httpx.Client(base_url=live_server_real, timeout=10) as client:

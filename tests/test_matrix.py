@@ -28,6 +28,7 @@ from chat.models import Session
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant, api_client, make_tenant
 from tests.factories import WorkspaceFactory
+from tests.responses import response_body
 from tests.transcripts.factories import conversation, feedback
 from workspaces import services
 from workspaces.access import WorkspaceApi
@@ -137,7 +138,7 @@ def _world() -> World:
     )
     revoked = services.api_key_create(organization=owner.organization, name="old", scope=ApiKeyScope.ADMIN)
     services.api_key_revoke(api_key=revoked.api_key)
-    other = WorkspaceFactory(organization=owner.organization)
+    other = WorkspaceFactory.create(organization=owner.organization)
     limited = services.api_key_create(
         organization=owner.organization, name="limited", scope=ApiKeyScope.ADMIN, workspace_ids=[other.id]
     )
@@ -219,9 +220,7 @@ def _call(key: str | None, method: str, pattern: str, ids: dict[str, str], user:
 
 
 def _body_text(response: Any) -> str:
-    if getattr(response, "streaming", False):
-        return b"".join(response.streaming_content).decode(errors="replace")
-    return response.content.decode(errors="replace")
+    return response_body(response).decode(errors="replace")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from celery.contrib.testing.worker import start_worker
 from celery.signals import task_postrun
+from celery.worker import WorkController
 from django.conf import settings
 from django.db import connection, connections
 
@@ -41,7 +42,7 @@ def _close_connections(**kwargs: Any) -> None:
 
 
 @contextmanager
-def running_worker() -> Iterator[Any]:
+def running_worker() -> Iterator[WorkController]:
     """A worker thread on the real broker; stop it before the database goes."""
     task_postrun.connect(_close_connections, weak=False)
     try:
@@ -59,7 +60,7 @@ def running_worker() -> Iterator[Any]:
 
 
 @pytest.fixture
-def celery_worker(transactional_db: Any) -> Iterator[Any]:
+def celery_worker(transactional_db: None) -> Iterator[WorkController]:
     """Started after the test database and stopped before it is flushed."""
     purge_queue()
     with running_worker() as worker:

@@ -224,22 +224,10 @@ class LocalBackend(BaseBackend):
                 output = runtime.model(input_ids=step_input, cache=cache, use_cache=True)
                 cache = output.cache
                 logits = output.logits[:, -1, :].float()
-                repeated = sorted(set(generated) & runtime.word_tokens)
-                if repeated and self.repetition_penalty != 1.0:
-                    # A 135M model decoding greedily loops easily ("ref_ref_ref");
-                    # damp words it has already written (CTRL-style penalty).
-                    seen = torch.tensor(repeated)
-                    picked = logits[0, seen]
-                    logits[0, seen] = torch.where(
-                        picked > 0, picked / self.repetition_penalty, picked * self.repetition_penalty
-                    )
+                self._damp_repeats(runtime, logits, generated)
                 matcher.fill_next_token_bitmask(bitmask)
                 xgrammar.apply_token_bitmask_inplace(logits, bitmask)
-                if temperature:
-                    probabilities = torch.softmax(logits / temperature, dim=-1)
-                    token = int(torch.multinomial(probabilities, num_samples=1).item())
-                else:
-                    token = int(torch.argmax(logits, dim=-1).item())  # greedy: reproducible
+                token = _pick(logits, temperature)
                 if not matcher.accept_token(token) or matcher.is_terminated():
                     break
                 generated.append(token)
@@ -253,6 +241,29 @@ class LocalBackend(BaseBackend):
         if len(final) > len(text):
             yield final[len(text) :]
         yield Generation(text=final, prompt_tokens=prompt_tokens, completion_tokens=len(generated))
+
+    def _damp_repeats(self, runtime: _Runtime, logits: Any, generated: list[int]) -> None:
+        """A 135M model decoding greedily loops easily ("ref_ref_ref"); damp
+        words it has already written (CTRL-style penalty), in place."""
+        import torch
+
+        repeated = sorted(set(generated) & runtime.word_tokens)
+        if repeated and self.repetition_penalty != 1.0:
+            seen = torch.tensor(repeated)
+            picked = logits[0, seen]
+            logits[0, seen] = torch.where(
+                picked > 0, picked / self.repetition_penalty, picked * self.repetition_penalty
+            )
+
+
+def _pick(logits: Any, temperature: float | None) -> int:
+    """The next token: sampled at ``temperature``, else greedy (reproducible)."""
+    import torch
+
+    if temperature:
+        probabilities = torch.softmax(logits / temperature, dim=-1)
+        return int(torch.multinomial(probabilities, num_samples=1).item())
+    return int(torch.argmax(logits, dim=-1).item())
 
 
 def _gguf_context_length(path: Path) -> int:

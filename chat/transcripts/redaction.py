@@ -123,6 +123,53 @@ def _inside(pattern: re.Pattern[str], match: re.Match[str]) -> bool:
     return False
 
 
+class _Substitutions:
+    """The replacement functions of one redaction pass; each counts the kind it
+    replaced into ``found``."""
+
+    def __init__(self) -> None:
+        self.found: Counter[str] = Counter()
+
+    def email(self, match: re.Match[str]) -> str:
+        self.found["email"] += 1
+        return PLACEHOLDERS["email"]
+
+    def iban(self, match: re.Match[str]) -> str:
+        candidate = match.group(0)
+        for end in range(len(candidate), 14, -1):
+            head = candidate[:end]
+            if not head.endswith(" ") and _iban_valid(head):
+                self.found["iban"] += 1
+                return PLACEHOLDERS["iban"] + candidate[end:]
+        return candidate
+
+    def dob(self, match: re.Match[str]) -> str:
+        self.found["dob"] += 1
+        return match.group("label") + PLACEHOLDERS["dob"]
+
+    def national_id(self, match: re.Match[str]) -> str:
+        self.found["national_id"] += 1
+        return PLACEHOLDERS["national_id"]
+
+    def phone(self, match: re.Match[str]) -> str:
+        if _inside_uuid(match):
+            return match.group(0)
+        self.found["phone"] += 1
+        return PLACEHOLDERS["phone"]
+
+    def digits(self, match: re.Match[str]) -> str:
+        # Too short to be a phone or a long number (the common case: "14 days").
+        if match.end() - match.start() < min(PHONE_DIGITS.start, MIN_NUMBER_DIGITS):
+            return match.group(0)
+        if _inside_uuid(match) or _inside(_ISBN, match):
+            return match.group(0)
+        kind = _classify_digits(match.group(0))
+        if kind is None:
+            return match.group(0)
+        self.found[kind] += 1
+        return PLACEHOLDERS[kind]
+
+
 class RuleRedactor:
     """Rule-based redactor for e-mail addresses, IBANs, labelled dates of
     birth, national ids (US SSN, UK NI), phone numbers and long digit runs.
@@ -133,58 +180,18 @@ class RuleRedactor:
     """
 
     def __call__(self, text: str) -> tuple[str, Findings]:
-        found: Counter[str] = Counter()
-
-        def email(match: re.Match[str]) -> str:
-            found["email"] += 1
-            return PLACEHOLDERS["email"]
-
-        def iban(match: re.Match[str]) -> str:
-            candidate = match.group(0)
-            for end in range(len(candidate), 14, -1):
-                head = candidate[:end]
-                if not head.endswith(" ") and _iban_valid(head):
-                    found["iban"] += 1
-                    return PLACEHOLDERS["iban"] + candidate[end:]
-            return candidate
-
-        def dob(match: re.Match[str]) -> str:
-            found["dob"] += 1
-            return match.group("label") + PLACEHOLDERS["dob"]
-
-        def national_id(match: re.Match[str]) -> str:
-            found["national_id"] += 1
-            return PLACEHOLDERS["national_id"]
-
-        def phone(match: re.Match[str]) -> str:
-            if _inside_uuid(match):
-                return match.group(0)
-            found["phone"] += 1
-            return PLACEHOLDERS["phone"]
-
-        def digits(match: re.Match[str]) -> str:
-            # Too short to be a phone or a long number (the common case: "14 days").
-            if match.end() - match.start() < min(PHONE_DIGITS.start, MIN_NUMBER_DIGITS):
-                return match.group(0)
-            if _inside_uuid(match) or _inside(_ISBN, match):
-                return match.group(0)
-            kind = _classify_digits(match.group(0))
-            if kind is None:
-                return match.group(0)
-            found[kind] += 1
-            return PLACEHOLDERS[kind]
-
+        run = _Substitutions()
         # Cheap gates first: most chat text has no "@" and many have no digit.
         if "@" in text:
-            text = _EMAIL.sub(email, text)
+            text = _EMAIL.sub(run.email, text)
         if _ANY_DIGIT.search(text):
-            text = _IBAN.sub(iban, text)
-            text = _DOB.sub(dob, text)
-            text = _SSN.sub(national_id, text)
-            text = _UK_NI.sub(national_id, text)
-            text = _PHONE_DOTTED.sub(phone, text)
-            text = _DIGITS.sub(digits, text)
-        return text, found
+            text = _IBAN.sub(run.iban, text)
+            text = _DOB.sub(run.dob, text)
+            text = _SSN.sub(run.national_id, text)
+            text = _UK_NI.sub(run.national_id, text)
+            text = _PHONE_DOTTED.sub(run.phone, text)
+            text = _DIGITS.sub(run.digits, text)
+        return text, run.found
 
 
 default_redactor: Redactor = RuleRedactor()

@@ -27,39 +27,49 @@ def parse_html(data: bytes) -> ParsedDocument:
         raise ParseError("corrupt_file", "The HTML could not be parsed.") from exc
     for tag in soup.find_all(_DROPPED):
         tag.decompose()
-    builder = DocumentBuilder()
-    inline: list[str] = []
+    text = _BlockText()
+    text.walk(soup)
+    text.flush()
+    return text.builder.build()
 
-    def flush() -> None:
-        if inline:
-            builder.add("".join(inline))
-            inline.clear()
 
-    def walk(node: Tag) -> None:
+class _BlockText:
+    """The visible text of a tree, one block per paragraph-like element:
+    inline text gathers until the next block boundary."""
+
+    def __init__(self) -> None:
+        self.builder = DocumentBuilder()
+        self.inline: list[str] = []
+
+    def flush(self) -> None:
+        if self.inline:
+            self.builder.add("".join(self.inline))
+            self.inline.clear()
+
+    def walk(self, node: Tag) -> None:
         for child in node.children:
             if isinstance(child, NavigableString):
                 if not isinstance(child, _NOT_TEXT):
                     # Source newlines inside a paragraph are just spaces.
-                    inline.append(str(child).replace("\n", " "))
+                    self.inline.append(str(child).replace("\n", " "))
             elif isinstance(child, Tag):
-                name = child.name.lower()
-                if name in _HEADINGS:
-                    flush()
-                    builder.add(child.get_text(" ", strip=True), heading=True)
-                elif name == "br":
-                    inline.append("\n")
-                elif name in ("td", "th"):
-                    # A table row is one block: "cell | cell | cell".
-                    if "".join(inline).strip():
-                        inline.append(" | ")
-                    walk(child)
-                elif name in _BLOCKS:
-                    flush()
-                    walk(child)
-                    flush()
-                else:
-                    walk(child)
+                self._tag(child)
 
-    walk(soup)
-    flush()
-    return builder.build()
+    def _tag(self, tag: Tag) -> None:
+        name = tag.name.lower()
+        if name in _HEADINGS:
+            self.flush()
+            self.builder.add(tag.get_text(" ", strip=True), heading=True)
+        elif name == "br":
+            self.inline.append("\n")
+        elif name in ("td", "th"):
+            # A table row is one block: "cell | cell | cell".
+            if "".join(self.inline).strip():
+                self.inline.append(" | ")
+            self.walk(tag)
+        elif name in _BLOCKS:
+            self.flush()
+            self.walk(tag)
+            self.flush()
+        else:
+            self.walk(tag)

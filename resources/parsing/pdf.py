@@ -23,50 +23,10 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def parse_pdf(data: bytes) -> ParsedDocument:
-    from pypdf import PdfReader
-    from pypdf.errors import FileNotDecryptedError, LimitReachedError, PdfReadError
-
-    # pypdf logs every recoverable oddity of a malformed file as a warning.
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        _check_objects(reader)
-        if reader.is_encrypted:
-            # Many PDFs are "encrypted" with an empty user password (only
-            # printing/copying restricted): those open without one.
-            try:
-                opened = reader.decrypt("")
-            except (NotImplementedError, PdfReadError, FileNotDecryptedError) as exc:
-                raise _encrypted() from exc
-            if not opened:
-                raise _encrypted()
-        count = len(reader.pages)
-        if count > settings.INGEST_PDF_MAX_PAGES:
-            raise ParseError(
-                "file_too_complex",
-                f"The PDF has {count:,} pages; the limit is {settings.INGEST_PDF_MAX_PAGES:,} "
-                "(INGEST_PDF_MAX_PAGES). Split it into smaller documents.",
-            )
-        pages = list(reader.pages)
-    except PASS_THROUGH:
-        raise
-    except FileNotDecryptedError as exc:
-        raise _encrypted() from exc
-    except LimitReachedError as exc:
-        raise _over_limit(exc) from exc
-    except Exception as exc:  # pypdf raises many kinds on damaged files
-        raise ParseError("corrupt_file", "The PDF is damaged and could not be read.") from exc
     builder = DocumentBuilder()
-    for number, page in enumerate(pages, start=1):
+    for number, page in enumerate(_open_pages(data), start=1):
         check_deadline()
-        try:
-            text = page.extract_text(visitor_operand_before=_on_operator) or ""
-        except PASS_THROUGH:
-            raise
-        except LimitReachedError as exc:
-            raise _over_limit(exc) from exc
-        except Exception as exc:
-            raise ParseError("corrupt_file", f"Page {number} of the PDF could not be read.") from exc
+        text = _page_text(number, page)
         builder.start_page(number)
         for paragraph in _PARAGRAPH_BREAK.split(text):
             builder.add(paragraph)
@@ -79,6 +39,68 @@ def parse_pdf(data: bytes) -> ParsedDocument:
                 "The PDF has no text layer (a scan or images only); run OCR on it first.",
             ) from exc
         raise
+
+
+def _open_pages(data: bytes) -> list[Any]:
+    """The pages of a readable PDF within the limits, decrypted when an empty
+    password opens it."""
+    from pypdf import PdfReader
+    from pypdf.errors import FileNotDecryptedError, LimitReachedError
+
+    # pypdf logs every recoverable oddity of a malformed file as a warning.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        _check_objects(reader)
+        if reader.is_encrypted:
+            _decrypt(reader)
+        _check_pages(reader)
+        return list(reader.pages)
+    except PASS_THROUGH:
+        raise
+    except FileNotDecryptedError as exc:
+        raise _encrypted() from exc
+    except LimitReachedError as exc:
+        raise _over_limit(exc) from exc
+    except Exception as exc:  # pypdf raises many kinds on damaged files
+        raise ParseError("corrupt_file", "The PDF is damaged and could not be read.") from exc
+
+
+def _decrypt(reader: Any) -> None:
+    """Many PDFs are "encrypted" with an empty user password (only
+    printing/copying restricted): those open without one."""
+    from pypdf.errors import FileNotDecryptedError, PdfReadError
+
+    try:
+        opened = reader.decrypt("")
+    except (NotImplementedError, PdfReadError, FileNotDecryptedError) as exc:
+        raise _encrypted() from exc
+    if not opened:
+        raise _encrypted()
+
+
+def _check_pages(reader: Any) -> None:
+    count = len(reader.pages)
+    if count > settings.INGEST_PDF_MAX_PAGES:
+        raise ParseError(
+            "file_too_complex",
+            f"The PDF has {count:,} pages; the limit is {settings.INGEST_PDF_MAX_PAGES:,} "
+            "(INGEST_PDF_MAX_PAGES). Split it into smaller documents.",
+        )
+
+
+def _page_text(number: int, page: Any) -> str:
+    from pypdf.errors import LimitReachedError
+
+    try:
+        text: str = page.extract_text(visitor_operand_before=_on_operator) or ""
+    except PASS_THROUGH:
+        raise
+    except LimitReachedError as exc:
+        raise _over_limit(exc) from exc
+    except Exception as exc:
+        raise ParseError("corrupt_file", f"Page {number} of the PDF could not be read.") from exc
+    return text
 
 
 def _check_objects(reader: Any) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from chat.backends.base import ChatMessage
 from chat.backends.scripted import ScriptedBackend
-from chat.models import Message, Session
+from chat.models import Grounding, Message, Session
 from chat.prompting import HistoryTurn, fit_messages
 from chat.services.sessions import question_store, reply_store
 from retrieval.search import ScoredPassage
@@ -103,7 +103,7 @@ def _long_session(tenant: Tenant, turns: int, chars_per_turn: int) -> Session:
             question=stored,
             content=f"answer {index}",
             response={"type": "answer", "parts": [{"text": f"answer {index}", "source": None}], "form": None},
-            grounding="general_knowledge",
+            grounding=Grounding.GENERAL_KNOWLEDGE,
             model="scripted",
             prompt_tokens=None,
             completion_tokens=None,
@@ -112,6 +112,7 @@ def _long_session(tenant: Tenant, turns: int, chars_per_turn: int) -> Session:
             invalid_citations=[],
             is_fallback=False,
         )
+    assert session_id is not None
     return Session.objects.get(id=session_id)
 
 

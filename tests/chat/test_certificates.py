@@ -15,6 +15,7 @@ import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from pytest_django import Settings
 
 from chat.backends.scripted import ScriptedBackend
 from tests.chat.helpers import answer, ingest_text, sse_events, stream_of
@@ -101,7 +102,7 @@ def test_tampering_with_one_byte_makes_it_invalid(owner: Tenant, scripted: Scrip
 
 
 def test_rotated_keys_still_verify_old_certificates(
-    owner: Tenant, scripted: ScriptedBackend, settings: Any
+    owner: Tenant, scripted: ScriptedBackend, settings: Settings
 ) -> None:
     old_seed = secrets.token_bytes(32)
     settings.CERTIFICATE_SIGNING_KEY = f"2026-a:{b64(old_seed)}"
@@ -153,7 +154,7 @@ def test_certificate_endpoints_need_a_key_and_refuse_garbage(owner: Tenant) -> N
 
 
 def test_prompt_traces_are_off_when_the_deployment_disables_them(
-    owner: Tenant, scripted: ScriptedBackend, settings: Any
+    owner: Tenant, scripted: ScriptedBackend, settings: Settings
 ) -> None:
     from chat.models import Session
 

@@ -196,7 +196,7 @@ def test_citations_to_passages_not_retrieved_are_dropped_and_flagged(
     assert parts[0]["source"]["passage_id"] in retrieved_ids
 
 
-FORM = {
+FORM: dict[str, Any] = {
     "type": "form",
     "question": "Which department should I answer for?",
     "title": "Narrow the question",

@@ -13,6 +13,7 @@ from chat.models import GuardRule, Message
 from chat.services.guard import review_mark
 from tests.chat.helpers import sse_events, stream_of
 from tests.conftest import Tenant
+from tests.responses import streamed
 
 pytestmark = pytest.mark.django_db
 
@@ -110,6 +111,7 @@ def test_a_blocked_reply_is_replaced_by_the_safe_reply_and_kept_for_review(
     assert assistant["response"]["parts"] == [{"text": "We will call you.", "source": None}]
     assert assistant["guard"]["action"] == "block"
     stored = Message.objects.get(id=assistant["id"])
+    assert stored.guard_original is not None
     assert stored.guard_original["content"] == "Your claim is approved."
     # The next turn's history holds what the user saw, not the blocked text.
     data = chat(owner, message="Why?", session_id=str(stored.session_id)).json()["data"]
@@ -179,9 +181,7 @@ def test_the_transcript_export_carries_guard_degraded_and_provenance(
     put(owner, {"rules": [{"pattern": "approved"}]})
     scripted.replies = [reply("It is approved.")]
     chat(owner, message="Status?")
-    body = b"".join(
-        owner.client("admin").get(f"/api/v1/workspaces/{owner.workspace.id}/transcripts/").streaming_content
-    )
+    body = streamed(owner.client("admin").get(f"/api/v1/workspaces/{owner.workspace.id}/transcripts/"))
     message = json.loads(body.decode().splitlines()[0])["messages"][1]
     assert message["guard"]["action"] == "flag"
     assert message["degraded"] is False and len(message["provenance"]["messages_hash"]) == 64

@@ -16,7 +16,7 @@ from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
 
-THREE_TURNS = [
+THREE_TURNS: list[dict[str, Any]] = [
     {"role": "user", "content": "Hi, I'd like to file an inpatient claim"},
     {"role": "assistant", "content": "Sure, could you give me the policy number?"},
     {"role": "user", "content": "It is 3201456789012345"},

@@ -9,6 +9,7 @@ from typing import Any
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from chat.models import Session
 from tests.chat.helpers import ingest_text
@@ -24,7 +25,7 @@ CLAIMS = (
 
 
 @pytest.fixture
-def server(live_server_real: str, transactional_db: Any) -> str:
+def server(live_server_real: str, transactional_db: None) -> str:
     return live_server_real
 
 
@@ -47,12 +48,14 @@ def test_a_completion_is_a_cited_answer_stored_in_the_end_users_session(server: 
     assert completion.object == "chat.completion"
     choice = completion.choices[0]
     assert choice.finish_reason == "stop" and choice.message.role == "assistant"
-    assert choice.message.content.startswith("Inpatient claims are filed within 30 days of discharge.")
+    content = choice.message.content
+    assert content is not None
+    assert content.startswith("Inpatient claims are filed within 30 days of discharge.")
     annotations = choice.message.annotations or []
     assert annotations and annotations[0].type == "url_citation"
     citation = annotations[0].url_citation
     assert citation.title == "Claims policy"
-    assert choice.message.content[citation.start_index : citation.end_index] == (
+    assert content[citation.start_index : citation.end_index] == (
         "Inpatient claims are filed within 30 days of discharge."
     )
     assert f"/resources/{resource.id}/passages/" in citation.url
@@ -127,7 +130,7 @@ def test_the_x_api_key_header_works_too(server: str, owner: Tenant) -> None:
 
 def test_error_paths_in_openai_shape(server: str, owner: Tenant, outsider: Tenant) -> None:
     sdk = client(server, owner)
-    question = [{"role": "user", "content": "Hello?"}]
+    question: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hello?"}]
     with pytest.raises(openai.AuthenticationError) as bad_key:
         client(server, owner, key="dk_live_" + "x" * 40).models.list()
     assert bad_key.value.status_code == 401 and bad_key.value.code == "unauthenticated"
@@ -135,7 +138,7 @@ def test_error_paths_in_openai_shape(server: str, owner: Tenant, outsider: Tenan
         client(server, owner, key=outsider.admin_key).chat.completions.create(
             model="extractive",
             messages=question,
-            user="u1",  # type: ignore[arg-type]
+            user="u1",
         )
     assert foreign.value.code == "not_found"
     cases: list[tuple[dict[str, Any], str]] = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from typing import Any
 
 import pytest
 
@@ -76,14 +77,16 @@ def test_passage_numbers_map_to_sources_and_bad_ones_are_flagged() -> None:
         {"text": "w", "passage": "1"},
     ]})  # fmt: skip
     parsed = parse_reply(raw, passages)
-    assert parsed.response["parts"][0]["source"]["resource_title"] == "Second"
+    source = parsed.response["parts"][0]["source"]
+    assert source is not None
+    assert source["resource_title"] == "Second"
     assert [p["source"] for p in parsed.response["parts"][1:]] == [None, None, None]
     assert [c["passage"] for c in parsed.invalid_citations] == [0, True, "1"]
 
 
 def test_schema_is_strict_everywhere() -> None:
-    def objects(node: object) -> list[dict[str, object]]:
-        found = []
+    def objects(node: object) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
         if isinstance(node, dict):
             if node.get("type") == "object":
                 found.append(node)
@@ -96,7 +99,7 @@ def test_schema_is_strict_everywhere() -> None:
 
     for obj in objects(output_schema()):
         assert obj["additionalProperties"] is False
-        assert sorted(obj["required"]) == sorted(obj["properties"])  # type: ignore[arg-type]
+        assert sorted(obj["required"]) == sorted(obj["properties"])
 
 
 def test_prompt_layout_system_history_then_fenced_passages() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -48,7 +49,8 @@ def adversary(messages: list[ChatMessage]) -> str:
         if "approved" in numbered[index + 1]:
             line = next(line for line in numbered[index + 1].splitlines() if "approved" in line)
             return _cite(line.strip(), int(numbered[index]))
-    for message in [*messages[1:-1], {"role": "user", "content": question}]:
+    history: list[ChatMessage] = [*messages[1:-1], {"role": "user", "content": question}]
+    for message in history:
         for line in message["content"].splitlines():
             if "approved" in line and message["role"] == "user":
                 return _cite(line.replace("CS:", "").strip(" )(1]["), 1)
@@ -73,7 +75,7 @@ def guard(tenant: Tenant, action: str) -> None:
     assert response.status_code == 200, response.json()
 
 
-CASES = {
+CASES: dict[str, dict[str, Any]] = {
     "fake fence in the question": {"message": FAKE_FENCE},
     "fake agent line in the question": {"message": FAKE_AGENT},
     "fake agent line in the history": {
@@ -99,6 +101,7 @@ def _tally(tally: dict[str, int], data: dict[str, Any], user_text: str) -> None:
         c.get("reason") == "from_user" for c in reply.invalid_citations
     )
     shown = reply.guard_original["response"] if reply.guard_original else reply.response
+    assert shown is not None
     for part in shown["parts"]:
         if part["source"] is None:
             continue
@@ -164,7 +167,7 @@ def test_a_planted_instruction_inside_a_document_is_caught_by_the_guard(
 
 
 def test_the_suite_measured_laundered_citations_and_guard_catches(
-    tenant_factory: Any, scripted: ScriptedBackend
+    tenant_factory: Callable[[str], Tenant], scripted: ScriptedBackend
 ) -> None:
     """Every case above (both actions) and the planted document, counted."""
     scripted.default = adversary

@@ -5,7 +5,6 @@ backend stands in for the generative model."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -19,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def staff(db: Any) -> Client:
+def staff(db: None) -> Client:
     client = Client()
     client.force_login(User.objects.create_superuser("reviewer", "r@example.org", "pw-for-tests-only"))
     return client

@@ -34,7 +34,8 @@ def test_list_is_most_recently_active_first_and_paginated(owner: Tenant, scripte
         format="json",
     )
     client = owner.client("chat")
-    page = client.get(sessions_url(owner), {"external_user_id": "alice", "limit": 2}).json()["data"]
+    query: dict[str, str | int] = {"external_user_id": "alice", "limit": 2}
+    page = client.get(sessions_url(owner), query).json()["data"]
     assert [s["id"] for s in page["items"]] == [ids[0], ids[2]]
     item = page["items"][0]
     assert set(item) == {"id", "title", "external_user_id", "message_count", "created_at", "updated_at"}
@@ -81,7 +82,8 @@ def test_messages_are_oldest_first_in_the_chat_shape(owner: Tenant, scripted: Sc
         format="json",
     )
     url = sessions_url(owner, f"{session_id}/messages/")
-    first: dict[str, Any] = client.get(url, {"external_user_id": "alice", "limit": 3}).json()["data"]
+    query: dict[str, str | int] = {"external_user_id": "alice", "limit": 3}
+    first: dict[str, Any] = client.get(url, query).json()["data"]
     items = first["items"]
     assert [(m["role"], m["content"]) for m in items] == [
         ("user", "one"),

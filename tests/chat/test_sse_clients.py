@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 @pytest.fixture
-def server(live_server_scripted: str, transactional_db: Any) -> str:
+def server(live_server_scripted: str, transactional_db: None) -> str:
     """The scripted server: the model takes 1.5 s to its first token."""
     return live_server_scripted
 

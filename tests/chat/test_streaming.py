@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -22,7 +23,7 @@ def stream(tenant: Tenant, scope: str = "chat", **body: Any) -> Any:
     )
 
 
-def wait_for(predicate: Any, seconds: float = 10.0) -> None:
+def wait_for(predicate: Callable[[], bool], seconds: float = 10.0) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
         assert time.monotonic() < deadline, "timed out"

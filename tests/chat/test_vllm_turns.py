@@ -10,9 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pytest_django import Settings
 
 from chat.backends import use_backend
 from chat.backends.openai_compatible import OpenAIBackend
+from chat.models import Grounding
 from chat.services.sessions import question_store, reply_store
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
@@ -24,7 +26,7 @@ POLICY = "Inpatient claims must be filed within 30 days of discharge.\n\nVisits 
 
 
 @pytest.fixture
-def served(settings: Any, vllm_server: VllmServer) -> Iterator[VllmServer]:
+def served(settings: Settings, vllm_server: VllmServer) -> Iterator[VllmServer]:
     """The registry's default model is the one vLLM serves."""
     settings.GENERATION_MODELS = [
         {"id": vllm_server.model, "backend": "openai", "default": True, "context_length": None},
@@ -55,7 +57,7 @@ def test_twenty_turns_of_thirty_thousand_characters_still_answer_through_vllm(
             question=stored,
             content=f"answer {index}",
             response={"type": "answer", "parts": [{"text": f"answer {index}", "source": None}], "form": None},
-            grounding="general_knowledge",
+            grounding=Grounding.GENERAL_KNOWLEDGE,
             model=served.model,
             prompt_tokens=None,
             completion_tokens=None,

@@ -3,8 +3,6 @@ organization with the console's permissions."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.conftest import Tenant
@@ -12,7 +10,7 @@ from tests.staff import Staff, make_staff
 
 
 @pytest.fixture
-def root(db: Any) -> Staff:
+def root(db: None) -> Staff:
     """A superuser: every organization, every permission."""
     return make_staff("root", superuser=True)
 

@@ -12,12 +12,15 @@ import base64
 import datetime as dt
 import io
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from celery.worker import WorkController
 from django.contrib.auth.models import User
 from django.utils import timezone
+from pytest_django.live_server_helper import LiveServer
 
 from chat.models import Feedback, Message
 from tests.browser import ARTIFACTS, log_in
@@ -27,16 +30,26 @@ from tests.resources.files import long_text
 from tests.staff import PASSWORD, grant
 from workspaces.models import StaffMembership
 
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.remote.webelement import WebElement
+
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def _wait(driver: Any, timeout: float = 30) -> Any:
+def _attribute(element: WebElement, name: str) -> str:
+    value = element.get_attribute(name)
+    assert value is not None, name
+    return value
+
+
+def _wait(driver: WebDriver, timeout: float = 30) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(driver, timeout, poll_frequency=0.2)
 
 
-def _screenshot(driver: Any, name: str, *, max_height: int = 1800) -> Path:
+def _screenshot(driver: WebDriver, name: str, *, max_height: int = 1800) -> Path:
     """The page's content (the admin's navigation sidebar folded away), at
     its full height up to ``max_height``, as a PNG under ARTIFACTS."""
     width, height = driver.execute_script(
@@ -76,7 +89,7 @@ def _zip(members: dict[str, bytes]) -> bytes:
 
 
 def test_uploads_reach_ready_on_the_progress_view_without_a_reload(
-    browser: Any, live_server: Any, owner: Tenant, celery_worker: Any, tmp_path: Path
+    browser: WebDriver, live_server: LiveServer, owner: Tenant, celery_worker: WorkController, tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.by import By
 
@@ -149,7 +162,7 @@ READ_ROWS = """
 
 
 def test_a_failure_shows_its_reason_and_retry_queues_it_again_without_a_reload(
-    browser: Any, live_server: Any, owner: Tenant, celery_worker: Any, tmp_path: Path
+    browser: WebDriver, live_server: LiveServer, owner: Tenant, celery_worker: WorkController, tmp_path: Path
 ) -> None:
     from resources.models import Resource
 
@@ -168,7 +181,7 @@ def test_a_failure_shows_its_reason_and_retry_queues_it_again_without_a_reload(
     browser.find_element("id", "upload-files").send_keys("\n".join(str(tmp_path / name) for name in files))
     browser.find_element("id", "upload-submit").click()
 
-    def settled(driver: Any) -> dict[str, Any] | None:
+    def settled(driver: WebDriver) -> dict[str, Any] | None:
         status: dict[str, Any] = driver.execute_script(READ_ROWS)
         finished = status["state"] == "done" and len(status["rows"]) == 3
         return status if finished else None
@@ -194,7 +207,7 @@ def test_a_failure_shows_its_reason_and_retry_queues_it_again_without_a_reload(
 
 
 def test_a_playground_question_gets_a_cited_answer_whose_citation_opens_the_passage(
-    browser: Any, live_server: Any, owner: Tenant
+    browser: WebDriver, live_server: LiveServer, owner: Tenant
 ) -> None:
     from selenium.webdriver.common.by import By
 
@@ -217,7 +230,7 @@ def test_a_playground_question_gets_a_cited_answer_whose_citation_opens_the_pass
     citation = answer.find_element(By.CSS_SELECTOR, "a.citation")
     passage = browser.find_element(By.ID, f"passage-{citation.get_attribute('data-passage')}")
     assert passage.get_property("open") is False
-    assert "thirty days" in passage.get_attribute("textContent")
+    assert "thirty days" in _attribute(passage, "textContent")
     citation.click()
     _wait(browser).until(lambda d: passage.get_property("open") is True)
     assert "Refund policy" in passage.text
@@ -253,7 +266,7 @@ def _rate(tenant: Tenant, turn: dict[str, Any], user: str, rating: str) -> None:
 
 
 def test_the_dashboard_draws_its_charts_from_real_turns(
-    browser: Any, live_server: Any, owner: Tenant
+    browser: WebDriver, live_server: LiveServer, owner: Tenant
 ) -> None:
     from selenium.webdriver.common.by import By
 
@@ -293,7 +306,7 @@ def test_the_dashboard_draws_its_charts_from_real_turns(
 
     def values(chart: str) -> dict[str, int]:
         bars = browser.find_elements(By.CSS_SELECTOR, f"#{chart} svg rect.bar")
-        return {bar.get_attribute("data-label"): int(bar.get_attribute("data-value")) for bar in bars}
+        return {_attribute(bar, "data-label"): int(_attribute(bar, "data-value")) for bar in bars}
 
     turns = values("chart-turns")
     today = timezone.now().date()
@@ -309,7 +322,7 @@ def test_the_dashboard_draws_its_charts_from_real_turns(
     assert cited and set(cited) <= {"Refund policy", "Shipping", "Warranty", "Holiday opening"}
     # Bars are drawn: a non-zero value has a visible height.
     today_bar = browser.find_element(By.CSS_SELECTOR, "#chart-turns rect.bar:last-of-type")
-    assert float(today_bar.get_attribute("height")) > 0
+    assert float(_attribute(today_bar, "height")) > 0
     review = browser.find_elements(By.CSS_SELECTOR, "#review tbody tr[data-message] a")
     assert {link.text for link in review} >= {"Are gift cards refunded in cash?", "Do you ship on weekdays?"}
     review[0].click()
@@ -321,7 +334,7 @@ def test_the_dashboard_draws_its_charts_from_real_turns(
 
 
 def test_staff_limited_to_one_organization_get_404_for_anothers_pages(
-    browser: Any, live_server: Any, tenant_factory: Any
+    browser: WebDriver, live_server: LiveServer, tenant_factory: Callable[[str], Tenant]
 ) -> None:
     from selenium.webdriver.common.by import By
 

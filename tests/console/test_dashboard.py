@@ -28,6 +28,13 @@ from tests.transcripts.factories import answer_response, conversation, feedback
 pytestmark = pytest.mark.django_db
 
 
+def _parts(message: Message) -> list[dict[str, Any]]:
+    """A stored reply's parts (every assistant message stores its response)."""
+    assert message.response is not None
+    parts: list[dict[str, Any]] = message.response["parts"]
+    return parts
+
+
 def _chat(tenant: Tenant, user: str, message: str) -> dict[str, Any]:
     response = tenant.client("admin").post(
         f"/api/v1/workspaces/{tenant.workspace.id}/chat/",
@@ -81,7 +88,7 @@ def test_the_dashboard_shows_what_real_turns_did(owner: Tenant, curator: Staff) 
         )
     )
     cited_refunds = sum(
-        any(p["source"] and p["source"]["resource_id"] == str(refunds.id) for p in m.response["parts"])
+        any(p["source"] and p["source"]["resource_id"] == str(refunds.id) for p in _parts(m))
         for m in stored
     )
     assert cited_refunds >= 1
@@ -92,7 +99,7 @@ def test_the_dashboard_shows_what_real_turns_did(owner: Tenant, curator: Staff) 
     assert len(turns) == 30 and turns[today] == 3 and sum(turns.values()) == 3
     outcomes = _bars(page, "chart-outcomes")
     assert sum(outcomes.values()) == 3
-    assert outcomes["cited"] == sum(any(p["source"] for p in m.response["parts"]) for m in stored)
+    assert outcomes["cited"] == sum(any(p["source"] for p in _parts(m)) for m in stored)
     assert _bars(page, "chart-grounding")["documents"] == 3
     feedback_bars = _bars(page, "chart-feedback")
     assert feedback_bars[f"{today} down"] == 1 and feedback_bars[f"{today} up"] == 0

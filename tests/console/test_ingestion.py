@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from pytest_django import Settings
 
 from resources.models import Resource, ResourceStatus
 from tests.conftest import Tenant
@@ -88,7 +89,7 @@ def test_the_same_document_again_is_the_existing_resource(owner: Tenant, curator
     assert Resource.objects.filter(workspace=owner.workspace).count() == 1
 
 
-def test_refusals_say_why_and_store_nothing(owner: Tenant, curator: Staff, settings: Any) -> None:
+def test_refusals_say_why_and_store_nothing(owner: Tenant, curator: Staff, settings: Settings) -> None:
     settings.MAX_UPLOAD_BYTES = 2048
     response = _upload(
         curator,
@@ -118,7 +119,7 @@ def test_refusals_say_why_and_store_nothing(owner: Tenant, curator: Staff, setti
 
 
 def test_an_archive_over_its_bounds_is_refused_before_anything_is_stored(
-    owner: Tenant, curator: Staff, settings: Any
+    owner: Tenant, curator: Staff, settings: Settings
 ) -> None:
     # The API's bounds (resources/parsing/archive.py), not the console's own.
     settings.INGEST_MAX_ARCHIVE_ENTRIES = 2

@@ -16,8 +16,8 @@ from django.http import Http404
 from django.test import RequestFactory
 from rest_framework import exceptions as drf
 
+from chat.openai_api.errors import OPENAI_ERROR_TYPES, openai_error_body
 from daneshyar.exceptions import (
-    OPENAI_ERROR_TYPES,
     ApplicationError,
     Forbidden,
     IdempotencyKeyReused,
@@ -35,7 +35,6 @@ from daneshyar.exceptions import (
     handler403,
     handler404,
     handler500,
-    openai_error_body,
 )
 from tests.conftest import Tenant, api_client
 

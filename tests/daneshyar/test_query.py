@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Tenant
+from tests.responses import streamed
 from tests.transcripts.factories import conversation
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +46,7 @@ def test_given_values_still_filter(owner: Tenant) -> None:
     assert client.get(f"{base}/resources/?status=ready&limit=5").status_code == 200
     lines = client.get(f"{base}/transcripts/?updated_since=2000-01-01T00:00:00Z&pseudonymize=true")
     assert lines.status_code == 200
-    assert len(b"".join(lines.streaming_content).splitlines()) == 1
+    assert len(streamed(lines).splitlines()) == 1
 
 
 def _cursor(values: object) -> str:

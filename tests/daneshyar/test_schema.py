@@ -4,11 +4,13 @@ fix) and stays valid."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from django.core.management import call_command
+from pytest_django import DjangoDbBlocker
 
 from tests.conftest import Tenant, api_client
 
@@ -16,11 +18,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
-def schema(django_db_blocker: Any) -> dict[str, Any]:
+def schema(django_db_blocker: DjangoDbBlocker) -> dict[str, Any]:
     with django_db_blocker.unblock():
         response = api_client(None).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi")
     assert response.status_code == 200
-    return yaml.safe_load(response.content)
+    schema: dict[str, Any] = yaml.safe_load(response.content)
+    return schema
 
 
 def operations(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -32,7 +35,7 @@ def operations(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_the_schema_validates_without_warnings(tmp_path: Any) -> None:
+def test_the_schema_validates_without_warnings(tmp_path: Path) -> None:
     call_command("spectacular", file=str(tmp_path / "schema.yaml"), validate=True, fail_on_warn=True)
 
 

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -15,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def staff(db: Any) -> Client:
+def staff(db: None) -> Client:
     user = User.objects.create_superuser("root", "root@example.com", "pw-for-tests-only")
     client = Client()
     client.force_login(user)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from pytest_django import Settings
 from rest_framework.test import APIClient
 
 from resources.models import Resource, ResourceStatus
@@ -22,11 +23,11 @@ from workspaces.models import ApiKeyScope
 pytestmark = pytest.mark.django_db
 
 
-def _url(workspace_id: Any, suffix: str = "") -> str:
+def _url(workspace_id: uuid.UUID | str, suffix: str = "") -> str:
     return f"/api/v1/workspaces/{workspace_id}/resources/{suffix}"
 
 
-def _upload(client: APIClient, workspace_id: Any, name: str, data: bytes, **extra: Any) -> Any:
+def _upload(client: APIClient, workspace_id: uuid.UUID | str, name: str, data: bytes, **extra: Any) -> Any:
     return client.post(
         _url(workspace_id), {"file": SimpleUploadedFile(name, data), **extra}, format="multipart"
     )
@@ -121,7 +122,7 @@ def test_same_bytes_twice_returns_the_existing_resource_with_200(owner: Tenant) 
 
 
 def test_same_bytes_in_another_workspace_is_a_new_resource(owner: Tenant) -> None:
-    other = WorkspaceFactory(organization=owner.organization)
+    other = WorkspaceFactory.create(organization=owner.organization)
     assert _upload(owner.client(), owner.workspace.id, "a.txt", b"shared").status_code == 202
     assert _upload(owner.client(), other.id, "a.txt", b"shared").status_code == 202
 
@@ -147,7 +148,7 @@ def test_zip_that_is_not_docx_is_415(owner: Tenant) -> None:
     assert response.status_code == 415
 
 
-def test_upload_over_the_limit_is_413(owner: Tenant, settings: Any) -> None:
+def test_upload_over_the_limit_is_413(owner: Tenant, settings: Settings) -> None:
     settings.MAX_UPLOAD_BYTES = 2048
     response = _upload(owner.client(), owner.workspace.id, "big.txt", b"a" * 3000)
     assert response.status_code == 413
@@ -156,7 +157,7 @@ def test_upload_over_the_limit_is_413(owner: Tenant, settings: Any) -> None:
     assert not Resource.objects.exists()
 
 
-def test_body_over_the_limit_is_refused_from_its_content_length(owner: Tenant, settings: Any) -> None:
+def test_body_over_the_limit_is_refused_from_its_content_length(owner: Tenant, settings: Settings) -> None:
     settings.MAX_UPLOAD_BYTES = 2048
     response = _upload(owner.client(), owner.workspace.id, "big.txt", b"a" * (200 * 1024))
     assert response.status_code == 413
@@ -248,7 +249,9 @@ def test_reingest_of_a_ready_resource_keeps_it_ready(owner: Tenant) -> None:
 # --- scopes and tenancy ----------------------------------------------------------------
 
 
-def _all_operations(workspace_id: Any, resource_id: Any) -> list[tuple[str, str, dict[str, Any] | None]]:
+def _all_operations(
+    workspace_id: uuid.UUID | str, resource_id: uuid.UUID | str
+) -> list[tuple[str, str, dict[str, Any] | None]]:
     return [
         ("get", _url(workspace_id), None),
         ("post", _url(workspace_id), {"title": "x", "text": "new text"}),
@@ -277,7 +280,7 @@ def test_outsider_gets_404_on_every_endpoint(owner: Tenant, outsider: Tenant, sc
 @pytest.mark.parametrize("scope", [ApiKeyScope.ADMIN, ApiKeyScope.CHAT])
 def test_key_limited_to_another_workspace_gets_404(owner: Tenant, scope: str) -> None:
     resource = _resource(owner)
-    elsewhere = WorkspaceFactory(organization=owner.organization)
+    elsewhere = WorkspaceFactory.create(organization=owner.organization)
     issued = workspace_services.api_key_create(
         organization=owner.organization, name="limited", scope=scope, workspace_ids=[elsewhere.id]
     )
@@ -288,7 +291,7 @@ def test_key_limited_to_another_workspace_gets_404(owner: Tenant, scope: str) ->
 
 def test_resource_of_another_workspace_is_404(owner: Tenant) -> None:
     resource = _resource(owner)
-    other = WorkspaceFactory(organization=owner.organization)
+    other = WorkspaceFactory.create(organization=owner.organization)
     for method, url, body in _all_operations(other.id, resource.id)[2:]:
         assert _call(owner.client(), method, url, body).status_code == 404, (method, url)
     assert Resource.objects.filter(pk=resource.pk).exists()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from pytest_django import Settings
 
 from resources.models import Resource, ResourceFile, ResourceStatus
 from tests.conftest import Tenant, api_client
@@ -154,7 +155,7 @@ def test_a_malformed_document_refuses_the_request_naming_each(owner: Tenant) -> 
     assert not Resource.objects.exists()
 
 
-def test_a_document_over_max_upload_bytes_is_rejected_alone(owner: Tenant, settings: Any) -> None:
+def test_a_document_over_max_upload_bytes_is_rejected_alone(owner: Tenant, settings: Settings) -> None:
     settings.MAX_UPLOAD_BYTES = 100
     response = _post_raw(owner, _zip({"big.txt": b"x" * 101, "small.txt": b"ok"}), "application/zip")
     assert response.status_code == 202
@@ -193,7 +194,7 @@ def test_an_unreadable_body_is_one_4xx_and_stores_nothing(
     assert not Resource.objects.exists()
 
 
-def test_more_documents_than_the_limit_is_413(owner: Tenant, settings: Any) -> None:
+def test_more_documents_than_the_limit_is_413(owner: Tenant, settings: Settings) -> None:
     settings.BATCH_UPLOAD_MAX_DOCUMENTS = 2
     response = _post_json(owner, [{"text": f"doc {i}"} for i in range(3)])
     assert response.status_code == 413
@@ -203,7 +204,7 @@ def test_more_documents_than_the_limit_is_413(owner: Tenant, settings: Any) -> N
     assert _post_json(owner, [{"text": "a"}, {"text": "b"}]).status_code == 202
 
 
-def test_a_body_over_the_limit_is_413(owner: Tenant, settings: Any) -> None:
+def test_a_body_over_the_limit_is_413(owner: Tenant, settings: Settings) -> None:
     settings.BATCH_UPLOAD_MAX_BYTES = 2048
     response = _post_json(owner, [{"text": "z" * 3000}])
     assert response.status_code == 413
@@ -211,7 +212,7 @@ def test_a_body_over_the_limit_is_413(owner: Tenant, settings: Any) -> None:
     assert not Resource.objects.exists()
 
 
-def test_the_bulk_limit_replaces_the_json_body_limit_on_this_route(owner: Tenant, settings: Any) -> None:
+def test_the_bulk_limit_replaces_the_json_body_limit_on_this_route(owner: Tenant, settings: Settings) -> None:
     settings.MAX_JSON_BODY_BYTES = 1024
     response = _post_json(owner, [{"text": f"document {i} " + "w" * 200} for i in range(20)])
     assert response.status_code == 202
@@ -231,7 +232,7 @@ def test_outsider_gets_404_and_chat_key_403_and_nothing_is_stored(owner: Tenant,
     assert not Resource.objects.exists()
 
 
-def test_a_request_counts_once_against_the_upload_limit(owner: Tenant, settings: Any) -> None:
+def test_a_request_counts_once_against_the_upload_limit(owner: Tenant, settings: Settings) -> None:
     settings.RATE_LIMIT_UPLOADS_PER_MINUTE = 2
     for left in (1, 0):
         response = _post_json(owner, [{"text": f"a {left}"}, {"text": f"b {left}"}, {"text": f"c {left}"}])

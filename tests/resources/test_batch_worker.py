@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from celery.worker import WorkController
 from django.db import connection, transaction
 from django.utils import timezone
+from pytest_django import Settings
 
 from resources import ingestion, services
 from resources.chunking import Chunk
@@ -61,7 +63,7 @@ def _texts(n: int, tag: str = "") -> list[dict[str, str]]:
 
 
 def test_a_bulk_upload_is_embedded_in_one_model_call_and_ends_ready(
-    owner: Tenant, celery_worker: Any, monkeypatch: pytest.MonkeyPatch
+    owner: Tenant, celery_worker: WorkController, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     embed = EmbedCalls(monkeypatch)
     ids = _bulk(owner, _texts(6))
@@ -78,7 +80,7 @@ def test_a_bulk_upload_is_embedded_in_one_model_call_and_ends_ready(
 
 
 def test_single_uploads_waiting_in_the_queue_are_taken_as_one_batch(
-    owner: Tenant, celery_worker: Any, monkeypatch: pytest.MonkeyPatch
+    owner: Tenant, celery_worker: WorkController, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     embed = EmbedCalls(monkeypatch)
     with transaction.atomic():  # all five queued at once, on commit
@@ -96,7 +98,7 @@ def test_single_uploads_waiting_in_the_queue_are_taken_as_one_batch(
     assert len(embed.calls) == 1 and len(embed.calls[0]) == 5
 
 
-def test_a_document_that_cannot_be_read_fails_alone(owner: Tenant, celery_worker: Any) -> None:
+def test_a_document_that_cannot_be_read_fails_alone(owner: Tenant, celery_worker: WorkController) -> None:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("good-1.txt", "A readable document about tides.")
@@ -119,7 +121,7 @@ def test_a_document_that_cannot_be_read_fails_alone(owner: Tenant, celery_worker
 
 
 def test_a_document_that_breaks_the_model_call_fails_alone_after_its_own_attempts(
-    owner: Tenant, celery_worker: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+    owner: Tenant, celery_worker: WorkController, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.INGEST_RETRY_BACKOFF_SECONDS = 0
     settings.INGEST_MAX_RETRIES = 2
@@ -142,7 +144,7 @@ def test_a_document_that_breaks_the_model_call_fails_alone_after_its_own_attempt
 
 
 def test_a_failing_passage_write_fails_only_its_own_resource(
-    owner: Tenant, celery_worker: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+    owner: Tenant, celery_worker: WorkController, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.INGEST_RETRY_BACKOFF_SECONDS = 0
     settings.INGEST_MAX_RETRIES = 1
@@ -168,7 +170,9 @@ def test_a_failing_passage_write_fails_only_its_own_resource(
     assert Passage.objects.filter(resource_id__in=[one.id, three.id]).count() == 2
 
 
-def test_a_batch_reingest_swaps_each_resource_atomically(owner: Tenant, celery_worker: Any) -> None:
+def test_a_batch_reingest_swaps_each_resource_atomically(
+    owner: Tenant, celery_worker: WorkController
+) -> None:
     ids = _bulk(
         owner, [{"title": f"long {i}", "text": long_text(paragraphs=20, seed=f"s{i}")} for i in range(3)]
     )
@@ -198,7 +202,7 @@ def test_a_batch_reingest_swaps_each_resource_atomically(owner: Tenant, celery_w
         stop.set()
         watcher.join()
     connection.close()
-    assert results == {rid: ResourceStatus.READY for rid in counts}
+    assert results == {rid: ingestion.IngestResult.READY for rid in counts}
     assert len(seen) > 3
     assert all(snapshot == counts for snapshot in seen), (
         "retrieval saw a doubled, partial or missing document"

@@ -4,6 +4,7 @@ import time
 from typing import Any
 
 import pytest
+from pytest_django import Settings
 
 from daneshyar.exceptions import UnsupportedMediaType
 from resources.parsing import ParseError, detect_content_type, parse_document
@@ -153,7 +154,7 @@ def test_empty_documents(data: bytes) -> None:
     assert _error(data).code == "empty_document"
 
 
-def test_text_over_the_limit(settings: Any) -> None:
+def test_text_over_the_limit(settings: Settings) -> None:
     settings.MAX_EXTRACTED_CHARS = 1000
     error = _error(("word " * 300).encode())
     assert error.code == "text_too_long"
@@ -173,7 +174,7 @@ def test_zip_bomb_docx_fails_before_it_is_unpacked() -> None:
     assert time.monotonic() - began < 1
 
 
-def test_docx_within_the_ratio_but_over_the_uncompressed_total_fails(settings: Any) -> None:
+def test_docx_within_the_ratio_but_over_the_uncompressed_total_fails(settings: Settings) -> None:
     settings.INGEST_MAX_UNCOMPRESSED_BYTES = 100_000
     error = _error(make_minimal_docx("Padded.", padding=200_000))
     assert error.code == "file_too_large_uncompressed"
@@ -182,19 +183,19 @@ def test_docx_within_the_ratio_but_over_the_uncompressed_total_fails(settings: A
     assert _parse(make_minimal_docx("Padded.", padding=200_000)).text == "Padded."
 
 
-def test_docx_with_too_many_entries_is_too_complex(settings: Any) -> None:
+def test_docx_with_too_many_entries_is_too_complex(settings: Settings) -> None:
     settings.INGEST_MAX_ARCHIVE_ENTRIES = 2
     assert _error(make_minimal_docx("Three entries.")).code == "file_too_complex"
 
 
-def test_pdf_over_the_page_limit_is_too_complex(settings: Any) -> None:
+def test_pdf_over_the_page_limit_is_too_complex(settings: Settings) -> None:
     settings.INGEST_PDF_MAX_PAGES = 3
     error = _error(make_pdf([f"Page {n}." for n in range(4)]))
     assert error.code == "file_too_complex" and "4 pages" in error.message
     assert _parse(make_pdf([f"Page {n}." for n in range(3)])).pages[-1][1] == 3
 
 
-def test_pdf_over_the_object_limit_is_too_complex(settings: Any) -> None:
+def test_pdf_over_the_object_limit_is_too_complex(settings: Settings) -> None:
     settings.INGEST_PDF_MAX_OBJECTS = 100
     # 3 objects, then 2 per page.
     error = _error(make_pdf([f"Page {n}." for n in range(50)]))

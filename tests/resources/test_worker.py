@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from celery.worker import WorkController
 from django.db import connection
 from django.utils import timezone
+from pytest_django import Settings
 
 from resources import ingestion, services
 from resources.models import Resource, ResourceStatus
@@ -34,11 +36,12 @@ def _upload(tenant: Tenant, name: str, data: bytes, **extra: Any) -> dict[str, A
         format="multipart",
     )
     assert response.status_code == 202, response.json()
-    return response.json()["data"]
+    created: dict[str, Any] = response.json()["data"]
+    return created
 
 
 def test_upload_becomes_ready_with_passages_embedded_from_their_text(
-    owner: Tenant, celery_worker: Any
+    owner: Tenant, celery_worker: WorkController
 ) -> None:
     text = long_text(paragraphs=10)
     created = _upload(owner, "notes.txt", text.encode())
@@ -64,7 +67,7 @@ def test_upload_becomes_ready_with_passages_embedded_from_their_text(
     assert body["data"]["status"] == "ready" and body["data"]["error"] is None
 
 
-def test_pdf_passages_keep_their_page_number(owner: Tenant, celery_worker: Any) -> None:
+def test_pdf_passages_keep_their_page_number(owner: Tenant, celery_worker: WorkController) -> None:
     pages = [f"Page {n} talks about topic {n}. " * 3 for n in range(1, 4)]
     created = _upload(owner, "doc.pdf", make_pdf(pages))
     resource = wait_for(created["id"])
@@ -73,7 +76,7 @@ def test_pdf_passages_keep_their_page_number(owner: Tenant, celery_worker: Any) 
     assert Passage.objects.get(resource=resource, ordinal=0).page == 1
 
 
-def test_corrupt_pdf_fails_with_a_code(owner: Tenant, celery_worker: Any) -> None:
+def test_corrupt_pdf_fails_with_a_code(owner: Tenant, celery_worker: WorkController) -> None:
     created = _upload(owner, "broken.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage without xref")
     resource = wait_for(created["id"])
     assert resource.status == ResourceStatus.FAILED
@@ -84,20 +87,20 @@ def test_corrupt_pdf_fails_with_a_code(owner: Tenant, celery_worker: Any) -> Non
     assert not Passage.objects.filter(resource=resource).exists()
 
 
-def test_empty_file_fails_as_empty_document(owner: Tenant, celery_worker: Any) -> None:
+def test_empty_file_fails_as_empty_document(owner: Tenant, celery_worker: WorkController) -> None:
     resource = wait_for(_upload(owner, "empty.txt", b"  \n\n  ")["id"])
     assert (resource.status, resource.error_code) == (ResourceStatus.FAILED, "empty_document")
 
 
 def test_text_over_the_extracted_limit_fails_as_text_too_long(
-    owner: Tenant, celery_worker: Any, settings: Any
+    owner: Tenant, celery_worker: WorkController, settings: Settings
 ) -> None:
     settings.MAX_EXTRACTED_CHARS = 1000
     resource = wait_for(_upload(owner, "long.md", ("# Head\n\n" + "word " * 400).encode())["id"])
     assert (resource.status, resource.error_code) == (ResourceStatus.FAILED, "text_too_long")
 
 
-def test_the_same_file_twice_is_one_resource(owner: Tenant, celery_worker: Any) -> None:
+def test_the_same_file_twice_is_one_resource(owner: Tenant, celery_worker: WorkController) -> None:
     data = long_text(paragraphs=2).encode()
     first = _upload(owner, "a.txt", data)
     again = owner.client().post(
@@ -111,7 +114,7 @@ def test_the_same_file_twice_is_one_resource(owner: Tenant, celery_worker: Any) 
     assert Resource.objects.filter(workspace=owner.workspace).count() == 1
 
 
-def test_delete_removes_passages_from_retrieval(owner: Tenant, celery_worker: Any) -> None:
+def test_delete_removes_passages_from_retrieval(owner: Tenant, celery_worker: WorkController) -> None:
     resource = wait_for(_upload(owner, "a.txt", long_text(paragraphs=4).encode())["id"])
     assert Passage.objects.filter(resource_id=resource.id).exists()
     response = owner.client().delete(f"/api/v1/workspaces/{owner.workspace.id}/resources/{resource.id}/")
@@ -121,7 +124,7 @@ def test_delete_removes_passages_from_retrieval(owner: Tenant, celery_worker: An
 
 
 def test_reingest_swaps_passages_without_ever_doubling_or_hiding_them(
-    owner: Tenant, celery_worker: Any
+    owner: Tenant, celery_worker: WorkController
 ) -> None:
     resource = wait_for(_upload(owner, "a.txt", long_text(paragraphs=30).encode())["id"])
     count = resource.passage_count
@@ -158,7 +161,7 @@ def test_reingest_swaps_passages_without_ever_doubling_or_hiding_them(
     assert old_ids.isdisjoint(Passage.objects.filter(resource=resource).values_list("id", flat=True))
 
 
-def test_sweep_requeues_a_resource_stuck_in_processing(owner: Tenant, celery_worker: Any) -> None:
+def test_sweep_requeues_a_resource_stuck_in_processing(owner: Tenant, celery_worker: WorkController) -> None:
     # What a worker killed mid-task leaves behind: processing, one attempt
     # used, a heartbeat that stopped, and no message left to deliver.
     outcome = services.resource_create(workspace=owner.workspace, data=b"x", title="t")
@@ -178,7 +181,7 @@ def test_sweep_requeues_a_resource_stuck_in_processing(owner: Tenant, celery_wor
 
 
 def test_sweep_fails_a_resource_that_used_up_its_attempts(
-    owner: Tenant, celery_worker: Any, settings: Any
+    owner: Tenant, celery_worker: WorkController, settings: Settings
 ) -> None:
     outcome = services.resource_create(workspace=owner.workspace, data=b"y", title="t")
     wait_for(outcome.resource.id)
@@ -197,7 +200,7 @@ def test_sweep_fails_a_resource_that_used_up_its_attempts(
 
 
 def test_transient_errors_are_retried_then_the_resource_fails(
-    owner: Tenant, celery_worker: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+    owner: Tenant, celery_worker: WorkController, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.INGEST_RETRY_BACKOFF_SECONDS = 0
     settings.INGEST_MAX_RETRIES = 2
@@ -214,7 +217,7 @@ def test_transient_errors_are_retried_then_the_resource_fails(
 
 
 def test_a_transient_error_then_success_ends_ready(
-    owner: Tenant, celery_worker: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+    owner: Tenant, celery_worker: WorkController, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.INGEST_RETRY_BACKOFF_SECONDS = 0
     real = indexing.chunks_embed
@@ -233,7 +236,7 @@ def test_a_transient_error_then_success_ends_ready(
 
 
 def test_running_the_ingestion_twice_at_once_never_duplicates_passages(
-    owner: Tenant, celery_worker: Any
+    owner: Tenant, celery_worker: WorkController
 ) -> None:
     resource = wait_for(_upload(owner, "a.txt", long_text(paragraphs=6).encode())["id"])
     count = resource.passage_count

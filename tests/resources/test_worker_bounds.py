@@ -6,13 +6,15 @@ heartbeat kept while a long parse runs."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from celery.worker import WorkController
 from django.core.files.uploadedfile import SimpleUploadedFile
+from pytest_django import Settings
 
 from resources.heartbeat import heartbeat_while
 from resources.models import Resource, ResourceStatus
@@ -28,7 +30,7 @@ HARD_LIMIT = 25
 
 
 @pytest.fixture
-def worker(owner: Tenant, outsider: Tenant, tmp_path: Path) -> Iterator[Any]:
+def worker(owner: Tenant, outsider: Tenant, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     """A prefork worker (one child) with short time limits, on the test
     database; parsing a text that starts with STUCK hangs as if in C code
     (tests/resources/stuck_worker.py)."""
@@ -91,7 +93,7 @@ def _still_failed_after(resource_id: str, seconds: float) -> Resource:
 
 
 def test_zip_bomb_docx_fails_in_seconds_and_the_worker_survives(
-    owner: Tenant, outsider: Tenant, worker: Any
+    owner: Tenant, outsider: Tenant, worker: subprocess.Popen[bytes]
 ) -> None:
     bomb = make_zip_bomb_docx()  # 42 kB, 40 MiB unpacked
     assert len(bomb) < 43_000
@@ -115,7 +117,7 @@ def test_zip_bomb_docx_fails_in_seconds_and_the_worker_survives(
 
 
 def test_expensive_pdf_ends_at_the_soft_time_limit_without_a_retry(
-    owner: Tenant, outsider: Tenant, worker: Any
+    owner: Tenant, outsider: Tenant, worker: subprocess.Popen[bytes]
 ) -> None:
     # 3 kB; each of its 10 pages costs about 5 s of CPU to extract.
     pdf = make_expensive_pdf(pages=10)
@@ -139,7 +141,7 @@ def test_expensive_pdf_ends_at_the_soft_time_limit_without_a_retry(
 
 
 def test_parse_stuck_in_c_code_ends_at_the_hard_time_limit_without_a_retry(
-    owner: Tenant, outsider: Tenant, worker: Any
+    owner: Tenant, outsider: Tenant, worker: subprocess.Popen[bytes]
 ) -> None:
     children = pool_children(worker.pid)
 
@@ -166,7 +168,7 @@ def test_parse_stuck_in_c_code_ends_at_the_hard_time_limit_without_a_retry(
 
 
 def test_a_parse_longer_than_the_stale_age_keeps_its_heartbeat(
-    owner: Tenant, celery_worker: Any, settings: Any
+    owner: Tenant, celery_worker: WorkController, settings: Settings
 ) -> None:
     # Regression: the heartbeat moved only while embedding, so the sweep
     # re-queued a long parse while it still ran (a second attempt).

@@ -13,12 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import pytest
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, router
 from django.test import override_settings
+from pytest_django import DjangoDbBlocker
 
 from chat.backends import use_backend
 from chat.backends.scripted import ScriptedBackend
@@ -60,7 +61,7 @@ def _remove_alias() -> None:
 
 
 @pytest.fixture(scope="module")
-def streaming(django_db_setup: Any, django_db_blocker: Any) -> Iterator[StreamingReplica]:
+def streaming(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[StreamingReplica]:
     if settings.DATABASE_URL:
         _unavailable("DATABASE_URL is set: the replica is made from the embedded test server")
     with django_db_blocker.unblock():

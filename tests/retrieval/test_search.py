@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 import pytest
 from django.db import connection, transaction
@@ -100,7 +101,7 @@ def test_unknown_and_foreign_resource_ids_are_validation_errors(owner: Tenant, o
     _solar_workspace(owner)
     foreign = make_resource(outsider.workspace, "Theirs", KNITTING[:1])
     sibling = make_resource(
-        WorkspaceFactory(organization=owner.organization), "Other workspace", KNITTING[:1]
+        WorkspaceFactory.create(organization=owner.organization), "Other workspace", KNITTING[:1]
     )
     for resource_id in (uuid.uuid4(), foreign.id, sibling.id):
         with pytest.raises(ValidationFailed) as caught:
@@ -165,13 +166,13 @@ def _plain_filtered_hnsw(workspace_id: uuid.UUID, query: str, k: int) -> int:
         return len(cursor.fetchall())
 
 
-def _params(workspace_id: uuid.UUID, vector: str, k: int) -> dict[str, object]:
+def _params(workspace_id: uuid.UUID, vector: str, k: int) -> dict[str, str | uuid.UUID | int]:
     return {"vector": vector, "workspace": workspace_id, "ready": dense.READY, "limit": k}
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["exact", "iterative-hnsw"])
 def test_small_workspace_beside_a_large_one_gets_its_full_k(
-    owner: Tenant, tenant_factory, monkeypatch: pytest.MonkeyPatch, exact: bool
+    owner: Tenant, tenant_factory: Callable[[str], Tenant], monkeypatch: pytest.MonkeyPatch, exact: bool
 ) -> None:
     # A large workspace of another tenant whose 600 passages all lie closer
     # to the query than any of the small workspace's.
@@ -213,6 +214,6 @@ def test_each_result_carries_the_scores_of_the_legs_behind_it(owner: Tenant) -> 
     assert max(r.lexical_score or 0.0 for r in hybrid) > 0.0
 
     for result in search(workspace=owner.workspace, query=QUERY, legs=DENSE):
-        assert (result.dense_score, result.lexical_score) == (pytest.approx(result.score), None)
+        assert result.dense_score == pytest.approx(result.score) and result.lexical_score is None
     for result in search(workspace=owner.workspace, query=QUERY, legs=LEXICAL):
-        assert (result.dense_score, result.lexical_score) == (None, pytest.approx(result.score))
+        assert result.dense_score is None and result.lexical_score == pytest.approx(result.score)

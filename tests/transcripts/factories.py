@@ -5,28 +5,29 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-import factory
 from django.utils import timezone
+from factory.declarations import Sequence, SubFactory
+from factory.django import DjangoModelFactory
 
 from chat.models import Feedback, Message, MessageRole, Session
 from workspaces.models import Workspace
 
 
-class SessionFactory(factory.django.DjangoModelFactory):
+class SessionFactory(DjangoModelFactory[Session]):
     class Meta:
         model = Session
 
-    workspace = factory.SubFactory("tests.factories.WorkspaceFactory")
-    external_user_id = factory.Sequence(lambda n: f"user-{n}")
-    title = factory.Sequence(lambda n: f"Conversation {n}")
+    workspace = SubFactory("tests.factories.WorkspaceFactory")
+    external_user_id = Sequence(lambda n: f"user-{n}")
+    title = Sequence(lambda n: f"Conversation {n}")
 
 
-class MessageFactory(factory.django.DjangoModelFactory):
+class MessageFactory(DjangoModelFactory[Message]):
     class Meta:
         model = Message
 
-    session = factory.SubFactory(SessionFactory)
-    sequence = factory.Sequence(lambda n: n)
+    session = SubFactory(SessionFactory)
+    sequence = Sequence(lambda n: n)
     role = MessageRole.USER
     content = "Hello"
 
@@ -48,16 +49,18 @@ def conversation(
     updated_at: dt.datetime | None = None,
 ) -> tuple[Session, list[Message]]:
     """A session with user/assistant turns; ``turns`` is [(question, response JSON)]."""
-    session = SessionFactory(workspace=workspace, external_user_id=external_user_id, title=title)
+    session = SessionFactory.create(workspace=workspace, external_user_id=external_user_id, title=title)
     turns = turns or [("What is the refund window?", answer_response(("Thirty days.", None)))]
     messages: list[Message] = []
     for question, response in turns:
         messages.append(
-            MessageFactory(session=session, sequence=len(messages), role=MessageRole.USER, content=question)
+            MessageFactory.create(
+                session=session, sequence=len(messages), role=MessageRole.USER, content=question
+            )
         )
         text = " ".join(part["text"] for part in response["parts"])
         messages.append(
-            MessageFactory(
+            MessageFactory.create(
                 session=session,
                 sequence=len(messages),
                 role=MessageRole.ASSISTANT,

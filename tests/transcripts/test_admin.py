@@ -8,6 +8,7 @@ from django.test import Client
 
 from chat.models import Message, Session
 from tests.conftest import Tenant
+from tests.responses import streamed
 from tests.transcripts.factories import answer_response, conversation, feedback
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +88,7 @@ def test_export_action_downloads_selected_sessions(staff: Client, owner: Tenant,
 
     assert response.status_code == 200
     assert response["Content-Disposition"].startswith("attachment;")
-    lines = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+    lines = [json.loads(line) for line in streamed(response).decode().splitlines()]
     sessions = [line for line in lines if line["type"] == "session"]
     assert [line["session_id"] for line in sessions] == [str(chosen.id)]
     content = sessions[0]["messages"][0]["content"]

@@ -3,19 +3,24 @@ Selenium (the ``browser`` fixture, tests/browser.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 from django.contrib.auth.models import User
+from pytest_django.live_server_helper import LiveServer
 
 from tests.browser import ARTIFACTS
 from tests.conftest import Tenant
 from tests.transcripts.factories import answer_response, conversation, feedback
 
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
 
 @pytest.mark.django_db(transaction=True)
 def test_staff_logs_in_and_reads_a_transcript_with_citations(
-    browser: Any, live_server: Any, tenant_factory: Any
+    browser: WebDriver, live_server: LiveServer, tenant_factory: Callable[[str], Tenant]
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec

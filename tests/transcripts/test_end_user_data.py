@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+import uuid
 
 import pytest
 from django.conf import settings
@@ -21,7 +21,7 @@ def _delete_url(tenant: Tenant, user: str) -> str:
     return f"/api/v1/workspaces/{tenant.workspace.id}/end-users/{user}/"
 
 
-def _feedback_url(workspace_id: Any, session: Session, message: Message) -> str:
+def _feedback_url(workspace_id: uuid.UUID | str, session: Session, message: Message) -> str:
     return f"/api/v1/workspaces/{workspace_id}/sessions/{session.id}/messages/{message.id}/feedback/"
 
 
@@ -36,7 +36,7 @@ def test_end_user_deletion_removes_only_that_users_data_and_repeats_cleanly(
     feedback(alice_messages[1])
     bob, bob_messages = conversation(owner.workspace, external_user_id="bob")
     feedback(bob_messages[1])
-    sibling = WorkspaceFactory(organization=owner.organization)
+    sibling = WorkspaceFactory.create(organization=owner.organization)
     alice_elsewhere, _ = conversation(sibling, external_user_id="alice")
     alice_foreign, _ = conversation(outsider.workspace, external_user_id="alice")
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from chat.models import Session
 from chat.transcripts import export as transcripts
 from tests.conftest import Tenant
 from tests.factories import WorkspaceFactory
+from tests.responses import streamed
 from tests.transcripts.conftest import export
 from tests.transcripts.factories import answer_response, conversation, feedback
 
@@ -25,7 +27,7 @@ SOURCE = {
 
 def test_export_holds_exactly_the_workspaces_sessions(owner: Tenant, outsider: Tenant) -> None:
     mine = [conversation(owner.workspace, external_user_id=f"u{i}")[0] for i in range(3)]
-    sibling = WorkspaceFactory(organization=owner.organization)
+    sibling = WorkspaceFactory.create(organization=owner.organization)
     conversation(sibling, external_user_id="u0")
     conversation(outsider.workspace, external_user_id="u0")
 
@@ -248,7 +250,9 @@ def test_a_database_failure_mid_stream_ends_with_an_error_line(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_streaming_after_the_view_returns_works_in_autocommit(tenant_factory: Any) -> None:
+def test_streaming_after_the_view_returns_works_in_autocommit(
+    tenant_factory: Callable[[str], Tenant],
+) -> None:
     """No test transaction here: the server-side cursor must be WITH HOLD to survive."""
     owner = tenant_factory("Owner")
     for i in range(5):
@@ -256,7 +260,7 @@ def test_streaming_after_the_view_returns_works_in_autocommit(tenant_factory: An
     assert connection.get_autocommit()
     response = owner.client().get(f"/api/v1/workspaces/{owner.workspace.id}/transcripts/")
     # The view has returned; the generator runs now, as under a WSGI server.
-    body = b"".join(response.streaming_content)
+    body = streamed(response)
     assert len(body.splitlines()) == 5
 
 
@@ -287,7 +291,7 @@ def test_admin_key_limited_to_another_workspace_gets_404(owner: Tenant) -> None:
     from workspaces.models import ApiKeyScope
 
     conversation(owner.workspace)
-    other = WorkspaceFactory(organization=owner.organization)
+    other = WorkspaceFactory.create(organization=owner.organization)
     limited = services.api_key_create(
         organization=owner.organization, name="limited", scope=ApiKeyScope.ADMIN, workspace_ids=[other.id]
     )

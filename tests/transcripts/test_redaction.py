@@ -25,7 +25,7 @@ SOURCE = {
     "resource_title": "Claims 2024",
     "passage_id": "p-12345678",
 }
-FORM = {
+FORM: dict[str, Any] = {
     "title": "Claim form",
     "fields": [{"name": "policy_number", "label": "Policy number", "type": "text", "required": True}],
 }
@@ -243,7 +243,7 @@ def test_a_custom_redactor_is_only_ever_shown_text(owner: Tenant) -> None:
     assert line["messages"][1]["response"]["parts"][0] == {"text": "PART TEXT", "source": SOURCE}
     assert line["messages"][1]["response"]["form"] == {
         "title": "CLAIM FORM",
-        "fields": [{**FORM["fields"][0], "label": "POLICY NUMBER"}],  # type: ignore[index]
+        "fields": [{**FORM["fields"][0], "label": "POLICY NUMBER"}],
     }
     assert lines[-1]["counts"] == {"spy": 7}
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
 from tests.conftest import Tenant, api_client
@@ -63,7 +64,7 @@ WORKSPACE_ROUTES = [r for r in API_ROUTES if "<uuid:workspace_id>" in r.pattern]
 CASES = [(route, method) for route in WORKSPACE_ROUTES for method in route.methods]
 
 
-def _call(client: Any, method: str, path: str) -> Any:
+def _call(client: APIClient, method: str, path: str) -> Any:
     if method in ("post", "put", "patch"):
         return getattr(client, method)(path, {}, format="json")
     return getattr(client, method)(path)
@@ -98,7 +99,7 @@ def test_key_then_workspace_then_scope(route: Route, method: str, owner: Tenant,
         assert response.status_code == 404, (key[:12], response.content[:300])
         assert response.json()["error"]["code"] == "not_found"
     # A key of the same organization limited to another workspace: 404 too.
-    other = WorkspaceFactory(organization=owner.organization)
+    other = WorkspaceFactory.create(organization=owner.organization)
     limited = services.api_key_create(
         organization=owner.organization, name="limited", scope=ApiKeyScope.ADMIN, workspace_ids=[other.id]
     )

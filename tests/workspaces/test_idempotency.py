@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 
 def post(tenant: Tenant, path: str, body: dict[str, Any], key: str | None, scope: str = "chat") -> Any:
-    headers = {"HTTP_IDEMPOTENCY_KEY": key} if key is not None else {}
+    headers: dict[str, Any] = {"HTTP_IDEMPOTENCY_KEY": key} if key is not None else {}
     return tenant.client(scope).post(path, body, format="json", **headers)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pytest_django import Settings
 
 from tests.conftest import Tenant
 from tests.live import live_server
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def limits(settings: Any) -> Iterator[Any]:
+def limits(settings: Settings) -> Iterator[Settings]:
     """Small limits, in a Redis namespace of this test's own."""
     settings.RATE_LIMIT_CHAT_PER_USER_PER_MINUTE = 3
     settings.RATE_LIMIT_CHAT_PER_MINUTE = 100
@@ -37,7 +38,7 @@ def chat(tenant: Tenant, user: str, **extra: Any) -> Any:
 
 
 def test_one_end_user_gets_429_while_another_of_the_same_key_still_gets_answers(
-    owner: Tenant, limits: Any
+    owner: Tenant, limits: Settings
 ) -> None:
     for left in (2, 1, 0):
         response = chat(owner, "alice")
@@ -54,7 +55,7 @@ def test_one_end_user_gets_429_while_another_of_the_same_key_still_gets_answers(
 
 
 def test_a_workspace_override_beats_the_organizations_which_beats_the_setting(
-    owner: Tenant, limits: Any
+    owner: Tenant, limits: Settings
 ) -> None:
     owner.organization.rate_chat_per_user_per_minute = 5
     owner.organization.save()
@@ -65,7 +66,7 @@ def test_a_workspace_override_beats_the_organizations_which_beats_the_setting(
     assert chat(owner, "dave").status_code == 429
 
 
-def test_uploads_and_every_request_have_their_own_buckets(owner: Tenant, limits: Any) -> None:
+def test_uploads_and_every_request_have_their_own_buckets(owner: Tenant, limits: Settings) -> None:
     url = f"/api/v1/workspaces/{owner.workspace.id}/resources/"
     client = owner.client("admin")
     for n in range(2):
@@ -81,7 +82,7 @@ def test_uploads_and_every_request_have_their_own_buckets(owner: Tenant, limits:
     assert other.get(url).status_code == 429
 
 
-def test_the_openai_endpoint_is_limited_in_openai_shape(owner: Tenant, limits: Any) -> None:
+def test_the_openai_endpoint_is_limited_in_openai_shape(owner: Tenant, limits: Settings) -> None:
     url = f"/api/v1/workspaces/{owner.workspace.id}/openai/v1/chat/completions"
     body = {"model": "extractive", "messages": [{"role": "user", "content": "Hi"}], "user": "erin"}
     for _ in range(3):
@@ -95,7 +96,7 @@ def test_the_openai_endpoint_is_limited_in_openai_shape(owner: Tenant, limits: A
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.slow
-def test_processes_share_the_counts_through_redis(owner: Tenant, limits: Any) -> None:
+def test_processes_share_the_counts_through_redis(owner: Tenant, limits: Settings) -> None:
     assert limits.RATE_LIMIT_STORAGE_URL.startswith("redis"), "these limits must be shared: set REDIS_URL"
     user = f"frank-{uuid.uuid4().hex[:6]}"
     assert chat(owner, user).status_code == 200
@@ -112,7 +113,7 @@ def test_processes_share_the_counts_through_redis(owner: Tenant, limits: Any) ->
     assert chat(owner, user).status_code == 429
 
 
-def test_without_redis_the_limits_are_per_process(settings: Any, owner: Tenant) -> None:
+def test_without_redis_the_limits_are_per_process(settings: Settings, owner: Tenant) -> None:
     settings.RATE_LIMIT_STORAGE_URL = "memory://"
     settings.RATE_LIMIT_CHAT_PER_USER_PER_MINUTE = 1
     try:

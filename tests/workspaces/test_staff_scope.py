@@ -28,7 +28,7 @@ def curator(owner: Tenant) -> Staff:
 
 
 @pytest.fixture
-def root(db: object) -> Staff:
+def root(db: None) -> Staff:
     return make_staff("root", superuser=True)
 
 

@@ -67,7 +67,7 @@ def test_outsider_gets_404_for_read_update_and_delete(owner: Tenant, outsider: T
 
 
 def test_key_limited_to_workspace_x_gets_404_on_y(owner: Tenant) -> None:
-    other = WorkspaceFactory(organization=owner.organization)
+    other = WorkspaceFactory.create(organization=owner.organization)
     limited = services.api_key_create(
         organization=owner.organization,
         name="x only",
@@ -95,7 +95,7 @@ def test_unknown_workspace_id_is_404(owner: Tenant) -> None:
 
 def test_pagination_walks_every_workspace_once(owner: Tenant) -> None:
     for _ in range(4):
-        WorkspaceFactory(organization=owner.organization)
+        WorkspaceFactory.create(organization=owner.organization)
     client = owner.client()
     seen: list[str] = []
     cursor = None

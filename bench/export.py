@@ -3,7 +3,7 @@
 
 Usage (from the repository root):
 
-    .venv/bin/python bench/export [--messages 100000] [--per-session 20] [--keepdb]
+    .venv/bin/python bench/export.py [--messages 100000] [--per-session 20] [--keepdb]
 
 Creates a throwaway database (``bench_transcripts`` on the configured server,
 the embedded PostgreSQL by default), fills one workspace with ``--messages``
@@ -42,8 +42,8 @@ import psutil  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import setup_databases, teardown_databases  # noqa: E402
 
-from chat.transcripts import export as transcripts  # noqa: E402
 from chat.models import Message, MessageRole, Session  # noqa: E402
+from chat.transcripts import export as transcripts  # noqa: E402
 from chat.transcripts.redaction import default_redactor  # noqa: E402
 from workspaces.models import Organization, Workspace  # noqa: E402
 
@@ -87,9 +87,11 @@ def seed(total: int, per_session: int) -> Workspace:
                 n = rng.randrange(10**8)
                 if sequence % 2 == 0:
                     text = rng.choice(QUESTIONS).format(n=n, n4=f"{n % 10000:04d}", n8=f"{n:08d}")
-                    rows.append(Message(session=session, sequence=sequence, role=MessageRole.USER, content=text))
+                    rows.append(
+                        Message(session=session, sequence=sequence, role=MessageRole.USER, content=text)
+                    )
                 else:
-                    parts = [
+                    parts: list[dict[str, Any]] = [
                         {
                             "text": rng.choice(ANSWER_PARTS),
                             "source": {
@@ -120,7 +122,8 @@ def seed(total: int, per_session: int) -> Workspace:
 
 def export_lines(workspace: Workspace, redact: bool) -> Iterator[bytes]:
     sessions = transcripts.transcript_session_list(workspace=workspace, filters=transcripts.ExportFilters())
-    return transcripts.transcript_export_lines(sessions=sessions, redactor=default_redactor if redact else None)
+    redactor = default_redactor if redact else None
+    return transcripts.transcript_export_lines(sessions=sessions, redactor=redactor)
 
 
 def drain(lines: Iterator[bytes]) -> int:
@@ -173,7 +176,9 @@ def measure(name: str, run: Callable[[], int], messages: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--per-session", type=int, default=20)
     parser.add_argument("--keepdb", action="store_true", help="keep the bench database for the next run")
@@ -191,12 +196,20 @@ def main() -> None:
             f"({connection.vendor}, session batch {transcripts.SESSION_BATCH}, "
             f"message chunk {transcripts.MESSAGE_CHUNK})"
         )
-        header = f"{'mode':<6} {'seconds':>8} {'msg/s':>9} {'MB/s':>6} {'out MB':>7} {'heap peak MB':>13} {'RSS +MB':>8}"
+        header = (
+            f"{'mode':<6} {'seconds':>8} {'msg/s':>9} {'MB/s':>6} "
+            f"{'out MB':>7} {'heap peak MB':>13} {'RSS +MB':>8}"
+        )
         print(header)
         for name, redact in (("plain", False), ("pii", True)):
-            row = measure(name, lambda redact=redact: drain(export_lines(workspace, redact)), messages)
+
+            def run(redact: bool = redact) -> int:
+                return drain(export_lines(workspace, redact))
+
+            row = measure(name, run, messages)
             print(
-                f"{row['mode']:<6} {row['seconds']:>8.2f} {row['messages_per_s']:>9.0f} {row['mb_per_s']:>6.1f} "
+                f"{row['mode']:<6} {row['seconds']:>8.2f} {row['messages_per_s']:>9.0f} "
+                f"{row['mb_per_s']:>6.1f} "
                 f"{row['output_mb']:>7.1f} {row['heap_peak_mb']:>13.1f} {row['rss_growth_mb']:>8.1f}"
             )
     finally:

@@ -4,7 +4,7 @@
 foreign id is always 404.
 
 Usage (from the repository root):
-  .venv/bin/python bench/isolation [--sequences 500] [--steps 20] [--seed N]
+  .venv/bin/python bench/isolation.py [--sequences 500] [--steps 20] [--seed N]
 
 What runs: the Hypothesis state machine of tests/isolation.py — two
 organizations, two workspaces each, admin / chat / workspace-limited keys,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ingestion throughput on SciFact: the real pipeline next to raw model.encode.
 
-Usage: .venv/bin/python bench/ingest [--limit N] [--block N] [--threads N] [--corpus PATH]
+Usage: .venv/bin/python bench/ingest.py [--limit N] [--block N] [--threads N] [--corpus PATH]
 
 Pipeline = what an upload costs end to end, per document, as in production:
 resources.services.resource_create (type sniffing, sha256, storing the bytes)
@@ -85,7 +85,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     embedder = get_embedder()
     model = embedder._model  # type: ignore[attr-defined]
-    tokenizer = embedder.tokenizer  # type: ignore[attr-defined]
+    tokenizer = embedder.tokenizer
     batch_size = settings.EMBEDDING_BATCH_SIZE
     model.encode([t for _, _, t in docs[:8]], batch_size=batch_size, show_progress_bar=False)  # warm-up
 
@@ -136,7 +136,7 @@ def main() -> None:
     finally:
         organization.delete()
 
-    window = embedder.max_seq_length - 2  # type: ignore[attr-defined]
+    window = embedder.max_seq_length - 2
     lengths = [
         len(ids)
         for ids in tokenizer([t for _, _, t in docs], add_special_tokens=False, verbose=False)["input_ids"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ingestion throughput through the running service, next to raw encode.
 
-Usage: .venv/bin/python bench/ingest_service [--limit N] [--base-url URL --api-key KEY]
+Usage: .venv/bin/python bench/ingest_service.py [--limit N] [--base-url URL --api-key KEY]
        [--worker-concurrency N] [--bulk-size N] [--clients N] [--corpus PATH]
 
 Uploads the SciFact corpus (../shared/datasets/scifact, read in place) to the
@@ -62,7 +62,8 @@ class Api:
     def call(self, method: str, path: str, body: Any = None, *, attempts: int = 5) -> Any:
         data = json.dumps(body).encode() if body is not None else None
         for attempt in range(attempts):
-            request = urllib.request.Request(
+            # The base URL is the operator's own service (--base-url or the one started here).
+            request = urllib.request.Request(  # noqa: S310
                 self.base + path,
                 data=data,
                 method=method,
@@ -284,7 +285,8 @@ def main() -> None:
     ]
     for label, seconds, stored, summary in rows:
         line = (
-            f"{label:<40}: {seconds:7.1f} s  {n / seconds:7.2f} documents/s  {stored / seconds:7.2f} passages/s  "
+            f"{label:<40}: {seconds:7.1f} s  {n / seconds:7.2f} documents/s  "
+            f"{stored / seconds:7.2f} passages/s  "
             f"{tokens / seconds:6.0f} tokens/s"
         )
         if summary is not None:

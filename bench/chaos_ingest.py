@@ -4,7 +4,7 @@ worker is SIGKILLed and the broker restarted; every resource must end
 ``ready`` or ``failed``, none stuck, no duplicate passages.
 
 Usage:
-  .venv/bin/python bench/chaos_ingest [--documents 100] [--kills 5] [--broker-restarts 1]
+  .venv/bin/python bench/chaos_ingest.py [--documents 100] [--kills 5] [--broker-restarts 1]
       [--bad 3] [--concurrency 2] [--upload-seconds 10] [--deadline 900]
 
 What runs: a private ``redis-server`` on a free port (no persistence, so a

@@ -3,7 +3,7 @@
 server; nothing may fail with a 5xx, and every session must stay contiguous.
 
 Usage:
-  .venv/bin/python bench/chaos_chat [--users 50] [--turns 6] [--web-concurrency 2] [--threads 8]
+  .venv/bin/python bench/chaos_chat.py [--users 50] [--turns 6] [--web-concurrency 2] [--threads 8]
 
 What runs: gunicorn with the project's settings (daneshyar/gunicorn.py) on a
 free port, on its own database ``daneshyar_bench_chaos_chat`` of the
