@@ -83,7 +83,7 @@ def main() -> None:
     from django.conf import settings
 
     from chat.backends import extractive as engine
-    from chat.services.turns import turn_complete, turn_prepare
+    from chat.services.turn import turn_complete, turn_prepare
     from workspaces import services as tenancy
     from workspaces.models import ApiKeyScope
 
@@ -144,11 +144,20 @@ def _run(
     turn_prepare: Any,
     turn_complete: Any,
 ) -> Tally:
+    from chat.conversation import Conversation
+    from chat.services.turn import TurnRequest
+
     tally = Tally()
     for query_id, claim in claims:
         started = time.perf_counter()
         prepared = turn_prepare(
-            api_key=key, workspace=workspace, external_user_id=f"bench-{model}", message=claim, model=model
+            TurnRequest(
+                api_key=key,
+                workspace=workspace,
+                external_user_id=f"bench-{model}",
+                conversation=Conversation.single(claim),
+                model=model,
+            )
         )
         reply = turn_complete(prepared)
         tally.seconds.append(time.perf_counter() - started)

@@ -5,14 +5,27 @@ From the model's validated output (``chat.output``) through storage
 events and the transcript export, a reply has these shapes. The enum values
 here are the only place they are spelled out; the OpenAPI description in
 ``chat.serializers`` is built from them.
+
+This module is the bottom of the chat app: it imports nothing from chat (the
+``chat-layers`` import contract). The backends' message and schema types are
+defined here too (``chat.backends.base`` names them), so that the prompt
+trace can use them.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
-from chat.backends.base import ChatMessage
+
+class ChatMessage(TypedDict):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+# A JSON Schema document (the reply's structure, chat/output.py): JSON, so
+# its values are of any JSON type.
+JsonSchema = dict[str, Any]
 
 
 class ResponseType(StrEnum):

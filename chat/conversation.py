@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chat.backends.base import ChatMessage
+from chat.contract import ChatMessage
 from daneshyar.exceptions import ValidationFailed
 
 MAX_MESSAGES = 201  # a system message and 100 turns
@@ -39,6 +39,17 @@ class Conversation:
     system: str | None
     history: list[tuple[str, str]]  # (user, assistant) pairs, oldest first
     question: str
+
+    @classmethod
+    def single(cls, question: str) -> Conversation:
+        """A lone question (a ``message``): no note, no history."""
+        return cls(system=None, history=[], question=question)
+
+    @property
+    def history_offset(self) -> int:
+        """The index of the first history message in ``messages`` (after the
+        system message, if any): error field names count from the request."""
+        return 1 if self.system is not None else 0
 
 
 def conversation_parse(messages: Any, *, field: str = "messages") -> Conversation:

@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chat.backends.base import JsonSchema
 from chat.contract import (
     CHOICE_TYPES,
     FieldType,
     FormField,
     InvalidCitation,
+    JsonSchema,
     Part,
     Reply,
     ResponseType,

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from chat.backends.base import ChatMessage
+from chat.contract import ChatMessage
 from chat.guard import claims_instruction
 from retrieval.search import ScoredPassage
 
@@ -200,18 +200,32 @@ def question_fits(
         raise QuestionTooLong(tokens, budget)
 
 
-def fit_messages(
-    *,
-    count: Counter,
-    budget: int | None,
-    workspace_prompt: str,
-    history: Sequence[HistoryTurn],
-    question: str,
-    passages: Sequence[ScoredPassage],
-    grounded: bool,
-    system_note: str = "",
-    claims: Sequence[str] = (),
-) -> FittedPrompt:
+@dataclass(frozen=True)
+class PromptInputs:
+    """What a turn's prompt is built from (before fitting it into the window)."""
+
+    workspace_prompt: str
+    history: Sequence[HistoryTurn]
+    question: str
+    passages: Sequence[ScoredPassage]
+    grounded: bool
+    system_note: str = ""
+    claims: Sequence[str] = ()
+
+    def build(self, turns: Sequence[HistoryTurn], chosen: Sequence[ScoredPassage]) -> list[ChatMessage]:
+        """The messages with these history turns and passages (a subset of the inputs')."""
+        return build_messages(
+            workspace_prompt=self.workspace_prompt,
+            history=turns,
+            question=self.question,
+            passages=chosen,
+            grounded=self.grounded,
+            system_note=self.system_note,
+            claims=self.claims,
+        )
+
+
+def fit_messages(inputs: PromptInputs, *, count: Counter, budget: int | None) -> FittedPrompt:
     """The prompt that fits ``budget`` tokens, filled in priority order:
     instructions, the question, the retrieved passages (lowest-ranked dropped
     first; never cut mid-passage unless the best one alone is too long), then
@@ -222,19 +236,8 @@ def fit_messages(
     result is counted again). ``budget`` None means no window (nothing is
     dropped).
     """
-
-    def build(turns: Sequence[HistoryTurn], chosen: Sequence[ScoredPassage]) -> list[ChatMessage]:
-        return build_messages(
-            workspace_prompt=workspace_prompt,
-            history=turns,
-            question=question,
-            passages=chosen,
-            grounded=grounded,
-            system_note=system_note,
-            claims=claims,
-        )
-
-    full = build(history, passages)
+    passages = inputs.passages
+    full = inputs.build(inputs.history, passages)
     if budget is None:
         return FittedPrompt(full, list(passages))
     if 4 * _chars(full) <= budget:
@@ -242,71 +245,89 @@ def fit_messages(
     tokens = count(full)
     if tokens <= budget:
         return FittedPrompt(full, list(passages), budget=budget, prompt_tokens=tokens)
-
     # Per-piece costs, estimated from this prompt's own tokens per character.
-    bare = build([], [])
     ratio = tokens / max(_chars(full), 1)
-    left = budget - math.ceil(_chars(bare) * ratio) - 8
+    fit = _estimated_fit(inputs, budget, ratio)
+    # Count the result; an estimate can be off, so drop more until it fits.
+    messages, tokens = _shrunk_to_fit(inputs, fit, count, budget, ratio)
+    kept_ids = {p.passage_id for p in fit.passages}
+    kept_turn_ids = {id(t) for t in fit.turns}
+    return FittedPrompt(
+        messages=messages,
+        passages=fit.passages,
+        dropped_passages=[p for p in passages if p.passage_id not in kept_ids],
+        dropped_turns=[t for t in inputs.history if id(t) not in kept_turn_ids],
+        truncated_passage_id=fit.truncated,
+        budget=budget,
+        prompt_tokens=tokens,
+    )
+
+
+@dataclass
+class _Fit:
+    """The passages and history turns kept so far (changed in place while fitting)."""
+
+    passages: list[ScoredPassage]
+    turns: list[HistoryTurn]
+    truncated: uuid.UUID | None = None
+
+
+def _estimated_fit(inputs: PromptInputs, budget: int, ratio: float) -> _Fit:
+    """Passages, then history turns, kept while their estimated cost fits."""
+    left = budget - math.ceil(_chars(inputs.build([], [])) * ratio) - 8
 
     def cost(text: str) -> int:
         return math.ceil(len(text) * ratio) + 8  # a message's or passage's own few tokens
 
-    kept_passages: list[ScoredPassage] = []
-    truncated: uuid.UUID | None = None
-    for index, passage in enumerate(passages):
-        need = cost(_passage_block(len(kept_passages) + 1, passage))
+    fit = _Fit(passages=[], turns=[])
+    for index, passage in enumerate(inputs.passages):
+        need = cost(_passage_block(len(fit.passages) + 1, passage))
         if need <= left:
-            kept_passages.append(passage)
+            fit.passages.append(passage)
             left -= need
         elif index == 0 and left > 0:
             # The best passage alone is too long: keep its beginning.
             keep = max(0, int(left / ratio) - len(_passage_block(1, replace(passage, text=""))) - 16)
-            kept_passages.append(replace(passage, text=passage.text[:keep] + _TRUNCATION_MARK))
-            truncated = passage.passage_id
+            fit.passages.append(replace(passage, text=passage.text[:keep] + _TRUNCATION_MARK))
+            fit.truncated = passage.passage_id
             left = 0
         else:
             break
-    kept_turns: list[HistoryTurn] = []
-    for turn in reversed(history):
+    for turn in reversed(inputs.history):
         need = cost(turn.question) + cost(turn.answer)
         if need > left:
             break  # history stays contiguous: nothing older than a turn that does not fit
-        kept_turns.insert(0, turn)
+        fit.turns.insert(0, turn)
         left -= need
+    return fit
 
-    # Count the result; an estimate can be off, so drop more until it fits.
-    messages = build(kept_turns, kept_passages)
+
+def _shrunk_to_fit(
+    inputs: PromptInputs, fit: _Fit, count: Counter, budget: int, ratio: float
+) -> tuple[list[ChatMessage], int]:
+    """The messages of ``fit`` and their tokens, dropping more (the oldest
+    turn, then the last passage, then the end of the only passage) while the
+    count is over ``budget``, for a few rounds."""
+    messages = inputs.build(fit.turns, fit.passages)
     tokens = count(messages)
     for _ in range(_MAX_FIT_ROUNDS):
         if tokens <= budget:
             break
-        if kept_turns:
-            kept_turns.pop(0)
-        elif len(kept_passages) > 1:
-            kept_passages.pop()
-        elif kept_passages and kept_passages[0].text:
-            first = kept_passages[0]
+        if fit.turns:
+            fit.turns.pop(0)
+        elif len(fit.passages) > 1:
+            fit.passages.pop()
+        elif fit.passages and fit.passages[0].text:
+            first = fit.passages[0]
             excess_chars = int((tokens - budget) / ratio) + 32
             text = first.text.removesuffix(_TRUNCATION_MARK)
-            kept_passages[0] = replace(
-                first, text=text[: max(0, len(text) - excess_chars)] + _TRUNCATION_MARK
-            )
-            truncated = first.passage_id
+            fit.passages[0] = replace(first, text=text[: max(0, len(text) - excess_chars)] + _TRUNCATION_MARK)
+            fit.truncated = first.passage_id
         else:
             break
-        messages = build(kept_turns, kept_passages)
+        messages = inputs.build(fit.turns, fit.passages)
         tokens = count(messages)
-    kept_ids = {p.passage_id for p in kept_passages}
-    kept_turn_ids = {id(t) for t in kept_turns}
-    return FittedPrompt(
-        messages=messages,
-        passages=kept_passages,
-        dropped_passages=[p for p in passages if p.passage_id not in kept_ids],
-        dropped_turns=[t for t in history if id(t) not in kept_turn_ids],
-        truncated_passage_id=truncated,
-        budget=budget,
-        prompt_tokens=tokens,
-    )
+    return messages, tokens
 
 
 def _passage_block(number: int, passage: ScoredPassage) -> str:

@@ -1,4 +1,5 @@
-"""Output shapes of sessions and messages (the "Chat shape" of the spec).
+"""Output shapes of sessions and messages (the "Chat shape" of the spec),
+and the ``messages`` input field both chat endpoints share.
 
 Plain functions rather than ModelSerializers: the shapes depend on the role
 and are also built in the streaming worker thread. The schema-only
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from chat.contract import FieldType, MessageData, ResponseType, SessionData, SessionRef
+from chat.conversation import MAX_CONTENT_CHARS, MAX_MESSAGES
 from chat.models import Grounding, GuardAction, Message, MessageRole, Session
 from daneshyar.api import timestamp
 
@@ -204,3 +206,40 @@ class SessionSchema(serializers.Serializer[Any]):
 
     class Meta:
         ref_name = "ChatSession"
+
+
+# --- Input: a conversation in the OpenAI chat format ------------------------------
+
+_TEXT_PART = {
+    "type": "object",
+    "properties": {"type": {"type": "string", "enum": ["text"]}, "text": {"type": "string"}},
+    "required": ["type", "text"],
+}
+MESSAGES_SCHEMA = {
+    "type": "array",
+    "minItems": 1,
+    "maxItems": MAX_MESSAGES,
+    "items": {
+        "type": "object",
+        "properties": {
+            "role": {"type": "string", "enum": ["system", "developer", "user", "assistant"]},
+            "content": {
+                "oneOf": [
+                    {"type": "string", "maxLength": MAX_CONTENT_CHARS},
+                    {"type": "array", "minItems": 1, "items": _TEXT_PART},
+                ]
+            },
+        },
+        "required": ["role", "content"],
+    },
+    "description": "The conversation in the OpenAI chat format, instead of `message`: an optional "
+    "system message first (appended to the workspace's instructions as an integrator note), then "
+    "user and assistant messages alternating, the last one the user's question. Without "
+    "`session_id` the earlier turns become the new session's history; with it they must match the "
+    "stored conversation.",
+}
+
+
+@extend_schema_field(MESSAGES_SCHEMA)
+class MessagesField(serializers.JSONField):
+    """Parsed and validated by chat.conversation (errors name ``messages[i]...``)."""

@@ -1,7 +1,7 @@
 """The playground: one chat turn through the API's own services, shown with
 everything behind it.
 
-A turn is ``chat.services.turns.turn_prepare`` + ``turn_complete`` with the
+A turn is ``chat.services.turn.turn_prepare`` + ``turn_complete`` with the
 prompt trace, exactly as ``POST …/chat/`` with an admin key runs it, so what
 the playground shows is what an integrator gets. The passages come from that
 turn's retrieval (``retrieval.search.search``), each with its fused score and
@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 
 from django.utils.safestring import SafeString
 
-from chat.contract import PromptTrace
+from chat.contract import PromptTrace, Reply
+from chat.conversation import Conversation
 from chat.models import Message, Session
 from chat.selectors import CONSOLE_USER_PREFIX
-from chat.services.turns import turn_complete, turn_prepare
+from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 from console.highlight import highlight_terms
 from retrieval.search import ScoredPassage
 from workspaces.models import ApiKey, ApiKeyScope, Workspace
@@ -90,14 +91,16 @@ def playground_turn(
     (400 too long, 404 session gone, 502/503 generation) like the API."""
     external_user_id = playground_user_id(username, label)
     prepared = turn_prepare(
-        api_key=console_principal(workspace),
-        workspace=workspace,
-        external_user_id=external_user_id,
-        message=question,
-        session_id=session_id,
-        resource_ids=list(dict.fromkeys(resource_ids)),
-        model=model,
-        include_prompt_trace=True,
+        TurnRequest(
+            api_key=console_principal(workspace),
+            workspace=workspace,
+            external_user_id=external_user_id,
+            conversation=Conversation.single(question),
+            session_id=session_id,
+            resource_ids=tuple(resource_ids),
+            model=model,
+            include_prompt_trace=True,
+        )
     )
     reply = turn_complete(prepared)
     trace = prepared.trace()
@@ -110,9 +113,24 @@ def playground_turn(
         ShownPassage(number=i, passage=p, text=text, in_prompt=i <= len(in_prompt))
         for i, (p, text) in enumerate(zip(in_prompt + left_out, highlighted, strict=True), start=1)
     ]
+    response = reply.reply or {"type": "answer", "parts": [], "form": None}
+    return PlaygroundTurn(
+        session=prepared.question.session,
+        session_created=prepared.question.created,
+        reply=reply,
+        external_user_id=external_user_id,
+        passages=shown,
+        parts=_shown_parts(response, shown),
+        trace=trace,
+        form=response.get("form"),
+    )
+
+
+def _shown_parts(response: Reply, shown: list[ShownPassage]) -> list[ShownPart]:
+    """The reply's parts, each with the number of the passage it cites (and
+    that passage told it is cited)."""
     by_id = {str(s.passage.passage_id): s for s in shown if s.in_prompt}
     parts: list[ShownPart] = []
-    response = reply.reply or {"type": "answer", "parts": [], "form": None}
     for index, part in enumerate(response["parts"], start=1):
         source = part.get("source")
         target = by_id.get(source["passage_id"]) if source else None
@@ -126,13 +144,4 @@ def playground_turn(
                 resource_title=source["resource_title"] if source else None,
             )
         )
-    return PlaygroundTurn(
-        session=prepared.question.session,
-        session_created=prepared.question.created,
-        reply=reply,
-        external_user_id=external_user_id,
-        passages=shown,
-        parts=parts,
-        trace=trace,
-        form=response.get("form"),
-    )
+    return parts

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from daneshyar.env import env_float, env_int
 
-# A turn retries an invalid reply once (chat/services/turns.py MAX_ATTEMPTS).
+# A turn retries an invalid reply once (chat/services/turn/generate.py MAX_ATTEMPTS).
 _ATTEMPTS = 2
 
 

@@ -73,11 +73,29 @@ def test_the_project_package_imports_no_app(tmp_path: Path) -> None:
 
 def test_the_conversation_never_imports_the_transcript_wing(tmp_path: Path) -> None:
     tree = _copy_tree(tmp_path)
-    turns = tree / "chat" / "services" / "turns.py"
-    turns.write_text(turns.read_text() + "\nfrom chat.transcripts import export  # noqa: E402,F401\n")
+    store = tree / "chat" / "services" / "turn" / "store.py"
+    store.write_text(store.read_text() + "\nfrom chat.transcripts import export  # noqa: E402,F401\n")
     result = _lint_imports(tree)
     assert result.returncode != 0
-    assert "chat.services.turns -> chat.transcripts.export" in result.stdout
+    assert "chat.services.turn.store -> chat.transcripts.export" in result.stdout
+
+
+def test_a_back_edge_from_the_chat_contract_breaks_the_chat_layers(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    contract = tree / "chat" / "contract.py"
+    contract.write_text(contract.read_text() + "\nfrom chat.services import sessions  # noqa: E402,F401\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "chat.contract is not allowed to import chat.services" in result.stdout
+    assert "chat.contract -> chat.services.sessions" in result.stdout
+
+
+def test_a_chat_module_without_a_layer_breaks_the_chat_layers(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    (tree / "chat" / "shortcuts.py").write_text("from __future__ import annotations\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "chat.shortcuts" in result.stdout
 
 
 def test_upload_services_and_ingestion_tasks_import_one_way() -> None:

@@ -13,17 +13,12 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any
 
-
-class ChatMessage(TypedDict):
-    role: Literal["system", "user", "assistant"]
-    content: str
-
-
-# A JSON Schema document (the reply's structure, chat/output.py): JSON, so
-# its values are of any JSON type.
-JsonSchema = dict[str, Any]
+# Defined with the reply contract (the bottom of the chat app), named here
+# too: they are this interface's types.
+from chat.contract import ChatMessage as ChatMessage
+from chat.contract import JsonSchema as JsonSchema
 
 
 @dataclass(frozen=True)

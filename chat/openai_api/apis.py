@@ -13,12 +13,10 @@ native API's status codes.
 
 from __future__ import annotations
 
-import queue
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -26,24 +24,24 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.apis import EventStreamNegotiation, MessagesField
 from chat.conversation import conversation_parse
-from chat.models import Message
 from chat.openai_api import shapes
-from chat.serializers import message_data
+from chat.openai_api.streaming import STREAM_REPLAY, CompletionChunks, completion_replay
+from chat.serializers import MessagesField, message_data
 from chat.services.models import model_list
-from chat.services.turns import (
+from chat.services.turn import (
     PreparedTurn,
+    TurnRequest,
     release_connection,
     turn_complete,
     turn_prepare,
     turn_resume_data,
 )
-from chat.streaming import Finish, start_worker
+from chat.streaming import EventStreamNegotiation, turn_stream
 from daneshyar.exceptions import ApplicationError, ValidationFailed, exception_handler
 from workspaces.access import WorkspaceApi
 from workspaces.authentication import ApiKeyAuthentication, BearerKeyAuthentication
-from workspaces.idempotency import idempotency_finish, idempotent, request_claim
+from workspaces.idempotency import Claim, idempotency_finish, idempotent, request_claim
 
 
 def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -196,67 +194,16 @@ class ChatCompletionsApi(OpenAIApi):
         },
         tags=["openai"],
     )
-    @idempotent(replay=lambda stored: _replay(stored))
+    @idempotent(replay=completion_replay)
     def post(self, request: Request, workspace_id: Any) -> Response | StreamingHttpResponse:
         claim = request_claim(request)
         body = CompletionInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        conversation = conversation_parse(data["messages"])
-        metadata = data.get("metadata") or {}
-        session_id = metadata.get("session_id") or None
-        if session_id is not None:
-            session_id = _uuid(session_id)
-        prepared = turn_prepare(
-            api_key=self.api_key,
-            workspace=self.workspace,
-            external_user_id=data["user"],
-            message=conversation.question,
-            history=conversation.history,
-            system_note=conversation.system,
-            history_offset=1 if conversation.system is not None else 0,
-            session_id=session_id,
-            model=data["model"],
-            max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
-            temperature=data.get("temperature"),
-            resume=claim.resume,
-        )
-        created = int(time.time())
-
-        def completion(
-            message: Any, prompt_tokens: int | None, completion_tokens: int | None
-        ) -> dict[str, Any]:
-            return shapes.completion(
-                request=request,
-                workspace_id=self.workspace.id,
-                session_id=prepared.question.session.id,
-                question_id=prepared.question.message.id,
-                created=created,
-                message=message,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
-            )
-
+        prepared = turn_prepare(self._turn_request(data, claim.resume))
+        completion = _Completion(request, prepared, created=int(time.time()))
         if data["stream"]:
-
-            def finish(status: int, result: Any) -> None:
-                # From the turn's worker: the stream is stored for a replay as chunks.
-                if result is None:
-                    claim.resume_next = turn_resume_data(prepared)
-                    idempotency_finish(claim, status=status, body=None)
-                else:
-                    stored = completion(result["assistant_message"], None, None)
-                    idempotency_finish(claim, status=status, body={**stored, "object": STREAM_REPLAY})
-
-            release_connection()
-            options = data.get("stream_options") or {}
-            chunks = _chunks(
-                prepared,
-                created,
-                include_usage=bool(options.get("include_usage")),
-                finish=finish if claim.record is not None else None,
-            )
-            return _event_stream(chunks)
+            return self._stream(prepared, completion, claim, data.get("stream_options") or {})
         try:
             reply = turn_complete(prepared)
         except ApplicationError:
@@ -264,43 +211,62 @@ class ChatCompletionsApi(OpenAIApi):
             raise
         return Response(completion(message_data(reply), reply.prompt_tokens, reply.completion_tokens))
 
-
-# What a streamed completion is stored as, for an Idempotency-Key replay.
-STREAM_REPLAY = "daneshyar.stream_replay"
-
-
-def _event_stream(chunks: Iterator[bytes]) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(chunks, content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"
-    return response
-
-
-def _replay(stored: Response) -> Response | StreamingHttpResponse:
-    """A stored completion, sent again: as chunks when it was streamed."""
-    body = stored.data
-    if not isinstance(body, dict) or body.get("object") != STREAM_REPLAY:
-        return stored
-    choice = body["choices"][0]
-
-    def chunk(delta: dict[str, Any], **kwargs: Any) -> bytes:
-        return shapes.chunk(
-            question_id=body["id"].removeprefix("chatcmpl-"),
-            created=body["created"],
-            model=body["model"],
-            delta=delta,
-            **kwargs,
+    def _turn_request(self, data: dict[str, Any], resume: dict[str, str] | None) -> TurnRequest:
+        metadata = data.get("metadata") or {}
+        session_id = metadata.get("session_id") or None
+        return TurnRequest(
+            api_key=self.api_key,
+            workspace=self.workspace,
+            external_user_id=data["user"],
+            conversation=conversation_parse(data["messages"]),
+            session_id=_uuid(session_id) if session_id is not None else None,
+            model=data["model"],
+            max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
+            temperature=data.get("temperature"),
+            resume=resume,
         )
 
-    def chunks() -> Iterator[bytes]:
-        yield chunk({"role": "assistant", "content": ""})
-        yield chunk({"content": choice["message"]["content"]})
-        yield chunk({}, finish_reason="stop", extra={"daneshyar": body["daneshyar"]})
-        yield b"data: [DONE]\n\n"
+    def _stream(
+        self, prepared: PreparedTurn, completion: _Completion, claim: Claim, options: dict[str, Any]
+    ) -> StreamingHttpResponse:
+        def finish(status: int, result: Any) -> None:
+            # From the turn's worker: the stream is stored for a replay as chunks.
+            if result is None:
+                claim.resume_next = turn_resume_data(prepared)
+                idempotency_finish(claim, status=status, body=None)
+            else:
+                stored = completion(result["assistant_message"], None, None)
+                idempotency_finish(claim, status=status, body={**stored, "object": STREAM_REPLAY})
 
-    response = _event_stream(chunks())
-    response["Idempotent-Replayed"] = "true"
-    return response
+        release_connection()
+        chunks = CompletionChunks(
+            prepared, completion.created, include_usage=bool(options.get("include_usage"))
+        )
+        return turn_stream(prepared, chunks, finish if claim.record is not None else None)
+
+
+class _Completion:
+    """A turn's reply as a chat.completion."""
+
+    def __init__(self, request: Request, prepared: PreparedTurn, *, created: int) -> None:
+        self.request = request
+        self.prepared = prepared
+        self.created = created
+
+    def __call__(
+        self, message: Any, prompt_tokens: int | None, completion_tokens: int | None
+    ) -> dict[str, Any]:
+        question = self.prepared.question
+        return shapes.completion(
+            request=self.request,
+            workspace_id=question.session.workspace_id,
+            session_id=question.session.id,
+            question_id=question.message.id,
+            created=self.created,
+            message=message,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
 
 
 def _uuid(value: str) -> Any:
@@ -314,70 +280,3 @@ def _uuid(value: str) -> Any:
         raise ValidationFailed(
             "The request has invalid fields.", fields={"metadata.session_id": ["Must be a valid UUID."]}
         ) from None
-
-
-def _chunks(
-    prepared: PreparedTurn, created: int, *, include_usage: bool, finish: Finish | None = None
-) -> Iterator[bytes]:
-    """chat.completion.chunk events from the turn's worker (which stores the
-    reply whether or not the client is still reading), then ``[DONE]``."""
-    _, events = start_worker(prepared, finish)
-    return _drain(prepared, events, created, include_usage)
-
-
-def _drain(
-    prepared: PreparedTurn, events: queue.Queue[Any], created: int, include_usage: bool
-) -> Iterator[bytes]:
-    question_id = prepared.question.message.id
-    model = prepared.model_id
-
-    def chunk(delta: dict[str, Any], **kwargs: Any) -> bytes:
-        return shapes.chunk(question_id=question_id, created=created, model=model, delta=delta, **kwargs)
-
-    yield chunk({"role": "assistant", "content": ""})
-    while True:
-        try:
-            item = events.get(timeout=settings.SSE_HEARTBEAT_SECONDS)
-        except queue.Empty:
-            yield b": keepalive\n\n"
-            continue
-        if item is None:
-            yield b"data: [DONE]\n\n"
-            return
-        name, data = item
-        if name == "delta":
-            yield chunk({"content": data["text"]})
-        elif name == "message":
-            model = data.get("model") or model
-            yield chunk(
-                {},
-                finish_reason="stop",
-                extra={"daneshyar": shapes.daneshyar_object(prepared.question.session.id, data)},
-            )
-            if include_usage:
-                tokens = Message.objects.filter(id=data["id"]).values_list(
-                    "prompt_tokens", "completion_tokens"
-                )
-                prompt_tokens, completion_tokens = tokens.first() or (None, None)
-                yield shapes.data_line(
-                    {
-                        "id": shapes.completion_id(question_id),
-                        "object": shapes.OBJECT_CHUNK,
-                        "created": created,
-                        "model": model,
-                        "choices": [],
-                        "usage": shapes.usage(prompt_tokens, completion_tokens),
-                    }
-                )
-        elif name == "error":
-            status = (
-                503
-                if data.get("code") == "llm_unavailable"
-                else 502
-                if data.get("code") == "llm_error"
-                else 500
-            )
-            error = shapes.error_object(status, data["code"], data["message"], None)
-            if "session_id" in data:
-                error["error"]["session_id"] = data["session_id"]
-            yield shapes.data_line(error)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from django.db import transaction
@@ -92,14 +92,12 @@ def question_store(
     Short transaction: the session row is locked only while the sequence
     number is assigned and the row inserted, never across generation.
     """
-    now = timezone.now()
     with transaction.atomic():
         if session_id is None:
-            first = history[0][0] if history else content
             session = Session.objects.create(
                 workspace=workspace,
                 external_user_id=external_user_id,
-                title=session_title_from(first),
+                title=session_title_from(history[0][0] if history else content),
                 system_note=system_note or "",
                 message_count=2 * len(history) + 1,
             )
@@ -116,41 +114,50 @@ def question_store(
         if locked is None:
             raise NotFound()
         _history_check(locked, history, system_note, history_offset)
-        # A separate statement, after the lock is granted: under READ
-        # COMMITTED it sees the rows committed by the turn we waited for. (A
-        # subquery inside the locking SELECT would use the older snapshot and
-        # hand two waiting turns the same position.)
-        last = Message.objects.filter(session_id=locked.id).aggregate(last=Max("sequence"))["last"]
-        message = Message.objects.create(
-            session=locked,
-            sequence=_next_question_sequence(last),
-            role=MessageRole.USER,
-            content=content,
-        )
-        Session.objects.filter(id=locked.id).update(message_count=F("message_count") + 1, updated_at=now)
-        locked.message_count += 1
-        locked.updated_at = now
-        return StoredQuestion(locked, False, message)
+        return StoredQuestion(locked, False, _question_append(locked, content))
 
 
-def reply_store(
-    *,
-    question: StoredQuestion,
-    content: str,
-    response: Reply,
-    grounding: Grounding,
-    model: str,
-    prompt_tokens: int | None,
-    completion_tokens: int | None,
-    generation_ms: int,
-    retrieved: list[RetrievedPassage],
-    invalid_citations: list[InvalidCitation],
-    is_fallback: bool,
-    degraded: bool = False,
-    provenance: dict[str, str] | None = None,
-    guard: dict[str, Any] | None = None,
-    guard_original: dict[str, Any] | None = None,
-) -> Message:
+def _question_append(locked: Session, content: str) -> Message:
+    """The question stored after the messages of ``locked`` (its row locked)."""
+    now = timezone.now()
+    # A separate statement, after the lock is granted: under READ
+    # COMMITTED it sees the rows committed by the turn we waited for. (A
+    # subquery inside the locking SELECT would use the older snapshot and
+    # hand two waiting turns the same position.)
+    last = Message.objects.filter(session_id=locked.id).aggregate(last=Max("sequence"))["last"]
+    message = Message.objects.create(
+        session=locked,
+        sequence=_next_question_sequence(last),
+        role=MessageRole.USER,
+        content=content,
+    )
+    Session.objects.filter(id=locked.id).update(message_count=F("message_count") + 1, updated_at=now)
+    locked.message_count += 1
+    locked.updated_at = now
+    return message
+
+
+@dataclass(frozen=True)
+class ReplyRecord:
+    """An assistant reply as stored (the columns of its ``Message``)."""
+
+    content: str
+    response: Reply
+    grounding: Grounding
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    generation_ms: int
+    retrieved: list[RetrievedPassage]
+    invalid_citations: list[InvalidCitation]
+    is_fallback: bool
+    degraded: bool = False
+    provenance: dict[str, str] | None = None
+    guard: dict[str, Any] | None = None
+    guard_original: dict[str, Any] | None = None
+
+
+def reply_store(*, question: StoredQuestion, reply: ReplyRecord) -> Message:
     """Store the assistant's reply in the slot reserved for it.
 
     If the session was deleted while the reply was generated, there is nothing
@@ -167,21 +174,8 @@ def reply_store(
             session_id=question.session.id,
             sequence=question.reply_sequence,
             role=MessageRole.ASSISTANT,
-            content=content,
-            response=response,
-            grounding=grounding,
-            model=model,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            generation_ms=generation_ms,
-            retrieved=retrieved,
-            invalid_citations=invalid_citations,
-            is_fallback=is_fallback,
-            degraded=degraded,
-            provenance=provenance,
-            guard=guard,
-            guard_original=guard_original,
-            review_status=ReviewStatus.PENDING if guard else ReviewStatus.NONE,
+            review_status=ReviewStatus.PENDING if reply.guard else ReviewStatus.NONE,
+            **{f.name: getattr(reply, f.name) for f in fields(reply)},
         )
     return message
 

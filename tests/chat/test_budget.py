@@ -12,8 +12,8 @@ import pytest
 from chat.backends.base import ChatMessage
 from chat.backends.scripted import ScriptedBackend
 from chat.models import Grounding, Message, Session
-from chat.prompting import HistoryTurn, fit_messages
-from chat.services.sessions import question_store, reply_store
+from chat.prompting import HistoryTurn, PromptInputs, fit_messages
+from chat.services.sessions import ReplyRecord, question_store, reply_store
 from retrieval.search import ScoredPassage
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
@@ -32,13 +32,15 @@ def passage(rank: int, text: str) -> ScoredPassage:
 
 def fit(budget: int | None, *, history: list[HistoryTurn], passages: list[ScoredPassage]) -> Any:
     return fit_messages(
+        PromptInputs(
+            workspace_prompt="Be brief.",
+            history=history,
+            question="When are claims filed?",
+            passages=passages,
+            grounded=True,
+        ),
         count=chars,
         budget=budget,
-        workspace_prompt="Be brief.",
-        history=history,
-        question="When are claims filed?",
-        passages=passages,
-        grounded=True,
     )
 
 
@@ -101,16 +103,22 @@ def _long_session(tenant: Tenant, turns: int, chars_per_turn: int) -> Session:
         session_id = stored.session.id
         reply_store(
             question=stored,
-            content=f"answer {index}",
-            response={"type": "answer", "parts": [{"text": f"answer {index}", "source": None}], "form": None},
-            grounding=Grounding.GENERAL_KNOWLEDGE,
-            model="scripted",
-            prompt_tokens=None,
-            completion_tokens=None,
-            generation_ms=1,
-            retrieved=[],
-            invalid_citations=[],
-            is_fallback=False,
+            reply=ReplyRecord(
+                content=f"answer {index}",
+                response={
+                    "type": "answer",
+                    "parts": [{"text": f"answer {index}", "source": None}],
+                    "form": None,
+                },
+                grounding=Grounding.GENERAL_KNOWLEDGE,
+                model="scripted",
+                prompt_tokens=None,
+                completion_tokens=None,
+                generation_ms=1,
+                retrieved=[],
+                invalid_citations=[],
+                is_fallback=False,
+            ),
         )
     assert session_id is not None
     return Session.objects.get(id=session_id)

@@ -15,7 +15,7 @@ from pytest_django import Settings
 from chat.backends import use_backend
 from chat.backends.openai_compatible import OpenAIBackend
 from chat.models import Grounding
-from chat.services.sessions import question_store, reply_store
+from chat.services.sessions import ReplyRecord, question_store, reply_store
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.vllm_server import TcpForwarder, VllmServer
@@ -55,16 +55,22 @@ def test_twenty_turns_of_thirty_thousand_characters_still_answer_through_vllm(
         session_id = stored.session.id
         reply_store(
             question=stored,
-            content=f"answer {index}",
-            response={"type": "answer", "parts": [{"text": f"answer {index}", "source": None}], "form": None},
-            grounding=Grounding.GENERAL_KNOWLEDGE,
-            model=served.model,
-            prompt_tokens=None,
-            completion_tokens=None,
-            generation_ms=1,
-            retrieved=[],
-            invalid_citations=[],
-            is_fallback=False,
+            reply=ReplyRecord(
+                content=f"answer {index}",
+                response={
+                    "type": "answer",
+                    "parts": [{"text": f"answer {index}", "source": None}],
+                    "form": None,
+                },
+                grounding=Grounding.GENERAL_KNOWLEDGE,
+                model=served.model,
+                prompt_tokens=None,
+                completion_tokens=None,
+                generation_ms=1,
+                retrieved=[],
+                invalid_citations=[],
+                is_fallback=False,
+            ),
         )
     ingest_text(owner.workspace, "Policy", POLICY)
     with use_backend(served.backend(max_tokens=128)):

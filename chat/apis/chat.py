@@ -1,0 +1,188 @@
+"""The chat endpoints: one turn answered at once (``POST …/chat/``) or
+streamed as server-sent events (``POST …/chat/stream/``). Both parse the same
+input into a ``TurnRequest``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from chat.contract import ChatResult
+from chat.conversation import Conversation, conversation_parse
+from chat.serializers import ChatResultSchema, MessagesField, message_data, session_summary
+from chat.services.turn import (
+    PreparedTurn,
+    TurnRequest,
+    release_connection,
+    reply_data,
+    turn_complete,
+    turn_prepare,
+    turn_resume_data,
+)
+from chat.streaming import EventStreamNegotiation, NativeEvents, replay_stream, stream_response, turn_stream
+from daneshyar.api import UUIDField, ok
+from daneshyar.exceptions import ApplicationError
+from daneshyar.schema import also_answers, envelope
+from workspaces.access import WorkspaceApi
+from workspaces.idempotency import idempotency_finish, idempotent, request_claim
+
+
+class ChatInputSerializer(serializers.Serializer[Any]):
+    external_user_id = serializers.CharField(min_length=1, max_length=255, trim_whitespace=False)
+    message = serializers.CharField(
+        min_length=1,
+        max_length=32_000,
+        trim_whitespace=False,
+        required=False,
+        help_text="The user's message. Exactly one of `message` and `messages`.",
+    )
+    messages = MessagesField(required=False)
+    session_id = UUIDField(required=False, allow_null=True)
+    resource_ids = serializers.ListField(child=UUIDField(), required=False, max_length=20)
+    model = serializers.CharField(required=False, allow_null=True, max_length=200)
+    include_prompt_trace = serializers.BooleanField(required=False, default=False)
+    certificate = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Sign the reply: assistant_message.certificate (verify with GET /certificates/keys).",
+    )
+
+    class Meta:
+        ref_name = "ChatInput"
+
+    def validate_message(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("The message is empty.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in ("message", "messages") if name in attrs]
+        if len(given) != 1:
+            problem = "Send exactly one of message and messages."
+            raise serializers.ValidationError({"message": [problem], "messages": [problem]})
+        return attrs
+
+
+class ChatInputScheme(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
+    """The schema says what ``validate`` enforces: exactly one of ``message``
+    and ``messages`` (a body with both, or with neither, is 400)."""
+
+    target_class = ChatInputSerializer
+
+    def map_serializer(self, auto_schema: AutoSchema, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = auto_schema._map_serializer(  # type: ignore[no-untyped-call]
+            self.target, direction, bypass_extensions=True
+        )
+        schema["oneOf"] = [{"required": ["message"]}, {"required": ["messages"]}]
+        return schema
+
+
+def conversation_of(data: dict[str, Any]) -> Conversation:
+    """``message`` or ``messages`` of a validated chat body, as one conversation."""
+    if "messages" in data:
+        return conversation_parse(data["messages"])
+    return Conversation.single(data["message"])
+
+
+def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
+    claim = request_claim(request)
+    serializer = ChatInputSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    return turn_prepare(
+        TurnRequest(
+            api_key=view.api_key,
+            workspace=view.workspace,
+            external_user_id=data["external_user_id"],
+            conversation=conversation_of(data),
+            session_id=data.get("session_id"),
+            resource_ids=tuple(data.get("resource_ids") or ()),
+            model=data.get("model"),
+            include_prompt_trace=data["include_prompt_trace"],
+            certificate=data["certificate"],
+            resume=claim.resume,
+        )
+    )
+
+
+class ChatApi(WorkspaceApi):
+    turn_methods = frozenset({"POST"})
+
+    @extend_schema(
+        operation_id="chat",
+        request=ChatInputSerializer,
+        responses=envelope("ChatTurn", ChatResultSchema),
+    )
+    @also_answers(403)  # include_prompt_trace with a chat key
+    @idempotent
+    def post(self, request: Request, workspace_id: str) -> Response:
+        prepared = _prepare(self, request)
+        try:
+            reply = turn_complete(prepared)
+        except ApplicationError:
+            # The question is stored: a retry with the same Idempotency-Key answers it.
+            request_claim(request).resume_next = turn_resume_data(prepared)
+            raise
+        question = prepared.question
+        data: ChatResult = {
+            "session": session_summary(question.session, created=question.created),
+            "user_message": message_data(question.message),
+            "assistant_message": reply_data(prepared, reply),
+        }
+        if prepared.include_trace:
+            data["prompt_trace"] = prepared.trace()
+        return ok(data)
+
+
+# One event of the stream (schemathesis validates each event against it).
+SSE_EVENT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "event": {"type": "string", "enum": ["session", "prompt_trace", "delta", "message", "error"]},
+        "data": {
+            "type": "string",
+            "description": "JSON: session → the session object; prompt_trace → as in chat; delta → "
+            '{"text"}; message → the assistant_message; error → the error object.',
+        },
+    },
+    "required": ["event", "data"],
+}
+
+
+class ChatStreamApi(WorkspaceApi):
+    content_negotiation_class = EventStreamNegotiation
+    turn_methods = frozenset({"POST"})
+
+    @extend_schema(
+        operation_id="chat_stream",
+        request=ChatInputSerializer,
+        responses={
+            (200, "text/event-stream"): OpenApiResponse(
+                SSE_EVENT_SCHEMA,
+                description="Server-sent events (the schema is one event's): session, [prompt_trace], "
+                "delta*, then message or error.",
+            )
+        },
+    )
+    @also_answers(403)  # include_prompt_trace with a chat key
+    @idempotent(replay=lambda stored: stream_response(replay_stream(stored.data)))
+    def post(self, request: Request, workspace_id: str) -> StreamingHttpResponse:
+        # Errors up to here (400/403/404) are ordinary JSON error responses.
+        prepared = _prepare(self, request)
+        claim = request_claim(request)
+
+        def finish(status: int, result: ChatResult | None) -> None:
+            # Told from the turn's worker when the turn is stored (or failed).
+            if result is None:
+                claim.resume_next = turn_resume_data(prepared)
+            idempotency_finish(claim, status=status, body=result)
+
+        release_connection()
+        return turn_stream(prepared, NativeEvents(prepared), finish if claim.record is not None else None)

@@ -1,0 +1,68 @@
+"""Feedback on an assistant message (one per end user, replaced when sent again)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from chat.models import Feedback, FeedbackRating
+from chat.services import feedback as feedback_services
+from daneshyar.api import ok
+from daneshyar.schema import envelope
+from workspaces.access import WorkspaceApi
+from workspaces.idempotency import idempotent
+
+
+class FeedbackOutputSerializer(serializers.ModelSerializer[Feedback]):
+    message_id = serializers.UUIDField(source="message.id", read_only=True)
+    session_id = serializers.UUIDField(source="message.session_id", read_only=True)
+
+    class Meta:
+        model = Feedback
+        fields = [
+            "id",
+            "session_id",
+            "message_id",
+            "external_user_id",
+            "rating",
+            "comment",
+            "created_at",
+            "updated_at",
+        ]
+        ref_name = "Feedback"
+
+
+class FeedbackApi(WorkspaceApi):
+    class InputSerializer(serializers.Serializer[Any]):
+        external_user_id = serializers.CharField(min_length=1, max_length=255)
+        rating = serializers.ChoiceField(choices=FeedbackRating.choices)
+        comment = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
+
+        class Meta:
+            ref_name = "FeedbackInput"
+
+    @extend_schema(
+        operation_id="feedback_upsert",
+        request=InputSerializer,
+        responses={
+            201: envelope("FeedbackCreated", FeedbackOutputSerializer),
+            200: envelope("FeedbackReplaced", FeedbackOutputSerializer),
+        },
+    )
+    @idempotent
+    def post(self, request: Request, workspace_id: Any, session_id: Any, message_id: Any) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        feedback, created = feedback_services.feedback_upsert(
+            workspace=self.workspace,
+            session_id=session_id,
+            message_id=message_id,
+            external_user_id=body.validated_data["external_user_id"],
+            rating=body.validated_data["rating"],
+            comment=body.validated_data["comment"],
+        )
+        return ok(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)

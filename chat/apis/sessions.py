@@ -1,0 +1,113 @@
+"""Sessions and their messages: list, read, rename, delete (an end user's
+own, or any with an admin key)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from chat import selectors
+from chat.models import Session
+from chat.serializers import MessageSchema, SessionSchema, message_data, session_detail
+from chat.services import sessions as session_services
+from daneshyar.api import PageParamsSerializer, ok, paginate
+from daneshyar.exceptions import ValidationFailed
+from daneshyar.schema import envelope, list_envelope
+from workspaces.access import WorkspaceApi
+
+USER_PARAM = OpenApiParameter(
+    "external_user_id",
+    str,
+    description="The end user. Required for chat keys; admin keys may omit it.",
+)
+
+
+def _end_user(view: WorkspaceApi, request: Request) -> str | None:
+    """``external_user_id`` from the query: required for chat keys."""
+    value = request.query_params.get("external_user_id")
+    if value is not None and not 1 <= len(value) <= 255:
+        raise ValidationFailed(
+            "Invalid external_user_id.", fields={"external_user_id": ["Must be 1 to 255 characters."]}
+        )
+    if value is None and not view.api_key.is_admin:
+        raise ValidationFailed(
+            "external_user_id is required.", fields={"external_user_id": ["This field is required."]}
+        )
+    return value
+
+
+def _session(view: WorkspaceApi, request: Request, session_id: str) -> Session:
+    return selectors.session_get(
+        workspace=view.workspace, session_id=session_id, external_user_id=_end_user(view, request)
+    )
+
+
+class SessionListApi(WorkspaceApi):
+    @extend_schema(
+        operation_id="sessions_list",
+        parameters=[USER_PARAM, PageParamsSerializer],
+        responses=list_envelope("SessionList", SessionSchema),
+    )
+    def get(self, request: Request, workspace_id: str) -> Response:
+        return paginate(
+            request,
+            selectors.session_list(workspace=self.workspace, external_user_id=_end_user(self, request)),
+            ordering=("-updated_at", "-id"),
+            serialize=lambda rows: [session_detail(s) for s in rows],
+        )
+
+
+class SessionDetailApi(WorkspaceApi):
+    class UpdateSerializer(serializers.Serializer[Any]):
+        title = serializers.CharField(min_length=1, max_length=200)
+
+        class Meta:
+            ref_name = "SessionUpdateInput"
+
+    @extend_schema(
+        operation_id="sessions_get",
+        parameters=[USER_PARAM],
+        responses=envelope("SessionDetail", SessionSchema),
+    )
+    def get(self, request: Request, workspace_id: str, session_id: str) -> Response:
+        session = _session(self, request, session_id)
+        return ok(session_detail(session))
+
+    @extend_schema(
+        operation_id="sessions_update",
+        parameters=[USER_PARAM],
+        request=UpdateSerializer,
+        responses=envelope("SessionUpdated", SessionSchema),
+    )
+    def patch(self, request: Request, workspace_id: str, session_id: str) -> Response:
+        session = _session(self, request, session_id)
+        serializer = self.UpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        session = session_services.session_update(session=session, title=serializer.validated_data["title"])
+        return ok(session_detail(session))
+
+    @extend_schema(operation_id="sessions_delete", parameters=[USER_PARAM], responses={204: None})
+    def delete(self, request: Request, workspace_id: str, session_id: str) -> Response:
+        session = _session(self, request, session_id)
+        session_services.session_delete(session=session)
+        return Response(status=204)
+
+
+class SessionMessagesApi(WorkspaceApi):
+    @extend_schema(
+        operation_id="sessions_messages",
+        parameters=[USER_PARAM, PageParamsSerializer],
+        responses=list_envelope("MessageList", MessageSchema),
+    )
+    def get(self, request: Request, workspace_id: str, session_id: str) -> Response:
+        session = _session(self, request, session_id)
+        return paginate(
+            request,
+            selectors.message_list(session=session),
+            ordering=("sequence",),
+            serialize=lambda rows: [message_data(m) for m in rows],
+        )

@@ -1,0 +1,194 @@
+"""A turn's prompt: the messages that fit the model's window, and the
+prepared turn that carries them to generation (with its prompt trace)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from chat import selectors
+from chat.backends import BaseBackend, ChatMessage
+from chat.backends.base import JsonSchema
+from chat.contract import PromptTrace
+from chat.conversation import messages_hash
+from chat.guard import Policy
+from chat.models import Grounding
+from chat.output import output_schema
+from chat.prompting import Counter, FittedPrompt, PromptInputs, fit_messages
+from chat.services.sessions import StoredQuestion
+from chat.services.turn.request import TurnRequest
+from daneshyar.exceptions import ApplicationError
+from retrieval.search import ScoredPassage
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """What the server decided for a turn before storing anything."""
+
+    model_id: str
+    backend: BaseBackend
+    grounding: Grounding
+    # The workspace's output guard (rules, safe reply, claims checks).
+    guard: Policy
+    # False for the extractive engine: no window, no history, no claims.
+    generative: bool
+    # Tokens the prompt may take (None: no window known).
+    budget: int | None
+    count: Counter
+
+    @property
+    def grounded(self) -> bool:
+        return self.grounding == Grounding.DOCUMENTS
+
+
+@dataclass
+class PreparedTurn:
+    question: StoredQuestion
+    question_text: str
+    model_id: str
+    backend: BaseBackend
+    grounding: Grounding
+    # What retrieval returned, best first.
+    retrieved: list[ScoredPassage]
+    # The prompt: what a generative backend is sent; for the extractive
+    # engine, the question and passages it answers from, in the same form.
+    prompt: FittedPrompt
+    schema: JsonSchema
+    include_trace: bool
+    on_generation_unavailable: str
+    # Per-request generation options (the OpenAI-compatible endpoint's
+    # max_tokens and temperature); None: the backend's defaults.
+    max_tokens: int | None = None
+    temperature: float | None = None
+    # The workspace's output guard (rules, safe reply, claims checks).
+    guard: Policy = field(default_factory=Policy)
+    # The user's own words in this turn (question, history, the integrator's
+    # note): a cited part made of them loses its citation.
+    user_texts: list[str] = field(default_factory=list)
+    # Sign the reply (certificate: true on the request).
+    certificate: bool = False
+    # An Idempotency-Key retry answering a question stored by a failed attempt.
+    resumed: bool = False
+
+    @property
+    def grounded(self) -> bool:
+        return self.grounding == Grounding.DOCUMENTS
+
+    @property
+    def passages(self) -> list[ScoredPassage]:
+        """The passages the model sees, numbered 1..n: citations index into these."""
+        return self.prompt.passages
+
+    @property
+    def messages(self) -> list[ChatMessage]:
+        return self.prompt.messages
+
+    def provenance(self) -> dict[str, str]:
+        """``provenance`` of the reply: the hash of the exact messages it came from."""
+        return {"messages_hash": messages_hash(self.messages)}
+
+    def trace(self) -> PromptTrace:
+        trace: PromptTrace = {
+            "passages": [
+                {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score}
+                for p in self.passages
+            ],
+            "messages": [{"role": m["role"], "content": m["content"]} for m in self.messages],
+        }
+        prompt = self.prompt
+        if prompt.budget is not None:
+            trace["budget"] = {
+                "context_length": prompt.budget + self.backend.max_tokens + settings.PROMPT_TOKEN_MARGIN,
+                "max_tokens": self.backend.max_tokens,
+                "prompt_budget": prompt.budget,
+                "prompt_tokens": prompt.prompt_tokens,
+            }
+            trace["dropped"] = {
+                "passages": [
+                    {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score}
+                    for p in prompt.dropped_passages
+                ],
+                "history": [
+                    {"user_message_id": str(t.question_id), "assistant_message_id": str(t.answer_id)}
+                    for t in prompt.dropped_turns
+                ],
+                "truncated_passage_id": (
+                    str(prompt.truncated_passage_id) if prompt.truncated_passage_id is not None else None
+                ),
+            }
+        return trace
+
+
+def prompt_budget(backend: BaseBackend) -> int | None:
+    """Tokens a prompt may take: ``context_length - max_tokens - margin``
+    (None when the backend has no window or does not report one)."""
+    try:
+        length = backend.context_length()
+    except ApplicationError:
+        length = None  # the server is down: the generation will say so
+    if length is None:
+        return None
+    return max(0, length - backend.max_tokens - settings.PROMPT_TOKEN_MARGIN)
+
+
+def token_counter(backend: BaseBackend) -> Counter:
+    def count(messages: list[ChatMessage]) -> int:
+        try:
+            return backend.count_tokens(messages)
+        except ApplicationError:
+            # The server cannot count now: estimate (on the long side).
+            return BaseBackend.count_tokens(backend, messages)
+
+    return count
+
+
+def turn_compose(
+    request: TurnRequest, *, plan: TurnPlan, stored: StoredQuestion, passages: list[ScoredPassage]
+) -> PreparedTurn:
+    """The prepared turn: the prompt (the session's recent history, the
+    passages, the question) fitted into the model's window."""
+    workspace = request.workspace
+    turns = (
+        selectors.history_turns(
+            session_id=stored.session.id,
+            before_sequence=stored.message.sequence,
+            turns=workspace.history_turns,
+        )
+        if plan.generative
+        else []  # the extractive engine answers the question alone
+    )
+    claims = plan.guard.claims if plan.generative else ()
+    inputs = PromptInputs(
+        workspace_prompt=workspace.system_prompt,
+        history=turns,
+        question=request.question,
+        passages=passages,
+        grounded=plan.grounded,
+        system_note=stored.session.system_note,
+        claims=claims,
+    )
+    max_tokens = request.max_tokens
+    return PreparedTurn(
+        question=stored,
+        question_text=request.question,
+        model_id=plan.model_id,
+        backend=plan.backend,
+        grounding=plan.grounding,
+        retrieved=passages,
+        prompt=fit_messages(inputs, count=plan.count, budget=plan.budget),
+        schema=output_schema(claims=len(claims)),
+        include_trace=request.include_prompt_trace,
+        on_generation_unavailable=workspace.on_generation_unavailable,
+        max_tokens=min(max_tokens, plan.backend.max_tokens) if max_tokens else None,
+        temperature=request.temperature,
+        guard=plan.guard,
+        certificate=request.certificate,
+        resumed=request.resume is not None,
+        user_texts=[
+            request.question,
+            stored.session.system_note,
+            *(text for turn in turns for text in (turn.question, turn.answer)),
+            *(text for pair in request.conversation.history for text in pair),
+        ],
+    )

@@ -1,0 +1,190 @@
+"""A turn's generation (no database access): the model's reply, retried
+once when invalid, the extractive engine when generation is unavailable and
+the workspace chose it (degraded), then the citation check and the guard."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import connection
+
+from chat.backends import Generation, extractive_backend
+from chat.backends.extractive import ExtractiveBackend
+from chat.guard import Verdict
+from chat.guard import evaluate as guard_evaluate
+from chat.output import InvalidOutput, ParsedReply, citations_check, fallback_reply, parse_reply, safe_reply
+from chat.partial_json import DeltaExtractor
+from chat.services.turn.compose import PreparedTurn
+from daneshyar.exceptions import LLMUnavailable
+from retrieval.search import ScoredPassage
+from workspaces.models import GenerationFallback
+
+logger = logging.getLogger(__name__)
+
+# Attempts per turn: an empty or invalid reply is retried once, then the
+# safe fallback answer is stored.
+MAX_ATTEMPTS = 2
+# The retry samples: a greedy decoder would write the same invalid reply again.
+RETRY_TEMPERATURE = 0.7
+
+
+@dataclass
+class TurnOutcome:
+    reply: ParsedReply
+    is_fallback: bool
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    generation_ms: int
+    # The model that answered: the requested one, or the extractive engine
+    # when generation was unavailable (degraded).
+    model_id: str
+    degraded: bool
+    # The passages the reply's citations were drawn from.
+    passages: list[ScoredPassage]
+    # What the output guard found, and the reply it replaced (a block).
+    guard: Verdict | None = None
+    original: ParsedReply | None = None
+
+
+def release_connection() -> None:
+    """Give the database connection back before a slow generation.
+
+    Inside a transaction (tests wrap each test in one) closing would break
+    it; a request never runs in one here (no ATOMIC_REQUESTS).
+    """
+    if not connection.in_atomic_block:
+        connection.close()
+
+
+def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | None = None) -> TurnOutcome:
+    """Run the model (no database access). With ``on_delta`` the first attempt
+    streams; the retry after an invalid reply does not (its text replaces the
+    streamed one in the final message).
+
+    When the generative backend is unavailable, the extractive engine answers
+    (``degraded``) if the workspace chose it; otherwise ``LLMUnavailable``
+    propagates. ``LLMError`` (the server rejected the request) always does.
+    """
+    # A guard that may replace the reply holds the stream back until it is checked.
+    held = on_delta is not None and prepared.guard.blocks
+    outcome = _answer(prepared, None if held else on_delta)
+    outcome = _guarded(prepared, outcome)
+    if held or outcome.original is not None:
+        _emit(outcome.reply, on_delta)
+    return outcome
+
+
+def _guarded(prepared: PreparedTurn, outcome: TurnOutcome) -> TurnOutcome:
+    """The outcome with the citation check and the workspace's guard applied."""
+    outcome.reply = citations_check(outcome.reply, outcome.passages, prepared.user_texts)
+    verdict = guard_evaluate(prepared.guard, outcome.reply.response, outcome.reply.claims)
+    if verdict is None:
+        return outcome
+    outcome.guard = verdict
+    if verdict.action == "block":
+        outcome.original = outcome.reply
+        outcome.reply = safe_reply(prepared.guard.safe_reply)
+    return outcome
+
+
+def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> TurnOutcome:
+    started = time.monotonic()
+    backend = prepared.backend
+    if isinstance(backend, ExtractiveBackend):
+        reply = backend.answer(prepared.question_text, prepared.retrieved, grounded=prepared.grounded)
+        _emit(reply, on_delta)
+        return TurnOutcome(
+            reply, False, None, None, _ms_since(started), prepared.model_id, False, prepared.retrieved
+        )
+    streamed: list[str] = []
+
+    def delta(text: str) -> None:
+        streamed.append(text)
+        if on_delta is not None:
+            on_delta(text)
+
+    try:
+        return _generate(prepared, started, delta if on_delta is not None else None)
+    except LLMUnavailable as exc:
+        if prepared.on_generation_unavailable != GenerationFallback.EXTRACTIVE:
+            raise
+        logger.warning("Generation unavailable (%s); answering with the extractive engine", exc.message)
+        engine = extractive_backend()
+        reply = engine.answer(prepared.question_text, prepared.retrieved, grounded=prepared.grounded)
+        if not streamed:
+            _emit(reply, on_delta)
+        return TurnOutcome(
+            reply, False, None, None, _ms_since(started), engine.model_id, True, prepared.retrieved
+        )
+
+
+def _generate(prepared: PreparedTurn, started: float, on_delta: Callable[[str], None] | None) -> TurnOutcome:
+    prompt_tokens: int | None = None
+    completion_tokens = 0
+    reply: ParsedReply | None = None
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        if on_delta is not None and attempt == 1:
+            generation = _stream_once(prepared, on_delta, DeltaExtractor())
+        else:
+            generation = prepared.backend.generate(
+                prepared.messages,
+                schema=prepared.schema,
+                max_tokens=prepared.max_tokens,
+                temperature=RETRY_TEMPERATURE if attempt > 1 else prepared.temperature,
+            )
+        prompt_tokens = generation.prompt_tokens if generation.prompt_tokens is not None else prompt_tokens
+        completion_tokens += generation.completion_tokens or 0
+        try:
+            reply = parse_reply(generation.text, prepared.passages)
+            break
+        except InvalidOutput as exc:
+            logger.warning("Invalid generation (attempt %d of %d): %s", attempt, MAX_ATTEMPTS, exc)
+    return TurnOutcome(
+        reply if reply is not None else fallback_reply(),
+        reply is None,
+        prompt_tokens,
+        completion_tokens or None,
+        _ms_since(started),
+        prepared.model_id,
+        False,
+        prepared.passages,
+    )
+
+
+def _emit(reply: ParsedReply, on_delta: Callable[[str], None] | None) -> None:
+    """Stream an answer that was not generated token by token: one delta a part."""
+    if on_delta is None:
+        return
+    rendered = ""
+    for part in reply.response["parts"]:
+        text = part["text"] if not rendered else " " + part["text"]
+        rendered += text
+        on_delta(text)
+
+
+def _stream_once(
+    prepared: PreparedTurn, on_delta: Callable[[str], None], extractor: DeltaExtractor
+) -> Generation:
+    final: Generation | None = None
+    chunks: list[str] = []
+    for item in prepared.backend.stream(
+        prepared.messages,
+        schema=prepared.schema,
+        max_tokens=prepared.max_tokens,
+        temperature=prepared.temperature,
+    ):
+        if isinstance(item, Generation):
+            final = item
+            continue
+        chunks.append(item)
+        delta = extractor.feed(item)
+        if delta:
+            on_delta(delta)
+    return final if final is not None else Generation(text="".join(chunks))
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -1,0 +1,113 @@
+"""Everything before generation: check the request, plan the turn, store the
+question, retrieve, compose the prompt."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from chat.backends import get_backend, resolve_model
+from chat.backends.extractive import ExtractiveBackend
+from chat.models import Grounding
+from chat.prompting import QuestionTooLong, question_fits
+from chat.services.guard import guard_policy_load
+from chat.services.sessions import StoredQuestion, question_resume, question_store
+from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, token_counter, turn_compose
+from chat.services.turn.request import TurnRequest
+from chat.services.turn.retrieve import turn_retrieve
+from daneshyar.exceptions import Forbidden, ValidationFailed
+from resources.selectors import ready_resources_exist
+from retrieval.search import named_resources_validate
+
+
+def turn_prepare(request: TurnRequest) -> PreparedTurn:
+    """Everything before generation. Raises 403/400/404 before storing anything.
+
+    The conversation's history and system note (a ``messages`` list) are
+    stored with a new session, checked against an existing one.
+    """
+    _trace_check(request)
+    plan = _plan(request)
+    if plan.generative:
+        _question_check(request, plan)
+    # Stored before retrieval: a wrong session is a 404 before the embedding
+    # runs, and nothing below can fail with a 4xx any more.
+    stored = _question_save(request)
+    passages = (
+        turn_retrieve(
+            workspace=request.workspace, question=request.question, resource_ids=request.resource_ids
+        )
+        if plan.grounded
+        else []
+    )
+    return turn_compose(request, plan=plan, stored=stored, passages=passages)
+
+
+def _trace_check(request: TurnRequest) -> None:
+    if request.include_prompt_trace and not settings.PROMPT_TRACE_ENABLED:
+        raise Forbidden("Prompt traces are not enabled on this deployment (PROMPT_TRACE_ENABLED).")
+    if request.include_prompt_trace and not request.api_key.is_admin:
+        raise Forbidden("include_prompt_trace needs an API key with the admin scope.")
+
+
+def _plan(request: TurnRequest) -> TurnPlan:
+    """The model, grounding and guard of the turn (400 for an unknown model or resource)."""
+    workspace = request.workspace
+    model_id = str(resolve_model(request.model)["id"])
+    backend = get_backend(model_id)
+    # Unknown ids are a 400 even when the workspace has nothing ready yet.
+    named_resources_validate(workspace=workspace, resource_ids=request.resource_ids)
+    grounding = (
+        Grounding.DOCUMENTS if ready_resources_exist(workspace=workspace) else Grounding.GENERAL_KNOWLEDGE
+    )
+    generative = not isinstance(backend, ExtractiveBackend)
+    return TurnPlan(
+        model_id=model_id,
+        backend=backend,
+        grounding=grounding,
+        guard=guard_policy_load(workspace=workspace),
+        generative=generative,
+        budget=prompt_budget(backend) if generative else None,
+        count=token_counter(backend),
+    )
+
+
+def _question_check(request: TurnRequest, plan: TurnPlan) -> None:
+    """400 when the instructions and the question alone do not fit the model's window."""
+    try:
+        question_fits(
+            count=plan.count,
+            budget=plan.budget,
+            workspace_prompt=request.workspace.system_prompt,
+            question=request.question,
+            grounded=plan.grounded,
+            system_note=request.conversation.system or "",
+        )
+    except QuestionTooLong as exc:
+        raise ValidationFailed(
+            "The message is too long for this model.",
+            fields={
+                "message": [
+                    f"The message is too long for model {plan.model_id!r}: with the instructions it takes "
+                    f"{exc.tokens} tokens, and at most {exc.budget} fit beside the reply. Shorten it."
+                ]
+            },
+        ) from None
+
+
+def _question_save(request: TurnRequest) -> StoredQuestion:
+    """The stored question: a new one, or the one a failed attempt stored
+    (an Idempotency-Key retry)."""
+    if request.resume is not None:
+        return question_resume(
+            workspace=request.workspace, external_user_id=request.external_user_id, resume=request.resume
+        )
+    conversation = request.conversation
+    return question_store(
+        workspace=request.workspace,
+        external_user_id=request.external_user_id,
+        session_id=request.session_id,
+        content=conversation.question,
+        history=conversation.history,
+        system_note=conversation.system,
+        history_offset=conversation.history_offset,
+    )

@@ -1,0 +1,90 @@
+"""After generation: store the reply (a short transaction), shape it for the
+API, and what an Idempotency-Key retry needs to resume a failed turn."""
+
+from __future__ import annotations
+
+from chat.certificates import certificate_issue
+from chat.contract import MessageData, RetrievedPassage
+from chat.models import Message
+from chat.serializers import message_data
+from chat.services.sessions import ReplyRecord, reply_store
+from chat.services.turn.compose import PreparedTurn
+from chat.services.turn.generate import TurnOutcome, release_connection, turn_generate
+from daneshyar.exceptions import ApplicationError
+
+
+def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
+    """Store the reply (short transaction)."""
+    retrieved: list[RetrievedPassage] = [
+        {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score, "rank": p.rank}
+        for p in outcome.passages
+    ]
+    record = ReplyRecord(
+        content=outcome.reply.content,
+        response=outcome.reply.response,
+        grounding=prepared.grounding,
+        model=outcome.model_id,
+        prompt_tokens=outcome.prompt_tokens,
+        completion_tokens=outcome.completion_tokens,
+        generation_ms=outcome.generation_ms,
+        retrieved=retrieved,
+        invalid_citations=outcome.reply.invalid_citations,
+        is_fallback=outcome.is_fallback,
+        degraded=outcome.degraded,
+        provenance=prepared.provenance(),
+        guard=outcome.guard.as_json() if outcome.guard is not None else None,
+        guard_original=(
+            {"content": outcome.original.content, "response": outcome.original.response}
+            if outcome.original is not None
+            else None
+        ),
+    )
+    return reply_store(question=prepared.question, reply=record)
+
+
+def reply_data(prepared: PreparedTurn, message: Message) -> MessageData:
+    """The stored reply in API shape, signed when the request asked for a certificate."""
+    data = message_data(message)
+    if prepared.certificate:
+        data["certificate"] = certificate_issue(message, workspace_id=prepared.question.session.workspace_id)
+    return data
+
+
+def turn_existing_reply(prepared: PreparedTurn) -> Message | None:
+    """A resumed turn whose reply was stored after all (its response was lost)."""
+    if not prepared.resumed:
+        return None
+    return Message.objects.filter(
+        session_id=prepared.question.session.id, sequence=prepared.question.reply_sequence
+    ).first()
+
+
+def turn_resume_data(prepared: PreparedTurn) -> dict[str, str]:
+    """What an Idempotency-Key retry needs to answer this turn's stored question."""
+    return {
+        "session_id": str(prepared.question.session.id),
+        "question_id": str(prepared.question.message.id),
+        "created": "1" if prepared.question.created else "0",
+    }
+
+
+def turn_error_details(prepared: PreparedTurn, exc: ApplicationError) -> ApplicationError:
+    """``exc`` naming the session the turn created or continued (a client that
+    sent no session id learns it, and can continue the conversation)."""
+    exc.details.setdefault("session_id", str(prepared.question.session.id))
+    return exc
+
+
+def turn_complete(prepared: PreparedTurn) -> Message:
+    """Generate and store the reply of a prepared turn (the non-streaming
+    path): the request's connection is released first, so nothing is held
+    while the model runs."""
+    existing = turn_existing_reply(prepared)
+    if existing is not None:
+        return existing
+    release_connection()
+    try:
+        outcome = turn_generate(prepared)
+    except ApplicationError as exc:
+        raise turn_error_details(prepared, exc) from None
+    return turn_finish(prepared, outcome)
