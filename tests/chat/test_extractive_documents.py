@@ -123,12 +123,19 @@ def test_the_answer_stays_on_the_document_that_answers(owner: Tenant) -> None:
     )
     ingest_text(
         owner.workspace,
+        "Egg guide",
+        "Boil eggs for about seven minutes for a firm yolk. Soft eggs take about four minutes in "
+        "boiling water. Cool the eggs in cold water afterwards.",
+    )
+    ingest_text(
+        owner.workspace,
         "Holiday policy",
         "Employees receive 28 days of paid holiday per year. Holiday requests are approved by the "
         "team lead. Unused holiday days expire at the end of March.",
     )
-    upload(owner.workspace, "kettle-faq.md", FAQ.encode())
-    parts = ask(owner, "How long does the kettle take to boil?")
+    # The egg guide's "four minutes in boiling water" scores close, but is
+    # about eggs: it is not glued to the kettle's answer.
+    parts = ask(owner, "How long should I boil water?")
     assert texts(parts)[0] == "A full kettle boils in about three minutes."
     assert {p["source"]["resource_id"] for p in parts} == {str(kettle.id)}
     holiday = ask(owner, "When do unused holiday days expire?")
