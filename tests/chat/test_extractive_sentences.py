@@ -185,7 +185,9 @@ def test_another_documents_copy_of_the_same_fact_does_not_join() -> None:
 
 def test_documents_come_in_retrievals_order() -> None:
     first, second = uuid.uuid4(), uuid.uuid4()
-    passages = _passages((first, "Holiday requests go to the lead."), (second, "The kettle boils in three minutes."))
+    passages = _passages(
+        (first, "Holiday requests go to the lead."), (second, "The kettle boils in three minutes.")
+    )
     sentences = _sentences(passages)
     chosen = select_answer(sentences, {0: 0.58, 1: 0.6}, passages)
     assert [sentences[i].text for i in chosen] == [
