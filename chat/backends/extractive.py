@@ -50,23 +50,29 @@ gets a fixed answer.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem
 from chat.backends.quantities import number_fit, question_numbers
-from chat.backends.sentences import ANSWERABLE, LEAD, LISTED, STEP, Unit, segment, split_sentences
+from chat.backends.scoring import (
+    Assessment,
+    Sentence,
+    assess,
+    candidates_of,
+    score_sentences,
+)
+from chat.backends.sentences import LEAD, LISTED, STEP, split_sentences
 from chat.contract import Part, Reply, ResponseType
 from chat.output import ParsedReply, render_content, source_of
 from chat.text import content_words
-from retrieval.embeddings import get_embedder
 from retrieval.search import ScoredPassage
 
 __all__ = [
+    "Assessment",
     "ExtractiveBackend",
+    "assess",
+    "candidates_of",
     "number_fit",
     "question_numbers",
     "score_sentences",
@@ -81,12 +87,6 @@ NO_DOCUMENTS_TEXT = (
 NO_ANSWER_TEXT = "I could not find an answer to this in the workspace's documents."
 
 # Weights of the score's terms; the floor below which nothing answers.
-MEANING_WEIGHT = 0.65
-WORDS_WEIGHT = 0.30
-RANK_WEIGHT = 0.05
-NUMBER_BONUS = 0.15
-# A sentence under a heading scores at least this mix of the heading's score and its own.
-HEADING_SHARE = 0.5
 MIN_SCORE = 0.30
 # Further sentences join the best one when they score this close to it: from
 # its own document, from another one (which must also add a new fact), or
@@ -100,32 +100,6 @@ MAX_LIST_PARTS = 8
 MAX_CHARS = 900
 
 
-@dataclass(frozen=True)
-class Sentence:
-    """A unit of a retrieved passage (see chat/backends/sentences.py)."""
-
-    passage_index: int  # position of its passage in the retrieved list (rank - 1)
-    unit: Unit
-
-    @property
-    def text(self) -> str:
-        return self.unit.text
-
-
-def candidates_of(passages: Sequence[ScoredPassage]) -> list[Sentence]:
-    """The units of every passage that may answer, each once (overlapping
-    chunks repeat sentences: the best-ranked copy stays)."""
-    seen: set[tuple[object, str | None, str]] = set()
-    out = []
-    for index, passage in enumerate(passages):
-        for unit in segment(passage.text):
-            key = (passage.resource_id, unit.heading, unit.text.lower())
-            if unit.kind in ANSWERABLE and key not in seen:
-                seen.add(key)
-                out.append(Sentence(index, unit))
-    return out
-
-
 class ExtractiveBackend(BaseBackend):
     """Answers from the retrieved passages' own sentences (see the module doc)."""
 
@@ -133,15 +107,27 @@ class ExtractiveBackend(BaseBackend):
     generative = False
     supports_forms = False
 
-    def answer(self, question: str, passages: Sequence[ScoredPassage], *, grounded: bool) -> ParsedReply:
-        """The reply to ``question`` from ``passages`` (ranked best first)."""
+    def answer(
+        self,
+        question: str,
+        passages: Sequence[ScoredPassage],
+        *,
+        grounded: bool,
+        assessment: Assessment | None = None,
+        context: str | None = None,
+    ) -> ParsedReply:
+        """The reply to ``question`` from ``passages`` (ranked best first).
+
+        ``assessment``: the passages already scored for this question (the
+        turn's answerability check did it); ``context``: the question with
+        the conversation, for a follow-up (chat/backends/scoring.py).
+        """
         if not grounded:
             return _plain(NO_DOCUMENTS_TEXT)
-        sentences = candidates_of(passages)
-        shortlist = _shortlist(question, sentences)
-        scored = [sentences[i] for i in shortlist]
-        scores = dict(zip(shortlist, score_sentences(question, scored, len(passages)), strict=True))
-        chosen = select_answer(sentences, scores, passages)
+        if assessment is None:
+            assessment = assess(question, passages, context=context)
+        sentences = assessment.sentences
+        chosen = select_answer(sentences, assessment.scores, passages)
         if not chosen:
             return _plain(NO_ANSWER_TEXT)
         return _answer([sentences[i] for i in chosen], passages)
@@ -159,34 +145,6 @@ class ExtractiveBackend(BaseBackend):
 
     def stream(self, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
         raise TypeError("the extractive engine does not generate; call answer()")
-
-
-def score_sentences(question: str, sentences: Sequence[Sentence], passage_count: int) -> list[float]:
-    """Each sentence's score (see the module doc), from one forward pass over
-    the question, the sentences and their headings."""
-    headings = list(dict.fromkeys(s.unit.heading for s in sentences if s.unit.heading))
-    query, *vectors = _embed([question, *(s.text for s in sentences), *headings])
-    heading_vectors = dict(zip(headings, vectors[len(sentences) :], strict=True))
-    words = content_words(question)
-    numbers = question_numbers(question)
-    scores = []
-    for sentence, vector in zip(sentences, vectors[: len(sentences)], strict=True):
-        rank = RANK_WEIGHT * (1.0 - sentence.passage_index / max(passage_count, 1))
-        score = _closeness(query, vector, words, sentence.text) + rank
-        score += NUMBER_BONUS * number_fit(numbers, sentence.text)
-        heading = sentence.unit.heading
-        if heading:
-            topic = _closeness(query, heading_vectors[heading], words, heading) + rank
-            score = max(score, HEADING_SHARE * topic + (1 - HEADING_SHARE) * score)
-        scores.append(score)
-    return scores
-
-
-def _closeness(query: list[float], vector: list[float], words: set[str], text: str) -> float:
-    """The meaning and words terms of a score."""
-    meaning = sum(a * b for a, b in zip(query, vector, strict=True))
-    shared = len(words & content_words(text)) / len(words) if words else 0.0
-    return MEANING_WEIGHT * meaning + WORDS_WEIGHT * shared
 
 
 def select_answer(
@@ -281,57 +239,6 @@ def _adds_a_fact(sentences: Sequence[Sentence], chosen: list[int], index: int) -
 # Sentences embedded per answer: those that share most words with the
 # question (or whose heading does), and the best passage's own (an answer
 # may share no word).
-SHORTLIST_BY_WORDS = 16
-SHORTLIST_FROM_BEST_PASSAGE = 8
-
-
-def _shortlist(question: str, sentences: list[Sentence]) -> list[int]:
-    """At most 24 candidates' indices, in order: the embedding model runs
-    once per sentence, so a turn over long passages stays fast."""
-    if len(sentences) <= SHORTLIST_BY_WORDS + SHORTLIST_FROM_BEST_PASSAGE:
-        return list(range(len(sentences)))
-    words = content_words(question)
-
-    def shared(s: Sentence) -> int:
-        return len(words & content_words(f"{s.unit.heading or ''} {s.text}"))
-
-    by_words = sorted(
-        range(len(sentences)), key=lambda i: (-shared(sentences[i]), sentences[i].passage_index, i)
-    )[:SHORTLIST_BY_WORDS]
-    best = [i for i, s in enumerate(sentences) if s.passage_index == 0][:SHORTLIST_FROM_BEST_PASSAGE]
-    return sorted(set(by_words) | set(best))
-
-
-_vectors: OrderedDict[tuple[int, str], list[float]] = OrderedDict()
-_vectors_lock = threading.Lock()
-VECTOR_CACHE_SIZE = 20_000
-
-
-def _embed(texts: list[str]) -> list[list[float]]:
-    """Sentence vectors, the recent ones from a per-process cache (the same
-    passages answer many questions), keyed by the embedder that made them."""
-    embedder = get_embedder()
-    keys = [(id(embedder), text) for text in texts]
-    with _vectors_lock:
-        missing = [key for key in dict.fromkeys(keys) if key not in _vectors]
-    fresh = (
-        dict(zip(missing, embedder.embed_documents([t for _, t in missing]), strict=True)) if missing else {}
-    )
-    with _vectors_lock:
-        _vectors.update(fresh)
-        out = []
-        for key in keys:
-            vector = fresh.get(key) or _vectors.get(key)
-            if vector is None:  # evicted by another thread meanwhile
-                vector = embedder.embed_documents([key[1]])[0]
-            else:
-                _vectors.move_to_end(key)
-            out.append(vector)
-        while len(_vectors) > VECTOR_CACHE_SIZE:
-            _vectors.popitem(last=False)
-    return out
-
-
 def _document_order(
     chosen: list[int], sentences: Sequence[Sentence], passages: Sequence[ScoredPassage]
 ) -> list[int]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import uuid
 
-from chat.backends.extractive import Sentence, select_answer
+from chat.backends.extractive import select_answer
+from chat.backends.scoring import Sentence
 from chat.backends.sentences import (
     HEADING,
     ITEM,
