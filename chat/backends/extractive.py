@@ -105,7 +105,8 @@ class ExtractiveBackend(BaseBackend):
 
     backend_name = "extractive"
     generative = False
-    supports_forms = False
+    # It asks which subject is meant with a one-select form (chat/services/turn/clarify.py).
+    supports_forms = True
 
     def answer(
         self,
