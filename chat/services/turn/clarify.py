@@ -67,6 +67,7 @@ _POINTER = re.compile(
 )
 _PINNED = re.compile(r"\s+(?:of|in|from|called|named)\s+\S", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][a-z]+")
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,8 @@ def unresolved_reference(question: str, earlier: Sequence[str]) -> str | None:
         head = match.group(3).lower()
         if head not in KINDS and head.rstrip("s") not in KINDS:
             continue
-        known = content_words(" ".join([*earlier, question[: match.start()]]))
-        if content_words(f"{match.group(2)} {head}") & known:
+        known = _words(" ".join([*earlier, question[: match.start()]]))
+        if _words(f"{match.group(2)} {head}") & known:
             continue
         if match.group(1).lower() == "the" and (
             _PINNED.match(question, match.end()) or _NAME.search(match.group(2))
@@ -126,7 +127,7 @@ def ambiguous(
     close = [close[0], *(c for c in close[1:] if _parallel(close[0], c))]
     if len(close) < 2:
         return []
-    asked = content_words(" ".join([question, *earlier]))
+    asked = _words(" ".join([question, *earlier]))
     titles = [content_words(c.title) for c in close]
     for index, words in enumerate(titles):
         others = set().union(*(t for i, t in enumerate(titles) if i != index))
@@ -134,6 +135,11 @@ def ambiguous(
         if not distinguishing or distinguishing & asked:
             return []  # a title the question cannot be told apart by, or one it names
     return close[:MAX_OPTIONS]
+
+
+def _words(text: str) -> set[str]:
+    """Content words, possessives dropped ("the kettle's warranty" names the kettle)."""
+    return content_words(_POSSESSIVE.sub("", text))
 
 
 def _distinct(candidates: Sequence[Candidate]) -> list[Candidate]:
