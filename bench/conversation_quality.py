@@ -264,8 +264,12 @@ def measure_service(tasks: list[Task], workspaces: dict[str, Any], model: str) -
 
 
 def measure_peers(tasks: list[Task], corpus: dict[str, dict[str, str]]) -> dict[str, dict[str, float]]:
+    import logging
+
     import bm25s
     import numpy as np
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
 
     from retrieval.embeddings import get_embedder
 

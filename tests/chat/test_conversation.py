@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from chat.models import Message
-from tests.chat.helpers import ingest_text
+from tests.chat.helpers import ingest_text, sse_events, stream_of
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
 
@@ -247,3 +247,21 @@ def test_a_question_naming_the_product_is_answered_without_asking(owner: Tenant)
     assistant = chat(owner, message="How long is the warranty of the kettle?")["assistant_message"]
     assert assistant["response"]["type"] == "answer"
     assert cited_titles(assistant) == {"Kettle K1"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_stream_answers_a_follow_up_in_context(clinic: Tenant) -> None:
+    first = chat(clinic, message="Which vaccines does an adult with diabetes need?")
+    response = clinic.client("admin").post(
+        f"/api/v1/workspaces/{clinic.workspace.id}/chat/stream/",
+        {
+            "external_user_id": "u1",
+            "message": "And for patients over 75?",
+            "session_id": first["session"]["id"],
+        },
+        format="json",
+    )
+    events = list(sse_events(stream_of(response)))
+    name, final = events[-1]
+    assert name == "message"
+    assert cited_titles(final) == {"Vaccines"} and VACCINES_OVER_75 in text_of(final)
