@@ -152,12 +152,13 @@ class ReplyToReview:
     created_at: dt.datetime
 
 
-# The outcomes a curator should look at: the documents did not back the answer.
-UNCITED_OUTCOMES = (ReplyOutcome.NO_CITATION.value, ReplyOutcome.FALLBACK.value)
+# The outcomes a curator should look at: the documents did not back the
+# answer, or did not answer at all (a missing document, most often).
+UNCITED_OUTCOMES = (ReplyOutcome.NO_CITATION.value, ReplyOutcome.FALLBACK.value, ReplyOutcome.NO_ANSWER.value)
 
 
 def replies_to_review(window: Window, *, limit: int = 10) -> list[ReplyToReview]:
-    """The latest replies that got negative feedback or no citation, with
+    """The latest replies that got negative feedback, no citation or no answer, with
     their question (one query)."""
     disliked = Feedback.objects.filter(message_id=OuterRef("pk"), rating=FeedbackRating.DOWN)
     question = Message.objects.filter(

@@ -138,6 +138,9 @@ class PromptTrace(TypedDict):
     messages: list[ChatMessage]
     budget: NotRequired[TraceBudget]
     dropped: NotRequired[TraceDropped]
+    retrieval_queries: NotRequired[list[str]]
+    answerability: NotRequired[float | None]
+    decision: NotRequired[str]
 
 
 class SessionRef(TypedDict):

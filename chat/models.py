@@ -50,6 +50,8 @@ class MessageRole(models.TextChoices):
 class Grounding(models.TextChoices):
     DOCUMENTS = "documents", "documents"
     GENERAL_KNOWLEDGE = "general_knowledge", "general_knowledge"
+    # The workspace has documents, but none answers (or the message was small talk).
+    NONE = "none", "none"
 
 
 class ReviewStatus(models.TextChoices):
@@ -82,6 +84,11 @@ class Message(models.Model):
     # Set when generation was unavailable and the extractive engine answered
     # (Workspace.on_generation_unavailable); ``model`` is then the engine's.
     degraded = models.BooleanField(default=False)
+    # How closely the documents answer the question (the best sentence's
+    # score, 0..1; chat/services/turn/decide.py), compared with the
+    # workspace's answerability_threshold; null when not assessed (small talk,
+    # no documents, messages the integrator supplied).
+    answerability = models.FloatField(null=True, blank=True)
     # {"messages_hash": SHA-256 of the canonical JSON of the messages the
     # reply was produced from}; null on user messages and on assistant
     # messages the integrator supplied in ``messages`` (model "client").

@@ -8,9 +8,13 @@ has exactly one outcome; the first rule that matches wins:
 
 1. ``fallback``: generation failed twice and the safe fallback answer was stored;
 2. ``degraded``: generation was unavailable and the extractive engine answered;
-3. ``form``: the reply asks back with a form;
-4. ``cited``: at least one part names a source passage;
-5. ``no_citation``: an answer without any source (also every answer of a
+3. ``form``: the reply asks back with a form (shown as "asked back");
+4. ``small_talk``: a greeting or thanks answered with the workspace's
+   small-talk text (``grounding`` "none", no answerability);
+5. ``no_answer``: the documents don't say (``grounding`` "none"): a curator's
+   sign of a missing document;
+6. ``cited``: at least one part names a source passage;
+7. ``no_citation``: an answer without any source (also every answer of a
    workspace with nothing ready: ``grounding`` tells those apart).
 
 0. ``guard_blocked`` / ``guard_flagged``: the output guard blocked or
@@ -25,6 +29,7 @@ from django.db import models
 from django.db.models import BooleanField, Case, F, Func, Value, When
 
 from chat.contract import ResponseType
+from chat.models import Grounding
 
 
 class ReplyOutcome(models.TextChoices):
@@ -32,7 +37,9 @@ class ReplyOutcome(models.TextChoices):
     GUARD_FLAGGED = "guard_flagged", "flagged by the guard"
     FALLBACK = "fallback", "fallback"
     DEGRADED = "degraded", "degraded"
-    FORM = "form", "form"
+    FORM = "form", "asked back"
+    SMALL_TALK = "small_talk", "small talk"
+    NO_ANSWER = "no_answer", "no answer"
     CITED = "cited", "cited"
     NO_CITATION = "no_citation", "no citation"
 
@@ -59,6 +66,11 @@ def reply_outcome(prefix: str = "") -> Case:
         When(**{f"{prefix}is_fallback": True}, then=Value(ReplyOutcome.FALLBACK.value)),
         When(**{f"{prefix}degraded": True}, then=Value(ReplyOutcome.DEGRADED.value)),
         When(**{f"{prefix}response__type": ResponseType.FORM.value}, then=Value(ReplyOutcome.FORM.value)),
+        When(
+            **{f"{prefix}grounding": Grounding.NONE.value, f"{prefix}answerability__isnull": True},
+            then=Value(ReplyOutcome.SMALL_TALK.value),
+        ),
+        When(**{f"{prefix}grounding": Grounding.NONE.value}, then=Value(ReplyOutcome.NO_ANSWER.value)),
         When(cites_a_passage(prefix), then=Value(ReplyOutcome.CITED.value)),
     ]
     return Case(*rules, default=Value(ReplyOutcome.NO_CITATION.value), output_field=models.CharField())

@@ -123,3 +123,18 @@ def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) ->
         for seq, content, answer_id in reversed(replies)
         if seq - 1 in questions
     ]
+
+
+def reply_sources(*, message_id: uuid.UUID) -> list[uuid.UUID]:
+    """The resources a stored reply cites, in the order it cites them."""
+    response = Message.objects.filter(id=message_id).order_by().values_list("response", flat=True).first()
+    parts = response.get("parts", []) if isinstance(response, dict) else []
+    cited: dict[uuid.UUID, None] = {}
+    for part in parts:
+        source = part.get("source") if isinstance(part, dict) else None
+        if isinstance(source, dict) and isinstance(source.get("resource_id"), str):
+            try:
+                cited[uuid.UUID(source["resource_id"])] = None
+            except ValueError:
+                continue
+    return list(cited)

@@ -181,6 +181,25 @@ class TraceSchema(serializers.Serializer[Any]):
         help_text="What did not fit the budget: passages (lowest-ranked first), history turns "
         "(oldest first, by message ids) and a passage cut short (truncated_passage_id).",
     )
+    retrieval_queries = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="What was searched: the question, and for a follow-up the question with the "
+        "earlier user turns (newest first) and, on generative models, the question the model made "
+        "standalone. Absent when nothing was searched (small talk, no documents).",
+    )
+    answerability = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="How closely the retrieved passages answer the question (0..1), compared with the "
+        "workspace's answerability_threshold; null when not assessed.",
+    )
+    decision = serializers.ChoiceField(
+        choices=["answer", "no_answer", "clarify", "small_talk"],
+        required=False,
+        help_text="answer; no_answer (the documents don't say: no_answer_text); clarify (a form asking "
+        "which subject is meant); small_talk (small_talk_text).",
+    )
 
     class Meta:
         ref_name = "ChatPromptTrace"

@@ -33,7 +33,9 @@ REVIEW_SHOWN = 10
 OUTCOME_STYLE: dict[str, tuple[str, str]] = {
     ReplyOutcome.CITED.value: ("cited", "good"),
     ReplyOutcome.NO_CITATION.value: ("no citation", "warn"),
-    ReplyOutcome.FORM.value: ("form", "info"),
+    ReplyOutcome.NO_ANSWER.value: ("no answer", "warn"),
+    ReplyOutcome.FORM.value: ("asked back", "info"),
+    ReplyOutcome.SMALL_TALK.value: ("small talk", "muted"),
     ReplyOutcome.DEGRADED.value: ("degraded", "muted"),
     ReplyOutcome.FALLBACK.value: ("fallback", "bad"),
     ReplyOutcome.GUARD_FLAGGED.value: ("guard-flagged", "warn"),
@@ -42,6 +44,7 @@ OUTCOME_STYLE: dict[str, tuple[str, str]] = {
 GROUNDING_STYLE: dict[str, tuple[str, str]] = {
     Grounding.DOCUMENTS.value: ("documents", "good"),
     Grounding.GENERAL_KNOWLEDGE.value: ("general knowledge", "warn"),
+    Grounding.NONE.value: ("none", "muted"),
 }
 
 

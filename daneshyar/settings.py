@@ -271,6 +271,9 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY", "EMPTY")
 OPENAI_MODEL = env_str("OPENAI_MODEL", "Qwen/Qwen2.5-7B-Instruct")
 OPENAI_EXTRA_MODELS = env_list("OPENAI_EXTRA_MODELS", [])
 OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 60.0, minimum=1.0)
+# A follow-up made standalone by the generative model before retrieval: one
+# short call, given up after this (the non-generative contextualizer decides then).
+QUERY_REWRITE_TIMEOUT_SECONDS = env_float("QUERY_REWRITE_TIMEOUT_SECONDS", 5.0, minimum=0.1)
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 2, minimum=0, maximum=10)
 OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024, minimum=16)
 # The window of the OpenAI-compatible models when the server does not report

@@ -33,3 +33,15 @@ def resource_get(*, workspace: Workspace, resource_id: uuid.UUID | str) -> Resou
 def ready_resources_exist(*, workspace: Workspace) -> bool:
     """Whether anything in the workspace can be retrieved (else a turn is general knowledge)."""
     return Resource.objects.filter(workspace=workspace, status=ResourceStatus.READY).exists()
+
+
+def ready_resource_titled(*, workspace: Workspace, title: str) -> uuid.UUID | None:
+    """The ready resource of the workspace with this title (case-insensitive), if exactly one has it."""
+    if not title or len(title) > 500:
+        return None
+    ids = list(
+        Resource.objects.filter(workspace=workspace, status=ResourceStatus.READY, title__iexact=title)
+        .order_by()
+        .values_list("id", flat=True)[:2]
+    )
+    return ids[0] if len(ids) == 1 else None

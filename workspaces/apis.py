@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -38,6 +39,32 @@ class WorkspaceSettingsMixin(serializers.Serializer[Any]):
         help_text="extractive (default): when generation is unavailable, answer with the extractive "
         "engine (degraded: true); error: answer 503 llm_unavailable.",
     )
+    no_answer_text = serializers.CharField(
+        required=False,
+        min_length=1,
+        max_length=2000,
+        help_text='The reply when the documents do not answer the question (grounding "none", no sources).',
+    )
+    small_talk_text = serializers.CharField(
+        required=False,
+        min_length=1,
+        max_length=2000,
+        help_text='The reply to small talk: a greeting, thanks, a goodbye (grounding "none", no sources).',
+    )
+    answerability_threshold = serializers.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="0 to 1, default 0.38: the least answerability score (how closely the best sentence of "
+        "the retrieved passages answers the question) for which the documents are taken to answer; "
+        "below it the reply is no_answer_text. Higher abstains more often.",
+    )
+
+
+    def validate_answerability_threshold(self, value: float) -> float:
+        if not math.isfinite(value):
+            raise serializers.ValidationError("A number from 0 to 1 is required.")
+        return value
 
 
 class WorkspaceListCreateApi(APIView):

@@ -52,6 +52,13 @@ class GenerationFallback(models.TextChoices):
     ERROR = "error", "answer 503 llm_unavailable"
 
 
+DEFAULT_NO_ANSWER_TEXT = (
+    "The documents in this workspace don't say. Try asking in other words, or about something they cover."
+)
+DEFAULT_SMALL_TALK_TEXT = "Hello! Ask me anything about the documents in this workspace."
+DEFAULT_ANSWERABILITY_THRESHOLD = 0.38
+
+
 class Workspace(RateLimitOverrides):
     """Documents and conversations that belong together, with retrieval settings."""
 
@@ -78,6 +85,16 @@ class Workspace(RateLimitOverrides):
     on_generation_unavailable = models.CharField(
         max_length=12, choices=GenerationFallback.choices, default=GenerationFallback.EXTRACTIVE
     )
+    # What a turn answers when the documents do not (grounding "none"), and
+    # what a greeting or a thank-you gets (chat/services/turn/decide.py).
+    no_answer_text = models.CharField(max_length=2000, default=DEFAULT_NO_ANSWER_TEXT)
+    small_talk_text = models.CharField(max_length=2000, default=DEFAULT_SMALL_TALK_TEXT)
+    # The least answerability score (the best sentence's closeness to the
+    # question, 0..1) for which the documents are taken to answer; below it the
+    # reply is no_answer_text. Fitted on MTRAG-UN dev and SciFact (docs/prompting.md).
+    answerability_threshold = models.FloatField(
+        default=DEFAULT_ANSWERABILITY_THRESHOLD, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -101,6 +118,10 @@ class Workspace(RateLimitOverrides):
             ),
             models.CheckConstraint(
                 condition=models.Q(history_turns__lte=100), name="workspace_history_turns_range"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(answerability_threshold__gte=0, answerability_threshold__lte=1),
+                name="workspace_answerability_threshold_range",
             ),
         ]
 

@@ -21,6 +21,9 @@ WORKSPACE_SETTINGS = (
     "per_resource_k",
     "retention_days",
     "on_generation_unavailable",
+    "no_answer_text",
+    "small_talk_text",
+    "answerability_threshold",
 )
 WORKSPACE_FIELDS = ("name", "system_prompt", *WORKSPACE_SETTINGS)
 

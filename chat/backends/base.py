@@ -192,6 +192,15 @@ class BaseBackend(ABC):
         timeout, or timed out.
         """
 
+    def rewrite(
+        self, messages: list[ChatMessage], *, schema: JsonSchema, max_tokens: int, timeout: float
+    ) -> Generation | None:
+        """One short, greedy generation within ``timeout`` seconds (a
+        follow-up made standalone before retrieval), or None when this
+        backend cannot do it that fast. The default declines; backends that
+        can honour the timeout override it."""
+        return None
+
     def stream(
         self,
         messages: list[ChatMessage],

@@ -215,6 +215,18 @@ class OpenAIBackend(BaseBackend):
             completion_tokens=usage.completion_tokens if usage else None,
         )
 
+    def rewrite(
+        self, messages: list[ChatMessage], *, schema: JsonSchema, max_tokens: int, timeout: float
+    ) -> Generation | None:
+        try:
+            completion = self._client.with_options(timeout=timeout, max_retries=0).chat.completions.create(
+                **self.request(messages, schema, max_tokens, 0.0)
+            )
+        except openai.OpenAIError as exc:
+            raise translate_error(exc) from exc
+        text = completion.choices[0].message.content or "" if completion.choices else ""
+        return Generation(text=text)
+
     def stream(
         self,
         messages: list[ChatMessage],

@@ -7,6 +7,7 @@ with :func:`chat.backends.use_backend`.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ class ScriptedBackend(BaseBackend):
         model_id: str = "scripted",
         context_length: int | None = None,
         first_token_delay: float = 0.0,
+        rewrites: list[str | Exception] | None = None,
     ) -> None:
         super().__init__(model_id)
         # A window makes the turn service fit prompts to it (counted with the
@@ -41,6 +43,11 @@ class ScriptedBackend(BaseBackend):
         # Seconds before the first streamed chunk (a model reading a long prompt).
         self.first_token_delay = first_token_delay
         self.replies: list[Reply] = list(replies or [])
+        # What a follow-up's rewrite call returns (the question, or an error
+        # such as a timeout), in order; none scripted: the backend declines to
+        # rewrite, as one that cannot keep the timeout does.
+        self.rewrites: list[str | Exception] = list(rewrites or [])
+        self.rewrite_calls: list[list[ChatMessage]] = []
         self.default = default
         self.chunk_size = chunk_size
         # Every call's messages, schema and max_tokens, for assertions.
@@ -53,6 +60,18 @@ class ScriptedBackend(BaseBackend):
 
     def context_length(self) -> int | None:
         return self.window
+
+    def rewrite(
+        self, messages: list[ChatMessage], *, schema: JsonSchema, max_tokens: int, timeout: float
+    ) -> Generation | None:
+        with self._lock:
+            self.rewrite_calls.append(messages)
+            if not self.rewrites:
+                return None
+            scripted = self.rewrites.pop(0)
+        if isinstance(scripted, Exception):
+            raise scripted
+        return Generation(text=json.dumps({"question": scripted}))
 
     def _next(
         self,

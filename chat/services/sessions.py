@@ -155,6 +155,7 @@ class ReplyRecord:
     provenance: dict[str, str] | None = None
     guard: dict[str, Any] | None = None
     guard_original: dict[str, Any] | None = None
+    answerability: float | None = None
 
 
 def reply_store(*, question: StoredQuestion, reply: ReplyRecord) -> Message:

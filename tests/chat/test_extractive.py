@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from chat.backends.extractive import (
-    NO_ANSWER_TEXT,
     NO_DOCUMENTS_TEXT,
     ExtractiveBackend,
     number_fit,
@@ -82,11 +81,11 @@ def _passage_text(passage_id: str) -> str:
     return Passage.objects.get(id=passage_id).text
 
 
-def test_a_greeting_is_told_plainly_that_nothing_answers(owner: Tenant) -> None:
+def test_a_greeting_gets_the_small_talk_reply_without_sources(owner: Tenant) -> None:
     ingest_text(owner.workspace, "Hypertension guideline", GUIDELINE)
     assistant = chat(owner, message="hello there!").json()["data"]["assistant_message"]
-    assert assistant["response"]["parts"] == [{"text": NO_ANSWER_TEXT, "source": None}]
-    assert assistant["grounding"] == "documents"
+    assert assistant["response"]["parts"] == [{"text": owner.workspace.small_talk_text, "source": None}]
+    assert assistant["grounding"] == "none"
 
 
 def test_a_workspace_without_documents_gets_the_fixed_answer(owner: Tenant) -> None:

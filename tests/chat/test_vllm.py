@@ -13,6 +13,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from pytest_django.fixtures import Settings
 
 from chat.backends import use_backend
 from chat.backends.base import ChatMessage, Generation, fit_schema
@@ -189,3 +190,27 @@ def test_an_unknown_model_is_a_502_through_the_api(owner: Tenant, vllm_server: V
     assert body["status"] == "error" and body["error"]["code"] == "llm_error"
     assert "Retry-After" not in response
     assert streamed[-1][0] == "error" and streamed[-1][1]["code"] == "llm_error"
+
+
+def test_a_follow_up_is_rewritten_by_the_real_model_within_its_timeout(
+    vllm_server: VllmServer, settings: Settings
+) -> None:
+    """The rewrite call before retrieval: structured output with the question,
+    greedy, bounded in tokens and time (what it says is the tiny model's; the
+    CPU server on a busy 2-core machine gets a generous timeout)."""
+    settings.QUERY_REWRITE_TIMEOUT_SECONDS = 120
+    from chat.prompting import HistoryTurn
+    from chat.services.turn.rewrite import REWRITE_MAX_TOKENS, REWRITE_SCHEMA, query_rewrite
+
+    backend = vllm_server.backend()
+    turns = [HistoryTurn(question="When must inpatient claims be filed?", answer="Within 30 days.")]
+    rewritten = query_rewrite(backend, question="And outpatient ones?", turns=turns)
+    assert rewritten is not None and 0 < len(rewritten) <= 300
+    generation = backend.rewrite(
+        [{"role": "user", "content": "Rewrite: and outpatient ones?"}],
+        schema=REWRITE_SCHEMA,
+        max_tokens=REWRITE_MAX_TOKENS,
+        timeout=120,
+    )
+    assert generation is not None
+    jsonschema.validate(json.loads(generation.text), fit_schema(REWRITE_SCHEMA, REWRITE_MAX_TOKENS))

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from chat import analytics
-from chat.models import Message, MessageRole
+from chat.models import Grounding, Message, MessageRole
 from chat.outcomes import ReplyOutcome
 from chat.services.sessions import CLIENT_MODEL
 from console.charts import Bar, bar_list
@@ -129,6 +129,8 @@ def test_each_reply_has_exactly_one_outcome(owner: Tenant) -> None:
         "degraded": answer_response(("Thirty days.", source)),
         "guard_flagged": answer_response(("Your claim is approved.", source)),
         "guard_blocked": answer_response(("We will call you.", None)),
+        "no_answer": answer_response(("The documents don't say.", None)),
+        "small_talk": answer_response(("Hello! Ask me anything.", None)),
     }
     for name, response in cases.items():
         _, messages = conversation(owner.workspace, external_user_id=name, turns=[(f"{name}?", response)])
@@ -137,6 +139,12 @@ def test_each_reply_has_exactly_one_outcome(owner: Tenant) -> None:
         Message.objects.filter(pk=messages[1].pk).update(
             is_fallback=name == "fallback", degraded=name == "degraded", guard=guard
         )
+        if name in ("no_answer", "small_talk"):
+            # grounding "none": the documents don't say (an answerability was
+            # assessed), or small talk (none was).
+            Message.objects.filter(pk=messages[1].pk).update(
+                grounding=Grounding.NONE, answerability=0.1 if name == "no_answer" else None
+            )
     # History an integrator supplied in `messages` is not a reply of the service.
     _, supplied = conversation(
         owner.workspace, external_user_id="history", turns=[("Hi", answer_response(("Hello", None)))]
@@ -146,9 +154,10 @@ def test_each_reply_has_exactly_one_outcome(owner: Tenant) -> None:
     window = analytics.Window(workspace=owner.workspace, since=timezone.now() - dt.timedelta(days=1))
     breakdown = analytics.reply_breakdown(window)
     assert breakdown.by_outcome == {outcome.value: 1 for outcome in ReplyOutcome}
-    assert breakdown.total == 7
+    assert breakdown.total == 9
     review = analytics.replies_to_review(window)
-    assert {item.external_user_id for item in review} == {"no_citation", "fallback"}
+    # A no-answer is the curator's sign of a missing document.
+    assert {item.external_user_id for item in review} == {"no_citation", "fallback", "no_answer"}
 
 
 def test_the_window_is_thirty_days_and_playground_turns_stay_out(owner: Tenant) -> None:

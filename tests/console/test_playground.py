@@ -156,3 +156,21 @@ def test_the_playground_form_offers_ready_resources_and_the_models(
     assert "Refund policy" in page and "Shipping" in page
     assert '<option value="extractive"' in page
     assert "console:curator" in page
+
+
+def test_the_playground_shows_the_standalone_question_and_the_answerability(
+    owner: Tenant, curator: Staff, documents: dict[str, uuid.UUID]
+) -> None:
+    owner.workspace.answerability_threshold = 0.38
+    owner.workspace.save()
+    _ask(curator, owner)
+    session = Session.objects.get(workspace=owner.workspace)
+    status, page = _ask(curator, owner, session_id=str(session.id), question="And to which card?")
+    assert status == 200, page
+    queries = re.findall(r'<q class="retrieval-query">([^<]*)</q>', page)
+    assert queries == ["And to which card?", f"And to which card? {QUESTION}"]
+    score = re.search(r'<dd id="answerability">([0-9.]+) <span class="muted">\(threshold 0.38\)', page)
+    assert score is not None and 0 < float(score.group(1)) <= 1
+    assert 'data-decision="answer"' in page
+    status, page = _ask(curator, owner, question="What is the capital of France?")
+    assert 'data-decision="no_answer"' in page

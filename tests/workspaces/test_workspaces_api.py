@@ -121,7 +121,7 @@ def test_models_endpoint_lists_the_registry(owner: Tenant) -> None:
             "id": "extractive",
             "backend": "extractive",
             "default": True,
-            "capabilities": {"generative": False, "forms": False, "streaming": True, "context_length": None},
+            "capabilities": {"generative": False, "forms": True, "streaming": True, "context_length": None},
         },
         {
             "id": "smollm2-135m-instruct",

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from chat import selectors
 from chat.backends import BaseBackend, ChatMessage
 from chat.backends.base import JsonSchema
 from chat.contract import PromptTrace
@@ -17,7 +16,10 @@ from chat.models import Grounding
 from chat.output import output_schema
 from chat.prompting import Counter, FittedPrompt, PromptInputs, fit_messages
 from chat.services.sessions import StoredQuestion
+from chat.services.turn.context import TurnContext
+from chat.services.turn.decide import Decision, Intent
 from chat.services.turn.request import TurnRequest
+from chat.services.turn.retrieve import Retrieval
 from daneshyar.exceptions import ApplicationError
 from retrieval.search import ScoredPassage
 
@@ -70,6 +72,17 @@ class PreparedTurn:
     certificate: bool = False
     # An Idempotency-Key retry answering a question stored by a failed attempt.
     resumed: bool = False
+    # What kind of reply the turn gets (answer, no answer, a form, small
+    # talk) and how well the passages answer (decide.py).
+    decision: Decision = field(default_factory=lambda: Decision(Intent.ANSWER))
+    # What was searched (the question, and the conversation for a follow-up).
+    retrieval_queries: list[str] = field(default_factory=list)
+    # The question the turn answers (after a "which one?" form: the one asked
+    # before it) and, for a follow-up, that question with the conversation.
+    focus: str = ""
+    scoring_context: str | None = None
+    # The workspace's reply when the documents don't say.
+    no_answer_text: str = ""
 
     @property
     def grounded(self) -> bool:
@@ -95,7 +108,11 @@ class PreparedTurn:
                 for p in self.passages
             ],
             "messages": [{"role": m["role"], "content": m["content"]} for m in self.messages],
+            "answerability": self.decision.answerability,
+            "decision": self.decision.intent.value,
         }
+        if self.retrieval_queries:
+            trace["retrieval_queries"] = list(self.retrieval_queries)
         prompt = self.prompt
         if prompt.budget is not None:
             trace["budget"] = {
@@ -144,21 +161,22 @@ def token_counter(backend: BaseBackend) -> Counter:
 
 
 def turn_compose(
-    request: TurnRequest, *, plan: TurnPlan, stored: StoredQuestion, passages: list[ScoredPassage]
+    request: TurnRequest,
+    *,
+    plan: TurnPlan,
+    stored: StoredQuestion,
+    context: TurnContext,
+    retrieval: Retrieval,
+    decision: Decision,
 ) -> PreparedTurn:
     """The prepared turn: the prompt (the session's recent history, the
     passages, the question) fitted into the model's window."""
     workspace = request.workspace
-    turns = (
-        selectors.history_turns(
-            session_id=stored.session.id,
-            before_sequence=stored.message.sequence,
-            turns=workspace.history_turns,
-        )
-        if plan.generative
-        else []  # the extractive engine answers the question alone
-    )
+    window = workspace.history_turns
+    # The extractive engine reads no prompt: its conversation is in the retrieval queries.
+    turns = context.turns[-window:] if plan.generative and window else []
     claims = plan.guard.claims if plan.generative else ()
+    passages = retrieval.passages
     inputs = PromptInputs(
         workspace_prompt=workspace.system_prompt,
         history=turns,
@@ -174,7 +192,7 @@ def turn_compose(
         question_text=request.question,
         model_id=plan.model_id,
         backend=plan.backend,
-        grounding=plan.grounding,
+        grounding=Grounding.NONE if decision.intent in _UNGROUNDED else plan.grounding,
         retrieved=passages,
         prompt=fit_messages(inputs, count=plan.count, budget=plan.budget),
         schema=output_schema(claims=len(claims)),
@@ -188,7 +206,16 @@ def turn_compose(
         user_texts=[
             request.question,
             stored.session.system_note,
-            *(text for turn in turns for text in (turn.question, turn.answer)),
+            *(text for turn in context.turns for text in (turn.question, turn.answer)),
             *(text for pair in request.conversation.history for text in pair),
         ],
+        decision=decision,
+        retrieval_queries=[q.text for q in retrieval.queries],
+        focus=context.focus,
+        scoring_context=retrieval.scoring_context,
+        no_answer_text=workspace.no_answer_text,
     )
+
+
+# Replies that say the documents don't answer, or that answer small talk.
+_UNGROUNDED = frozenset({Intent.NO_ANSWER, Intent.SMALL_TALK})

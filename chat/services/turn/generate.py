@@ -15,9 +15,11 @@ from chat.backends import Generation, extractive_backend
 from chat.backends.extractive import ExtractiveBackend
 from chat.guard import Verdict
 from chat.guard import evaluate as guard_evaluate
+from chat.models import Grounding
 from chat.output import InvalidOutput, ParsedReply, citations_check, fallback_reply, parse_reply, safe_reply
 from chat.partial_json import DeltaExtractor
 from chat.services.turn.compose import PreparedTurn
+from chat.services.turn.decide import plain_reply
 from daneshyar.exceptions import LLMUnavailable
 from retrieval.search import ScoredPassage
 from workspaces.models import GenerationFallback
@@ -47,6 +49,9 @@ class TurnOutcome:
     # What the output guard found, and the reply it replaced (a block).
     guard: Verdict | None = None
     original: ParsedReply | None = None
+    # Set when the reply turned out not to draw on the documents (the
+    # extractive engine found no sentence that answers): grounding "none".
+    grounding: Grounding | None = None
 
 
 def release_connection() -> None:
@@ -92,13 +97,14 @@ def _guarded(prepared: PreparedTurn, outcome: TurnOutcome) -> TurnOutcome:
 
 def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> TurnOutcome:
     started = time.monotonic()
+    decided = prepared.decision.reply
+    if decided is not None:
+        # Small talk, the documents don't say, or "which one do you mean?": no model runs.
+        _emit(decided, on_delta)
+        return TurnOutcome(decided, False, None, None, _ms_since(started), prepared.model_id, False, [])
     backend = prepared.backend
     if isinstance(backend, ExtractiveBackend):
-        reply = backend.answer(prepared.question_text, prepared.retrieved, grounded=prepared.grounded)
-        _emit(reply, on_delta)
-        return TurnOutcome(
-            reply, False, None, None, _ms_since(started), prepared.model_id, False, prepared.retrieved
-        )
+        return _extracted(prepared, backend, started, on_delta, degraded=False)
     streamed: list[str] = []
 
     def delta(text: str) -> None:
@@ -112,13 +118,37 @@ def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> T
         if prepared.on_generation_unavailable != GenerationFallback.EXTRACTIVE:
             raise
         logger.warning("Generation unavailable (%s); answering with the extractive engine", exc.message)
-        engine = extractive_backend()
-        reply = engine.answer(prepared.question_text, prepared.retrieved, grounded=prepared.grounded)
-        if not streamed:
-            _emit(reply, on_delta)
-        return TurnOutcome(
-            reply, False, None, None, _ms_since(started), engine.model_id, True, prepared.retrieved
-        )
+        on_fallback = None if streamed else on_delta
+        return _extracted(prepared, extractive_backend(), started, on_fallback, degraded=True)
+
+
+def _extracted(
+    prepared: PreparedTurn,
+    engine: ExtractiveBackend,
+    started: float,
+    on_delta: Callable[[str], None] | None,
+    *,
+    degraded: bool,
+) -> TurnOutcome:
+    """The extractive engine's answer, from the sentences the decision scored;
+    when no sentence answers, the workspace's no-answer reply (grounding none)."""
+    reply = engine.answer(
+        prepared.focus or prepared.question_text,
+        prepared.retrieved,
+        grounded=prepared.grounded,
+        assessment=prepared.decision.assessment,
+        context=prepared.scoring_context,
+    )
+    grounding = None
+    if prepared.grounded and not any(part["source"] for part in reply.response["parts"]):
+        reply, grounding = plain_reply(prepared.no_answer_text), Grounding.NONE
+    _emit(reply, on_delta)
+    passages = prepared.retrieved if grounding is None else []
+    outcome = TurnOutcome(
+        reply, False, None, None, _ms_since(started), engine.model_id, degraded, passages
+    )
+    outcome.grounding = grounding
+    return outcome
 
 
 def _generate(prepared: PreparedTurn, started: float, on_delta: Callable[[str], None] | None) -> TurnOutcome:

@@ -12,8 +12,11 @@ from chat.prompting import QuestionTooLong, question_fits
 from chat.services.guard import guard_policy_load
 from chat.services.sessions import StoredQuestion, question_resume, question_store
 from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, token_counter, turn_compose
+from chat.services.turn.context import turn_context
+from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
 from chat.services.turn.request import TurnRequest
-from chat.services.turn.retrieve import turn_retrieve
+from chat.services.turn.retrieve import Retrieval, turn_retrieve
+from chat.services.turn.smalltalk import is_small_talk
 from daneshyar.exceptions import Forbidden, ValidationFailed
 from resources.selectors import ready_resources_exist
 from retrieval.search import named_resources_validate
@@ -32,14 +35,29 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
     # Stored before retrieval: a wrong session is a 404 before the embedding
     # runs, and nothing below can fail with a 4xx any more.
     stored = _question_save(request)
-    passages = (
-        turn_retrieve(
-            workspace=request.workspace, question=request.question, resource_ids=request.resource_ids
+    context = turn_context(workspace=request.workspace, stored=stored, question=request.question)
+    retrieval = Retrieval(passages=[], queries=[])
+    decision = Decision(Intent.ANSWER)
+    if not plan.generative and is_small_talk(request.question):
+        # A generative model greets back itself; the extractive engine has no words of its own.
+        decision = small_talk(request.workspace)
+    elif plan.grounded:
+        retrieval = turn_retrieve(
+            workspace=request.workspace,
+            context=context,
+            resource_ids=request.resource_ids,
+            rewriter=plan.backend if plan.generative else None,
         )
-        if plan.grounded
-        else []
+        decision = turn_decide(
+            workspace=request.workspace,
+            context=context,
+            passages=retrieval.passages,
+            scoring_context=retrieval.scoring_context,
+            may_clarify=not plan.generative,
+        )
+    return turn_compose(
+        request, plan=plan, stored=stored, context=context, retrieval=retrieval, decision=decision
     )
-    return turn_compose(request, plan=plan, stored=stored, passages=passages)
 
 
 def _trace_check(request: TurnRequest) -> None:

@@ -22,7 +22,7 @@ def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
     record = ReplyRecord(
         content=outcome.reply.content,
         response=outcome.reply.response,
-        grounding=prepared.grounding,
+        grounding=outcome.grounding or prepared.grounding,
         model=outcome.model_id,
         prompt_tokens=outcome.prompt_tokens,
         completion_tokens=outcome.completion_tokens,
@@ -38,6 +38,7 @@ def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
             if outcome.original is not None
             else None
         ),
+        answerability=prepared.decision.answerability,
     )
     return reply_store(question=prepared.question, reply=record)
 

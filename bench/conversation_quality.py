@@ -1,0 +1,385 @@
+#!/usr/bin/env python
+"""Conversation quality on MTRAG-UN (development split), through the chat service.
+
+    .venv/bin/python bench/conversation_quality.py                 # extractive, all 219 tasks
+    .venv/bin/python bench/conversation_quality.py --limit 50 --model extractive
+
+MTRAG-UN (../shared/datasets/mtrag-un-dev, read its README) holds human
+multi-turn conversations; the last user turn of each task is the question,
+labelled ANSWERABLE, PARTIAL, UNANSWERABLE (no passage answers it) or
+UNDERSPECIFIED (the right reply asks which one the user means). Each
+collection (fiqa, clapnq) becomes a workspace whose documents are the union
+of its tasks' reference passages, one ready resource each (the dataset has no
+titles: a document is titled by the first words of its text, a stand-in for
+the title a real document has), in the database
+``daneshyar_bench_conversation``.
+
+Each task's conversation is sent as ``messages`` (``TurnRequest`` →
+``turn_prepare`` → ``turn_complete``, what ``POST …/chat/`` runs), and again
+with the last user turn alone. Per answerability class:
+
+- recall@5 / nDCG@5 of the retrieved documents against the qrels, with the
+  conversation and with the last turn alone (follow-ups apart);
+- answered: replies with at least one cited part;
+- first cited relevant: answers whose first cited part is from a relevant document;
+- abstained: replies with ``grounding: none`` (the documents don't say);
+- asked back: a form, or an uncited question;
+- p50 / p95 seconds per turn with the conversation.
+
+Exact peers on the same passages, in the same run: dense (cosine over the
+same embeddings), BM25 (``bm25s``) and their reciprocal-rank fusion (k=60),
+each on the last turn and on all user turns joined.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import math
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import _django
+
+DATASET = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "mtrag-un-dev"
+CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED")
+
+
+@dataclass(frozen=True)
+class Task:
+    task_id: str
+    collection: str
+    users: list[str]
+    agents: list[str]
+    answerability: str
+    follow_up: bool
+    relevant: frozenset[str]
+
+    def messages(self) -> list[dict[str, str]]:
+        out = []
+        for index, user in enumerate(self.users):
+            out.append({"role": "user", "content": user})
+            if index < len(self.agents) and index < len(self.users) - 1:
+                out.append({"role": "assistant", "content": self.agents[index] or "-"})
+        return out
+
+
+def load_tasks(dataset: Path = DATASET) -> tuple[list[Task], dict[str, dict[str, str]]]:
+    qrels: dict[str, set[str]] = defaultdict(set)
+    for path in sorted((dataset / "qrels").glob("*.tsv")):
+        with path.open() as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):
+                qrels[row["query-id"]].add(row["corpus-id"])
+    tasks: list[Task] = []
+    corpus: dict[str, dict[str, str]] = defaultdict(dict)
+    with (dataset / "tasks.jsonl").open() as handle:
+        for line in handle:
+            raw = json.loads(line)
+            for context in raw["contexts"]:
+                corpus[raw["Collection"]][context["document_id"]] = context["text"].strip()
+            turns = raw["input"]
+            tasks.append(
+                Task(
+                    task_id=raw["task_id"],
+                    collection=raw["Collection"],
+                    users=[t["text"] for t in turns if t["speaker"] == "user"],
+                    agents=[t["text"] for t in turns if t["speaker"] == "agent"],
+                    answerability=raw["answerability"][0],
+                    follow_up="Follow-up" in raw["Multi-Turn"],
+                    relevant=frozenset(qrels.get(raw["task_id"], ())),
+                )
+            )
+    return tasks, corpus
+
+
+def title_of(text: str) -> str:
+    words = text.split()
+    return " ".join(words[:8]) + ("…" if len(words) > 8 else "")
+
+
+def load_workspaces(corpus: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """A workspace per collection, each document one ready resource with one passage (loaded once)."""
+    from django.conf import settings
+
+    from resources.models import Resource, ResourceStatus
+    from retrieval.embeddings import get_embedder
+    from retrieval.models import Passage
+    from workspaces.models import Organization, Workspace
+
+    organization, _ = Organization.objects.get_or_create(name="bench")
+    out = {}
+    for collection, documents in corpus.items():
+        workspace, _ = Workspace.objects.get_or_create(organization=organization, name=f"mtrag-{collection}")
+        out[collection] = workspace
+        sample = next(iter(documents.values()))
+        loaded = Passage.objects.filter(workspace=workspace).count() == len(documents)
+        if loaded and Resource.objects.filter(workspace=workspace, title=title_of(sample)).exists():
+            continue
+        Resource.objects.filter(workspace=workspace).delete()
+        ids = sorted(documents)
+        texts = [documents[i] for i in ids]
+        vectors = get_embedder().embed_documents(texts)
+        for document_id, text, vector in zip(ids, texts, vectors, strict=True):
+            resource = Resource.objects.create(
+                workspace=workspace,
+                title=title_of(text),
+                filename=document_id,
+                content_type="text/plain",
+                size_bytes=len(text.encode()),
+                sha256=hashlib.sha256(f"{document_id}\n{text}".encode()).hexdigest(),
+                status=ResourceStatus.READY,
+                passage_count=1,
+            )
+            Passage.objects.create(
+                workspace=workspace,
+                resource=resource,
+                ordinal=0,
+                text=text,
+                char_start=0,
+                char_end=len(text),
+                token_count=len(text.split()),
+                embedding=vector,
+                embedding_model=settings.EMBEDDING_MODEL_NAME,
+            )
+    return out
+
+
+# --- metrics -----------------------------------------------------------------
+
+
+def recall_at_5(ranked: Sequence[str], relevant: frozenset[str]) -> float:
+    return len(set(ranked[:5]) & relevant) / len(relevant)
+
+
+def ndcg_at_5(ranked: Sequence[str], relevant: frozenset[str]) -> float:
+    dcg = sum(1.0 / math.log2(i + 2) for i, doc in enumerate(ranked[:5]) if doc in relevant)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(relevant), 5)))
+    return dcg / ideal
+
+
+def mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+@dataclass
+class Tally:
+    recall: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    ndcg: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    outcomes: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    first_relevant: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    seconds: list[float] = field(default_factory=list)
+
+
+# --- the service ---------------------------------------------------------------
+
+
+def outcome_of(message: Any) -> str:
+    """answered (a cited part), abstained (grounding none), asked (a form or an uncited question), other."""
+    response = message.response
+    if response.get("type") == "form":
+        return "asked"
+    cited = any(p.get("source") for p in response.get("parts", []))
+    if cited:
+        return "answered"
+    if message.grounding == "none":
+        return "abstained"
+    if message.content.strip().endswith("?"):
+        return "asked"
+    return "other"
+
+
+def run_turn(
+    api_key: Any, workspace: Any, messages: list[dict[str, str]], user: str, model: str
+) -> tuple[Any, Any]:
+    from chat.conversation import conversation_parse
+    from chat.services.turn import TurnRequest, turn_complete, turn_prepare
+
+    request = TurnRequest(
+        api_key=api_key,
+        workspace=workspace,
+        external_user_id=user,
+        conversation=conversation_parse(messages),
+        model=model,
+    )
+    prepared = turn_prepare(request)
+    return prepared, turn_complete(prepared)
+
+
+def documents_of(prepared: Any, filenames: dict[Any, str]) -> list[str]:
+    return list(dict.fromkeys(filenames[p.resource_id] for p in prepared.retrieved))
+
+
+def measure_service(tasks: list[Task], workspaces: dict[str, Any], model: str) -> Tally:
+    from resources.models import Resource
+    from workspaces import services
+    from workspaces.models import ApiKeyScope
+
+    organization = next(iter(workspaces.values())).organization
+    api_key = services.api_key_create(
+        organization=organization, name="bench", scope=ApiKeyScope.ADMIN
+    ).api_key
+    filenames = dict(
+        Resource.objects.filter(workspace__organization=organization).values_list("id", "filename")
+    )
+    tally = Tally()
+    for index, task in enumerate(tasks):
+        workspace = workspaces[task.collection]
+        started = time.monotonic()
+        prepared, reply = run_turn(api_key, workspace, task.messages(), f"bench-{index}", model)
+        tally.seconds.append(time.monotonic() - started)
+        outcome = outcome_of(reply)
+        tally.outcomes[task.answerability].append(outcome)
+        if task.relevant:
+            alone, _ = run_turn(
+                api_key,
+                workspace,
+                [{"role": "user", "content": task.users[-1]}],
+                f"bench-{index}-alone",
+                model,
+            )
+            for mode, turn in (("conversation", prepared), ("last turn", alone)):
+                ranked = documents_of(turn, filenames)
+                for group in ("all", "follow-up" if task.follow_up else "other"):
+                    tally.recall[f"{mode}|{group}"].append(recall_at_5(ranked, task.relevant))
+                    tally.ndcg[f"{mode}|{group}"].append(ndcg_at_5(ranked, task.relevant))
+            if outcome == "answered":
+                first = next(p["source"] for p in reply.response["parts"] if p.get("source"))
+                tally.first_relevant[task.answerability].append(
+                    filenames[__import__("uuid").UUID(first["resource_id"])] in task.relevant
+                )
+    return tally
+
+
+# --- exact peers -------------------------------------------------------------------
+
+
+def measure_peers(tasks: list[Task], corpus: dict[str, dict[str, str]]) -> dict[str, dict[str, float]]:
+    import logging
+
+    import bm25s
+    import numpy as np
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+    from retrieval.embeddings import get_embedder
+
+    embedder = get_embedder()
+    results: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for collection, documents in corpus.items():
+        ids = sorted(documents)
+        texts = [documents[i] for i in ids]
+        vectors = np.asarray(embedder.embed_documents(texts))
+        index = bm25s.BM25()
+        index.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+        for task in tasks:
+            if task.collection != collection or not task.relevant:
+                continue
+            queries = {"last turn": task.users[-1], "all turns joined": " ".join(task.users)}
+            for mode, query in queries.items():
+                dense_scores = vectors @ np.asarray(embedder.embed_query(query))
+                dense = [ids[i] for i in np.argsort(-dense_scores)[:50]]
+                hits, _ = index.retrieve(
+                    bm25s.tokenize([query], stopwords="en", show_progress=False),
+                    k=min(50, len(ids)),
+                    show_progress=False,
+                )
+                lexical = [ids[int(i)] for i in hits[0]]
+                fused: dict[str, float] = defaultdict(float)
+                for ranked in (dense, lexical):
+                    for rank, doc in enumerate(ranked):
+                        fused[doc] += 1.0 / (60 + rank + 1)
+                rrf = sorted(fused, key=lambda d: -fused[d])
+                groups = ("all", "follow-up" if task.follow_up else "other")
+                for name, ranked in (("dense", dense), ("bm25", lexical), ("rrf", rrf)):
+                    for group in groups:
+                        results[f"{name}, {mode}"][f"recall|{group}"].append(
+                            recall_at_5(ranked, task.relevant)
+                        )
+                        results[f"{name}, {mode}"][f"ndcg|{group}"].append(ndcg_at_5(ranked, task.relevant))
+    return {name: {k: mean(v) for k, v in d.items()} for name, d in results.items()}
+
+
+# --- report ------------------------------------------------------------------------
+
+
+def report(tally: Tally, peers: dict[str, dict[str, float]], model: str) -> None:
+    print(f"\nRetrieval (documents, recall@5 / nDCG@5), model {model}:")
+    print(f"{'':34s} {'all':>13s} {'follow-ups':>13s} {'others':>13s}")
+    for mode in ("conversation", "last turn"):
+        row = [
+            f"{mean(tally.recall[f'{mode}|{g}']):.3f}/{mean(tally.ndcg[f'{mode}|{g}']):.3f}"
+            for g in ("all", "follow-up", "other")
+        ]
+        print(f"{'service, ' + mode:34s} " + " ".join(f"{c:>13s}" for c in row))
+    for name, figures in sorted(peers.items()):
+        row = [
+            f"{figures[f'recall|{g}']:.3f}/{figures[f'ndcg|{g}']:.3f}" for g in ("all", "follow-up", "other")
+        ]
+        print(f"{'exact ' + name:34s} " + " ".join(f"{c:>13s}" for c in row))
+    print("\nReplies by answerability class:")
+    print(
+        f"{'class':16s} {'tasks':>5s} {'answered':>9s} {'1st cited rel.':>14s} "
+        f"{'abstained':>9s} {'asked back':>10s}"
+    )
+    for cls in CLASSES:
+        outcomes = tally.outcomes.get(cls, [])
+        n = max(len(outcomes), 1)
+        relevant = tally.first_relevant.get(cls, [])
+        rel = f"{mean([float(x) for x in relevant]):.3f}" if relevant else "-"
+        print(
+            f"{cls:16s} {len(outcomes):5d} {outcomes.count('answered') / n:9.3f} {rel:>14s} "
+            f"{outcomes.count('abstained') / n:9.3f} {outcomes.count('asked') / n:10.3f}"
+        )
+    answerable = tally.outcomes["ANSWERABLE"] + tally.outcomes["PARTIAL"]
+    firsts = tally.first_relevant["ANSWERABLE"] + tally.first_relevant["PARTIAL"]
+    print(
+        f"{'ANSWERABLE+PARTIAL':16s} {len(answerable):5d} "
+        f"{answerable.count('answered') / max(len(answerable), 1):9.3f} "
+        f"{mean([float(x) for x in firsts]):14.3f}"
+    )
+    ordered = sorted(tally.seconds)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    print(
+        f"\nTurn latency with the conversation: p50 {statistics.median(ordered) * 1000:.0f} ms, "
+        f"p95 {p95 * 1000:.0f} ms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", default="extractive", help="a model id of GET /models/")
+    parser.add_argument("--limit", type=int, default=0, help="first N tasks (default: all 219)")
+    parser.add_argument("--no-peers", action="store_true", help="skip the exact peers")
+    args = parser.parse_args()
+    _django.setup("conversation")
+    tasks, corpus = load_tasks()
+    if args.limit:
+        tasks = tasks[: args.limit]
+    workspaces = load_workspaces(corpus)
+    # Warm the embedding model and caches outside the timings.
+    run_turn_warm(workspaces)
+    tally = measure_service(tasks, workspaces, args.model)
+    peers = {} if args.no_peers else measure_peers(tasks, corpus)
+    report(tally, peers, args.model)
+
+
+def run_turn_warm(workspaces: dict[str, Any]) -> None:
+    from retrieval.embeddings import get_embedder
+
+    get_embedder().embed_query("warm up")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""How the extractive engine scores the sentences of retrieved passages, and
+how well they answer a question (the turn's answerability).
+
+A sentence's score (:func:`score_sentences`) mixes its meaning (cosine
+similarity with the question under the workspace's embedding model), the
+question's words it shares, a number range that holds (or excludes) the
+question's quantity, its passage's rank, and the heading above it (see the
+module doc of chat/backends/extractive.py). :func:`assess` scores a turn's
+candidates once: the best score is the turn's answerability
+(chat/services/turn/decide.py), each document's best sentence a candidate
+subject when the question is ambiguous, and the extractive engine picks its
+answer from the same scores. For a follow-up, sentences are scored against
+the question and against the question with the conversation, and the two
+scores averaged (measured on MTRAG-UN: it separates answerable from
+unanswerable follow-ups better than either alone).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chat.backends.quantities import number_fit, question_numbers
+from chat.backends.sentences import ANSWERABLE, Unit, segment
+from chat.text import content_words
+from retrieval.embeddings import get_embedder
+from retrieval.search import ScoredPassage
+
+# Weights of the score's terms (bench/answer_quality).
+MEANING_WEIGHT = 0.65
+WORDS_WEIGHT = 0.30
+RANK_WEIGHT = 0.05
+NUMBER_BONUS = 0.15
+# A sentence under a heading scores at least this mix of the heading's score and its own.
+HEADING_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A unit of a retrieved passage (see chat/backends/sentences.py)."""
+
+    passage_index: int  # position of its passage in the retrieved list (rank - 1)
+    unit: Unit
+
+    @property
+    def text(self) -> str:
+        return self.unit.text
+
+
+def candidates_of(passages: Sequence[ScoredPassage]) -> list[Sentence]:
+    """The units of every passage that may answer, each once (overlapping
+    chunks repeat sentences: the best-ranked copy stays)."""
+    seen: set[tuple[object, str | None, str]] = set()
+    out = []
+    for index, passage in enumerate(passages):
+        for unit in segment(passage.text):
+            key = (passage.resource_id, unit.heading, unit.text.lower())
+            if unit.kind in ANSWERABLE and key not in seen:
+                seen.add(key)
+                out.append(Sentence(index, unit))
+    return out
+
+
+def score_sentences(question: str, sentences: Sequence[Sentence], passage_count: int) -> list[float]:
+    """Each sentence's score (see the module doc), from one forward pass over
+    the question, the sentences and their headings."""
+    headings = list(dict.fromkeys(s.unit.heading for s in sentences if s.unit.heading))
+    query, *vectors = _embed([question, *(s.text for s in sentences), *headings])
+    heading_vectors = dict(zip(headings, vectors[len(sentences) :], strict=True))
+    words = content_words(question)
+    numbers = question_numbers(question)
+    scores = []
+    for sentence, vector in zip(sentences, vectors[: len(sentences)], strict=True):
+        rank = RANK_WEIGHT * (1.0 - sentence.passage_index / max(passage_count, 1))
+        score = _closeness(query, vector, words, sentence.text) + rank
+        score += NUMBER_BONUS * number_fit(numbers, sentence.text)
+        heading = sentence.unit.heading
+        if heading:
+            topic = _closeness(query, heading_vectors[heading], words, heading) + rank
+            score = max(score, HEADING_SHARE * topic + (1 - HEADING_SHARE) * score)
+        scores.append(score)
+    return scores
+
+
+def _closeness(query: list[float], vector: list[float], words: set[str], text: str) -> float:
+    """The meaning and words terms of a score."""
+    meaning = sum(a * b for a, b in zip(query, vector, strict=True))
+    shared = len(words & content_words(text)) / len(words) if words else 0.0
+    return MEANING_WEIGHT * meaning + WORDS_WEIGHT * shared
+
+
+SHORTLIST_BY_WORDS = 16
+SHORTLIST_FROM_BEST_PASSAGE = 8
+
+
+def _shortlist(question: str, sentences: list[Sentence]) -> list[int]:
+    """At most 24 candidates' indices, in order: the embedding model runs
+    once per sentence, so a turn over long passages stays fast."""
+    if len(sentences) <= SHORTLIST_BY_WORDS + SHORTLIST_FROM_BEST_PASSAGE:
+        return list(range(len(sentences)))
+    words = content_words(question)
+
+    def shared(s: Sentence) -> int:
+        return len(words & content_words(f"{s.unit.heading or ''} {s.text}"))
+
+    by_words = sorted(
+        range(len(sentences)), key=lambda i: (-shared(sentences[i]), sentences[i].passage_index, i)
+    )[:SHORTLIST_BY_WORDS]
+    best = [i for i, s in enumerate(sentences) if s.passage_index == 0][:SHORTLIST_FROM_BEST_PASSAGE]
+    return sorted(set(by_words) | set(best))
+
+
+_vectors: OrderedDict[tuple[int, str], list[float]] = OrderedDict()
+_vectors_lock = threading.Lock()
+VECTOR_CACHE_SIZE = 20_000
+
+
+def _embed(texts: list[str]) -> list[list[float]]:
+    """Sentence vectors, the recent ones from a per-process cache (the same
+    passages answer many questions), keyed by the embedder that made them."""
+    embedder = get_embedder()
+    keys = [(id(embedder), text) for text in texts]
+    with _vectors_lock:
+        missing = [key for key in dict.fromkeys(keys) if key not in _vectors]
+    fresh = (
+        dict(zip(missing, embedder.embed_documents([t for _, t in missing]), strict=True)) if missing else {}
+    )
+    with _vectors_lock:
+        _vectors.update(fresh)
+        out = []
+        for key in keys:
+            vector = fresh.get(key) or _vectors.get(key)
+            if vector is None:  # evicted by another thread meanwhile
+                vector = embedder.embed_documents([key[1]])[0]
+            else:
+                _vectors.move_to_end(key)
+            out.append(vector)
+        while len(_vectors) > VECTOR_CACHE_SIZE:
+            _vectors.popitem(last=False)
+    return out
+
+
+@dataclass(frozen=True)
+class DocumentBest:
+    """A document's best-scoring sentence."""
+
+    resource_id: uuid.UUID
+    title: str
+    score: float
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """A turn's candidate sentences and the scores of those scored (by index)."""
+
+    sentences: list[Sentence]
+    scores: dict[int, float]
+    passages: Sequence[ScoredPassage]
+
+    @property
+    def best(self) -> float:
+        """The answerability: the best sentence's score (0 when none)."""
+        return max(self.scores.values(), default=0.0)
+
+    def per_document(self) -> list[DocumentBest]:
+        """Each document's best sentence, best first."""
+        best: dict[uuid.UUID, tuple[float, int]] = {}
+        for index, score in self.scores.items():
+            resource_id = self.passages[self.sentences[index].passage_index].resource_id
+            if resource_id not in best or score > best[resource_id][0]:
+                best[resource_id] = (score, index)
+        out = []
+        for resource_id, (score, index) in best.items():
+            passage = self.passages[self.sentences[index].passage_index]
+            out.append(DocumentBest(resource_id, passage.resource_title, score, self.sentences[index].text))
+        return sorted(out, key=lambda d: (-d.score, str(d.resource_id)))
+
+
+def assess(question: str, passages: Sequence[ScoredPassage], *, context: str | None = None) -> Assessment:
+    """Score the passages' candidate sentences for ``question`` (and, for a
+    follow-up, ``context``: the question with the conversation; the two
+    scores are averaged)."""
+    sentences = candidates_of(passages)
+    shortlist = _shortlist(f"{question} {context}" if context else question, sentences)
+    scored = [sentences[i] for i in shortlist]
+    values = score_sentences(question, scored, len(passages))
+    if context and context.strip() != question.strip():
+        with_context = score_sentences(context, scored, len(passages))
+        values = [(a + b) / 2 for a, b in zip(values, with_context, strict=True)]
+    return Assessment(sentences, dict(zip(shortlist, values, strict=True)), passages)

@@ -1,0 +1,197 @@
+"""Asking back: when a question could mean several subjects, a form that
+asks which one, instead of a guess.
+
+Two signals, each measured on the MTRAG-UN development split
+(``bench/conversation_quality.py``):
+
+* **An unresolved reference.** The question points at something the
+  conversation never named: "this animal", "the actor", "the country's
+  stadium" — a demonstrative or "the" before a kind of thing (``KINDS``)
+  whose words appear nowhere earlier in the conversation or in the question
+  itself, and that no name or "of …" pins down.
+* **Evidence that answers differently per subject.** The best sentences of
+  two or more documents answer the question almost equally well
+  (``AMBIGUITY_MARGIN``), say the same kind of thing about their own
+  subjects with different words (``PARALLEL_OVERLAP``), the documents have
+  distinct titles, and the question (with the conversation) names none of
+  the titles' distinguishing words: "How long is the warranty?" with a
+  kettle's and a toaster's manual.
+
+The form has one ``select`` field whose options are the candidate
+documents, labelled by their titles (or, for an untitled document, the start
+of its best sentence). The client answers with an ordinary message; when it
+names one of the options, the turn answers the question asked before the
+form, from that document only (:func:`clarification_choice`).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chat.contract import Form, Part, Reply, ResponseType
+from chat.output import ParsedReply
+from chat.text import content_words
+
+CLARIFY_QUESTION = "Which one do you mean?"
+FIELD_NAME = "subject"
+MAX_OPTIONS = 5
+MAX_LABEL_CHARS = 80
+# Documents whose best sentences score within this of the best are equally good answers.
+AMBIGUITY_MARGIN = 0.07
+# Two best sentences state the same kind of fact about different subjects
+# when, their titles' own words aside, they share this much of their words
+# (and are not the same words): "The Kettle K1 has a two-year warranty" /
+# "The Toaster T2 has a one-year warranty".
+PARALLEL_OVERLAP = 0.7
+# A question that points at an unnamed subject asks back when two documents
+# score at least this (below the answerability threshold: such a question
+# retrieves poorly because its subject is missing).
+REFERENCE_FLOOR = 0.2
+
+# Kinds of things a question may point at without naming them.
+KINDS = frozenset(
+    """actor actress singer player artist author writer composer director person king queen president
+    minister country state county city town province region nation island river lake mountain ocean sea
+    company firm chain restaurant brand product model device platform service app language animal breed
+    species plant team club band show series season episode movie film book novel song album game
+    stadium war battle hurricane storm flag fund card bond stock account policy plan car vehicle school
+    university character event festival award""".split()  # noqa: SIM905
+)
+_POINTER = re.compile(
+    r"\b(this|that|these|those|the)\s+((?:[A-Za-z][\w.'\u2019-]*\s+){0,3}?)([A-Za-z][\w'\u2019-]*?)"
+    r"(?:'s|\u2019s)?\b",
+    re.IGNORECASE,
+)
+_PINNED = re.compile(r"\s+(?:of|in|from|called|named)\s+\S", re.IGNORECASE)
+_NAME = re.compile(r"\b[A-Z][a-z]+")
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A document that could be the subject: its best sentence and score."""
+
+    resource_id: uuid.UUID
+    title: str
+    score: float
+    sentence: str
+
+    @property
+    def label(self) -> str:
+        title = " ".join(self.title.split())
+        if any(c.isalpha() for c in title) and content_words(title):
+            return title[:MAX_LABEL_CHARS]
+        words = self.sentence.split()
+        label = " ".join(words[:10])
+        return (label + "\u2026" if len(words) > 10 else label)[:MAX_LABEL_CHARS]
+
+
+def unresolved_reference(question: str, earlier: Sequence[str]) -> str | None:
+    """The phrase by which ``question`` points at an unnamed subject, if any."""
+    for match in _POINTER.finditer(question):
+        head = match.group(3).lower()
+        if head not in KINDS and head.rstrip("s") not in KINDS:
+            continue
+        known = _words(" ".join([*earlier, question[: match.start()]]))
+        if _words(f"{match.group(2)} {head}") & known:
+            continue
+        if match.group(1).lower() == "the" and (
+            _PINNED.match(question, match.end()) or _NAME.search(match.group(2))
+        ):
+            continue
+        return match.group(0)
+    return None
+
+
+def ambiguous(
+    question: str, earlier: Sequence[str], candidates: Sequence[Candidate], *, threshold: float
+) -> list[Candidate]:
+    """The candidates to ask about (two or more), or ``[]`` to answer.
+
+    ``candidates``: each document's best sentence, best first.
+    """
+    if unresolved_reference(question, earlier):
+        pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])
+        if len(pointed) >= 2:
+            return pointed[:MAX_OPTIONS]
+    viable = [c for c in candidates if c.score >= threshold]
+    if len(viable) < 2:
+        return []
+    best = viable[0].score
+    close = _distinct([c for c in viable if c.score >= best - AMBIGUITY_MARGIN])
+    if len(close) < 2:
+        return []
+    close = [close[0], *(c for c in close[1:] if _parallel(close[0], c))]
+    if len(close) < 2:
+        return []
+    asked = _words(" ".join([question, *earlier]))
+    titles = [content_words(c.title) for c in close]
+    for index, words in enumerate(titles):
+        others = set().union(*(t for i, t in enumerate(titles) if i != index))
+        distinguishing = words - others
+        if not distinguishing or distinguishing & asked:
+            return []  # a title the question cannot be told apart by, or one it names
+    return close[:MAX_OPTIONS]
+
+
+def _words(text: str) -> set[str]:
+    """Content words, possessives dropped ("the kettle's warranty" names the kettle)."""
+    return content_words(_POSSESSIVE.sub("", text))
+
+
+def _distinct(candidates: Sequence[Candidate]) -> list[Candidate]:
+    seen: set[str] = set()
+    out = []
+    for candidate in candidates:
+        key = candidate.label.casefold()
+        if key not in seen:
+            seen.add(key)
+            out.append(candidate)
+    return out
+
+
+def _parallel(first: Candidate, other: Candidate) -> bool:
+    """Whether two documents' best sentences say the same kind of thing about
+    their own subjects (rule above)."""
+    own = (content_words(first.title) ^ content_words(other.title)) | {""}
+    a = content_words(first.sentence) - own
+    b = content_words(other.sentence) - own
+    if not a or not b or a == b:
+        return False
+    return len(a & b) / min(len(a), len(b)) >= PARALLEL_OVERLAP
+
+
+def clarification_reply(candidates: Sequence[Candidate]) -> ParsedReply:
+    """A form with one ``select`` of the candidates' labels."""
+    options = [c.label for c in candidates]
+    form: Form = {
+        "title": CLARIFY_QUESTION,
+        "fields": [
+            {
+                "name": FIELD_NAME,
+                "label": CLARIFY_QUESTION,
+                "type": "select",
+                "required": True,
+                "options": options,
+            }
+        ],
+    }
+    parts: list[Part] = [{"text": CLARIFY_QUESTION, "source": None}]
+    response: Reply = {"type": ResponseType.FORM, "parts": parts, "form": form}
+    return ParsedReply(response, CLARIFY_QUESTION)
+
+
+def is_clarification(content: str) -> bool:
+    """Whether an assistant turn (its text) was this module's question back."""
+    return content.strip() == CLARIFY_QUESTION
+
+
+def answer_text(message: str) -> str:
+    """The chosen option in a follow-up: the message itself, or the value of a
+    ``subject`` form answer ("subject: Kettle K1")."""
+    text = message.strip()
+    match = re.match(rf"^\s*{FIELD_NAME}\s*[:=]\s*(.+)$", text, re.IGNORECASE | re.DOTALL)
+    return (match.group(1) if match else text).strip().strip("\"'").strip()

@@ -1,0 +1,67 @@
+"""What the conversation brings to a turn: the earlier turns, the documents
+the previous reply cited, and the subject the user chose when the previous
+reply asked which one they meant."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from chat import selectors
+from chat.prompting import HistoryTurn
+from chat.services.sessions import StoredQuestion
+from chat.services.turn import clarify
+from resources.selectors import ready_resource_titled
+from workspaces.models import Workspace
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    # The message as the user sent it.
+    question: str
+    # The completed turns before it, oldest first (the workspace's history window).
+    turns: list[HistoryTurn] = field(default_factory=list)
+    # Documents the previous reply cited.
+    cited: tuple[uuid.UUID, ...] = ()
+    # The document the user picked from the previous reply's "which one do
+    # you mean?" form, and the question that form asked about.
+    chosen: uuid.UUID | None = None
+    chosen_question: str | None = None
+
+    @property
+    def earlier(self) -> list[str]:
+        """The earlier user turns, oldest first."""
+        return [turn.question for turn in self.turns]
+
+    @property
+    def focus(self) -> str:
+        """The question this turn answers: the message, or after a choice the
+        question asked before the form."""
+        return self.chosen_question or self.question
+
+
+def turn_context(*, workspace: Workspace, stored: StoredQuestion, question: str) -> TurnContext:
+    """The conversation before ``stored`` (two queries when there is one, none otherwise)."""
+    if stored.message.sequence == 0:
+        return TurnContext(question=question)
+    turns = selectors.history_turns(
+        session_id=stored.session.id,
+        before_sequence=stored.message.sequence,
+        turns=max(workspace.history_turns, 1),
+    )
+    if not turns:
+        return TurnContext(question=question)
+    last = turns[-1]
+    cited = selectors.reply_sources(message_id=last.answer_id) if last.answer_id is not None else ()
+    context = TurnContext(question=question, turns=turns, cited=tuple(cited))
+    if clarify.is_clarification(last.answer):
+        chosen = ready_resource_titled(workspace=workspace, title=clarify.answer_text(question))
+        if chosen is not None:
+            return TurnContext(
+                question=question,
+                turns=turns,
+                cited=context.cited,
+                chosen=chosen,
+                chosen_question=last.question,
+            )
+    return context

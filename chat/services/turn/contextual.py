@@ -1,0 +1,158 @@
+"""The conversation decides what is retrieved.
+
+A standalone question is searched as it is. A follow-up ("And for patients
+over 75?", "Is there a fee for that?") leans on the earlier turns, so it is
+searched twice and the two result lists are fused:
+
+* the question alone (weight 1), which keeps what the follow-up itself asks
+  about ("over 75", "fee");
+* the question followed by the earlier user turns, newest first, cut to
+  ``CONTEXT_MAX_CHARS`` (weight ``CONTEXT_WEIGHT``), which carries the
+  subject of the conversation ("statin", "return a kettle"). Newest first:
+  the embedding model reads only the start of a long text, and recent turns
+  matter most.
+
+A passage's fused score is the weighted sum of its scores in the lists that
+found it, plus ``CITED_PRIOR`` when the conversation's previous reply cited
+its document. Measured on the MTRAG-UN development split
+(``bench/conversation_quality.py``): joining all turns into one query loses to
+the last turn alone, while this fusion beats both; the weights were chosen
+there (0.5 to 1.5 for the conversation query all did better than the last
+turn alone).
+
+A generative backend may also rewrite the follow-up into a standalone
+question (one short, budgeted call: ``chat.services.rewrite``); the rewrite
+is searched as a third query, at weight 1.
+
+Whether a question leans on the conversation is decided cheaply, from its
+words: a pronoun or demonstrative ("it", "that", "those"), an opening
+"and" or "what about", or fewer than ``STANDALONE_MIN_WORDS`` content words.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from django.conf import settings
+
+from chat.text import WORD, content_words
+from retrieval.search import ScoredPassage, search
+from workspaces.models import Workspace
+
+CONTEXT_WEIGHT = 0.7
+CONTEXT_MAX_CHARS = 1000
+# Each query's list is searched this deep before fusion.
+CANDIDATES_PER_QUERY = 20
+# Added to the fused score of passages of a document the previous reply cited.
+CITED_PRIOR = 0.05
+STANDALONE_MIN_WORDS = 5
+
+# Words by which a question refers back to the conversation.
+ANAPHORA = frozenset(
+    """it its it's they them their theirs this that these those there he him his she her hers
+    one ones such same former latter else other another""".split()  # noqa: SIM905
+)
+CONTINUATIONS = frozenset("and also so but or then".split())  # noqa: SIM905
+CONTINUATION_PHRASES = ("what about", "how about", "what if", "same for", "and if")
+
+
+@dataclass(frozen=True)
+class RetrievalQuery:
+    text: str
+    weight: float
+
+
+def needs_context(question: str, earlier: Sequence[str]) -> bool:
+    """Whether ``question`` leans on the earlier user turns (cheap: its words only)."""
+    if not earlier:
+        return False
+    words = WORD.findall(question.lower())
+    if any(word in ANAPHORA for word in words):
+        return True
+    if words and words[0] in CONTINUATIONS:
+        return True
+    if " ".join(words[:2]) in CONTINUATION_PHRASES:
+        return True
+    return len(content_words(question)) < STANDALONE_MIN_WORDS
+
+
+def retrieval_queries(
+    question: str, earlier: Sequence[str], *, rewrite: str | None = None
+) -> list[RetrievalQuery]:
+    """What to search for this turn: the question, and for a follow-up the
+    question with the conversation (and the model's rewrite, when there is one).
+
+    ``earlier``: the earlier user turns, oldest first.
+    """
+    limit = settings.MAX_QUERY_CHARS
+    queries = [RetrievalQuery(question[:limit], 1.0)]
+    if not needs_context(question, earlier):
+        return queries
+    joined = " ".join([question, *reversed(earlier)])[:CONTEXT_MAX_CHARS]
+    queries.append(RetrievalQuery(joined, CONTEXT_WEIGHT))
+    if rewrite and rewrite.strip() and rewrite.strip() != question.strip():
+        queries.append(RetrievalQuery(rewrite.strip()[:limit], 1.0))
+    return queries
+
+
+def contextual_search(
+    *,
+    workspace: Workspace,
+    queries: Sequence[RetrievalQuery],
+    resource_ids: Sequence[uuid.UUID] = (),
+    cited_resource_ids: Sequence[uuid.UUID] = (),
+) -> list[ScoredPassage]:
+    """The workspace's passages for these queries, best first (rules above).
+
+    One query is an ordinary search. With more, each list is searched
+    ``CANDIDATES_PER_QUERY`` deep and fused; the result keeps the workspace's
+    ``top_k`` (with ``resource_ids``: ``widened_top_k``, plus the best
+    ``per_resource_k`` of each named resource, as one search does).
+    """
+    named = list(resource_ids)
+    if len(queries) == 1 and not cited_resource_ids:
+        return search(workspace=workspace, query=queries[0].text, resource_ids=named or None)
+    fused: dict[uuid.UUID, float] = {}
+    found: dict[uuid.UUID, ScoredPassage] = {}
+    depth = max(workspace.widened_top_k if named else workspace.top_k, CANDIDATES_PER_QUERY)
+    for query in queries:
+        for passage in search(workspace=workspace, query=query.text, resource_ids=named or None, top_k=depth):
+            fused[passage.passage_id] = fused.get(passage.passage_id, 0.0) + query.weight * passage.score
+            found.setdefault(passage.passage_id, passage)
+    cited = set(cited_resource_ids)
+    total = sum(q.weight for q in queries)
+    scores = {
+        pid: (score + (CITED_PRIOR if found[pid].resource_id in cited else 0.0)) / total
+        for pid, score in fused.items()
+    }
+    ordered = sorted(scores, key=lambda pid: (-scores[pid], str(pid)))
+    chosen = _kept(ordered, found, workspace=workspace, named=named)
+    return [replace(found[pid], score=scores[pid], rank=rank) for rank, pid in enumerate(chosen, start=1)]
+
+
+def _kept(
+    ordered: list[uuid.UUID],
+    found: dict[uuid.UUID, ScoredPassage],
+    *,
+    workspace: Workspace,
+    named: list[uuid.UUID],
+) -> list[uuid.UUID]:
+    """The passages a single search would keep: the best ``top_k``, or with
+    named resources the best ``widened_top_k`` plus each named resource's best few."""
+    if not named:
+        return ordered[: workspace.top_k]
+    chosen = ordered[: workspace.widened_top_k]
+    taken = set(chosen)
+    per_resource: dict[uuid.UUID, int] = {}
+    for pid in ordered:
+        resource_id = found[pid].resource_id
+        if resource_id not in named or per_resource.get(resource_id, 0) >= workspace.per_resource_k:
+            continue
+        per_resource[resource_id] = per_resource.get(resource_id, 0) + 1
+        if pid not in taken:
+            chosen.append(pid)
+            taken.add(pid)
+    position = {pid: i for i, pid in enumerate(ordered)}
+    return sorted(chosen, key=position.__getitem__)
