@@ -82,7 +82,7 @@ def main() -> None:
     _django.setup("answers")
     from django.conf import settings
 
-    from chat.backends import extractive as engine
+    from chat.backends import scoring as engine  # the weights of a sentence's score
     from chat.services.turn import turn_complete, turn_prepare
     from workspaces import services as tenancy
     from workspaces.models import ApiKeyScope

@@ -194,3 +194,9 @@ def test_a_usable_rewrite_is_one_line() -> None:
     assert query_rewrite(backend, question="And outpatient ones?", turns=TURNS) == (
         "When must outpatient claims be filed?"
     )
+
+
+def test_a_statement_is_checked_not_asked_about() -> None:
+    statement = "The warranty lasts two years."
+    assert not clarify.is_question(statement) and clarify.is_question("Tell me about the warranty")
+    assert clarify.ambiguous(statement, [], [KETTLE, TOASTER], threshold=0.38) == []
