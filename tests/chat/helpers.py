@@ -85,3 +85,26 @@ def stream_of(response: Any) -> Iterator[bytes]:
     content = response.streaming_content
     assert isinstance(content, Iterator), content  # a sync response: the test client's
     return content
+
+
+# Three clinic guidelines, each with a sentence about patients over 75
+# (the follow-up tests: tests/chat/test_conversation*.py).
+STATINS = (
+    "Statin therapy for adults with diabetes.\n\n"
+    "Start a moderate-intensity statin for adults with diabetes aged 40 to 75, "
+    "whatever their cholesterol.\n\n"
+    "For patients over 75, continue a statin already taken, and discuss benefits and risks before "
+    "starting one.\n\n"
+    "Check a lipid panel before starting a statin and again after 4 to 12 weeks."
+)
+BLOOD_PRESSURE = (
+    "Blood pressure targets for adults with diabetes.\n\n"
+    "Aim for a blood pressure below 130/80 mmHg in adults with diabetes.\n\n"
+    "For patients over 75, a systolic target below 140 mmHg is reasonable; watch for dizziness on standing."
+)
+VACCINES = (
+    "Vaccination of adults with diabetes.\n\n"
+    "Adults with diabetes need a yearly influenza vaccine, and the hepatitis B series when under 60.\n\n"
+    "For patients over 75, give the pneumococcal vaccine and offer the RSV vaccine."
+)
+CLINIC_GUIDELINES = {"Statins": STATINS, "Blood pressure": BLOOD_PRESSURE, "Vaccines": VACCINES}

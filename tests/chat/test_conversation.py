@@ -17,24 +17,6 @@ from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-STATINS = (
-    "Statin therapy for adults with diabetes.\n\n"
-    "Start a moderate-intensity statin for adults with diabetes aged 40 to 75, "
-    "whatever their cholesterol.\n\n"
-    "For patients over 75, continue a statin already taken, and discuss benefits and risks before "
-    "starting one.\n\n"
-    "Check a lipid panel before starting a statin and again after 4 to 12 weeks."
-)
-BLOOD_PRESSURE = (
-    "Blood pressure targets for adults with diabetes.\n\n"
-    "Aim for a blood pressure below 130/80 mmHg in adults with diabetes.\n\n"
-    "For patients over 75, a systolic target below 140 mmHg is reasonable; watch for dizziness on standing."
-)
-VACCINES = (
-    "Vaccination of adults with diabetes.\n\n"
-    "Adults with diabetes need a yearly influenza vaccine, and the hepatitis B series when under 60.\n\n"
-    "For patients over 75, give the pneumococcal vaccine and offer the RSV vaccine."
-)
 STATINS_OVER_75 = "For patients over 75, continue a statin already taken"
 VACCINES_OVER_75 = "For patients over 75, give the pneumococcal vaccine"
 
@@ -51,16 +33,6 @@ SHIPPING = (
 
 KETTLE = "Kettle K1 manual.\n\nThe Kettle K1 comes with a two-year warranty from the date of purchase."
 TOASTER = "Toaster T2 manual.\n\nThe Toaster T2 comes with a one-year warranty from the date of purchase."
-
-
-@pytest.fixture
-def clinic(owner: Tenant) -> Tenant:
-    """A workspace at the default answerability threshold with the three guidelines."""
-    owner.workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
-    owner.workspace.save()
-    for title, text in (("Statins", STATINS), ("Blood pressure", BLOOD_PRESSURE), ("Vaccines", VACCINES)):
-        ingest_text(owner.workspace, title, text)
-    return owner
 
 
 @pytest.fixture

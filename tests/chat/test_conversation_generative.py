@@ -15,10 +15,8 @@ import pytest
 from chat.backends.scripted import ScriptedBackend
 from chat.services.turn.rewrite import REWRITE_INSTRUCTIONS
 from daneshyar.exceptions import LLMUnavailable
-from tests.chat.helpers import answer, ingest_text
-from tests.chat.test_conversation import BLOOD_PRESSURE, STATINS, VACCINES
+from tests.chat.helpers import answer
 from tests.conftest import Tenant
-from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -27,15 +25,6 @@ FOLLOW_UP = [
     {"role": "assistant", "content": "Between 40 and 75, a moderate-intensity statin."},
     {"role": "user", "content": "And for patients over 75?"},
 ]
-
-
-@pytest.fixture
-def clinic(owner: Tenant) -> Tenant:
-    owner.workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
-    owner.workspace.save()
-    for title, text in (("Statins", STATINS), ("Blood pressure", BLOOD_PRESSURE), ("Vaccines", VACCINES)):
-        ingest_text(owner.workspace, title, text)
-    return owner
 
 
 def chat(tenant: Tenant, **body: Any) -> dict[str, Any]:
