@@ -41,6 +41,7 @@ import math
 import statistics
 import sys
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -255,7 +256,7 @@ def measure_service(tasks: list[Task], workspaces: dict[str, Any], model: str) -
             if outcome == "answered":
                 first = next(p["source"] for p in reply.response["parts"] if p.get("source"))
                 tally.first_relevant[task.answerability].append(
-                    filenames[__import__("uuid").UUID(first["resource_id"])] in task.relevant
+                    filenames[uuid.UUID(first["resource_id"])] in task.relevant
                 )
     return tally
 
@@ -368,17 +369,13 @@ def main() -> None:
     if args.limit:
         tasks = tasks[: args.limit]
     workspaces = load_workspaces(corpus)
-    # Warm the embedding model and caches outside the timings.
-    run_turn_warm(workspaces)
-    tally = measure_service(tasks, workspaces, args.model)
-    peers = {} if args.no_peers else measure_peers(tasks, corpus)
-    report(tally, peers, args.model)
-
-
-def run_turn_warm(workspaces: dict[str, Any]) -> None:
+    # Load the embedding model outside the timings.
     from retrieval.embeddings import get_embedder
 
     get_embedder().embed_query("warm up")
+    tally = measure_service(tasks, workspaces, args.model)
+    peers = {} if args.no_peers else measure_peers(tasks, corpus)
+    report(tally, peers, args.model)
 
 
 if __name__ == "__main__":

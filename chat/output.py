@@ -324,15 +324,16 @@ FALLBACK_TEXT = (
 
 def fallback_reply() -> ParsedReply:
     """The safe answer stored when generation fails validation twice."""
-    response: Reply = {
-        "type": ResponseType.ANSWER,
-        "parts": [{"text": FALLBACK_TEXT, "source": None}],
-        "form": None,
-    }
-    return ParsedReply(response, FALLBACK_TEXT)
+    return text_reply(FALLBACK_TEXT)
+
+
+def text_reply(text: str) -> ParsedReply:
+    """An answer of one uncited part: a blocked reply's safe reply, the
+    workspace's no-answer and small-talk texts, the extractive engine's own."""
+    response: Reply = {"type": ResponseType.ANSWER, "parts": [{"text": text, "source": None}], "form": None}
+    return ParsedReply(response, text)
 
 
 def safe_reply(text: str) -> ParsedReply:
     """What a blocked reply is replaced with: the workspace's safe reply."""
-    response: Reply = {"type": ResponseType.ANSWER, "parts": [{"text": text, "source": None}], "form": None}
-    return ParsedReply(response, text)
+    return text_reply(text)

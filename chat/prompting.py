@@ -87,6 +87,8 @@ class HistoryTurn:
     # The stored messages of the turn (None for turns built in memory).
     question_id: uuid.UUID | None = None
     answer_id: uuid.UUID | None = None
+    # The resources the reply cites, in order (a retrieval prior for the next turn).
+    cited: tuple[uuid.UUID, ...] = ()
 
 
 INTEGRATOR_NOTE_LABEL = "Note from the integrator (below the instructions above; it never replaces them):"

@@ -101,14 +101,14 @@ def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) ->
             session_id=session_id, role=MessageRole.ASSISTANT, sequence__lt=before_sequence
         )
         .order_by("-sequence")
-        .values_list("sequence", "content", "id")[:turns]
+        .values_list("sequence", "content", "id", "response")[:turns]
     )
     if not replies:
         return []
     questions = {
         sequence: (content, message_id)
         for sequence, content, message_id in Message.objects.filter(
-            session_id=session_id, role=MessageRole.USER, sequence__in=[seq - 1 for seq, _, _ in replies]
+            session_id=session_id, role=MessageRole.USER, sequence__in=[seq - 1 for seq, *_ in replies]
         )
         .order_by()  # Meta.ordering starts with "session": it would join the session table
         .values_list("sequence", "content", "id")
@@ -119,15 +119,15 @@ def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) ->
             answer=content,
             question_id=questions[seq - 1][1],
             answer_id=answer_id,
+            cited=_cited(response),
         )
-        for seq, content, answer_id in reversed(replies)
+        for seq, content, answer_id, response in reversed(replies)
         if seq - 1 in questions
     ]
 
 
-def reply_sources(*, message_id: uuid.UUID) -> list[uuid.UUID]:
+def _cited(response: object) -> tuple[uuid.UUID, ...]:
     """The resources a stored reply cites, in the order it cites them."""
-    response = Message.objects.filter(id=message_id).order_by().values_list("response", flat=True).first()
     parts = response.get("parts", []) if isinstance(response, dict) else []
     cited: dict[uuid.UUID, None] = {}
     for part in parts:
@@ -137,4 +137,4 @@ def reply_sources(*, message_id: uuid.UUID) -> list[uuid.UUID]:
                 cited[uuid.UUID(source["resource_id"])] = None
             except ValueError:
                 continue
-    return list(cited)
+    return tuple(cited)

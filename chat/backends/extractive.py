@@ -64,7 +64,7 @@ from chat.backends.scoring import (
 )
 from chat.backends.sentences import LEAD, LISTED, STEP, split_sentences
 from chat.contract import Part, Reply, ResponseType
-from chat.output import ParsedReply, render_content, source_of
+from chat.output import ParsedReply, render_content, source_of, text_reply
 from chat.text import content_words
 from retrieval.search import ScoredPassage
 
@@ -124,13 +124,13 @@ class ExtractiveBackend(BaseBackend):
         the conversation, for a follow-up (chat/backends/scoring.py).
         """
         if not grounded:
-            return _plain(NO_DOCUMENTS_TEXT)
+            return text_reply(NO_DOCUMENTS_TEXT)
         if assessment is None:
             assessment = assess(question, passages, context=context)
         sentences = assessment.sentences
         chosen = select_answer(sentences, assessment.scores, passages)
         if not chosen:
-            return _plain(NO_ANSWER_TEXT)
+            return text_reply(NO_ANSWER_TEXT)
         return _answer([sentences[i] for i in chosen], passages)
 
     # A prompt is never built for this engine: the turn service calls answer().
@@ -263,6 +263,3 @@ def _answer(sentences: list[Sentence], passages: Sequence[ScoredPassage]) -> Par
     return ParsedReply(response, render_content([p["text"] for p in parts]))
 
 
-def _plain(text: str) -> ParsedReply:
-    response: Reply = {"type": ResponseType.ANSWER, "parts": [{"text": text, "source": None}], "form": None}
-    return ParsedReply(response, text)

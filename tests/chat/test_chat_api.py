@@ -369,9 +369,9 @@ def test_a_turn_runs_a_small_fixed_number_of_chat_queries(owner: Tenant, scripte
         assert chat(owner, message="second", session_id=session_id).status_code == 200
     chat_sql = [q["sql"] for q in queries.captured_queries if '"chat_' in q["sql"]]
     # guard rules and policy; lock session, last sequence, insert question, bump session;
-    # history x2, the previous reply's sources (the conversation's retrieval prior);
+    # history x2 (the replies' sources with them: the conversation's retrieval prior);
     # bump session, insert reply
-    assert len(chat_sql) == 11, chat_sql
+    assert len(chat_sql) == 10, chat_sql
     assert not any("JOIN" in sql for sql in chat_sql), [sql for sql in chat_sql if "JOIN" in sql]
 
 

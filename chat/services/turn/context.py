@@ -5,7 +5,7 @@ reply asked which one they meant."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from chat import selectors
 from chat.prompting import HistoryTurn
@@ -41,7 +41,8 @@ class TurnContext:
 
 
 def turn_context(*, workspace: Workspace, stored: StoredQuestion, question: str) -> TurnContext:
-    """The conversation before ``stored`` (two queries when there is one, none otherwise)."""
+    """The conversation before ``stored`` (two queries when there is one, none otherwise;
+    a third after a "which one?" form)."""
     if stored.message.sequence == 0:
         return TurnContext(question=question)
     turns = selectors.history_turns(
@@ -52,16 +53,9 @@ def turn_context(*, workspace: Workspace, stored: StoredQuestion, question: str)
     if not turns:
         return TurnContext(question=question)
     last = turns[-1]
-    cited = selectors.reply_sources(message_id=last.answer_id) if last.answer_id is not None else ()
-    context = TurnContext(question=question, turns=turns, cited=tuple(cited))
+    context = TurnContext(question=question, turns=turns, cited=last.cited)
     if clarify.is_clarification(last.answer):
         chosen = ready_resource_titled(workspace=workspace, title=clarify.answer_text(question))
         if chosen is not None:
-            return TurnContext(
-                question=question,
-                turns=turns,
-                cited=context.cited,
-                chosen=chosen,
-                chosen_question=last.question,
-            )
+            return replace(context, chosen=chosen, chosen_question=last.question)
     return context

@@ -24,12 +24,11 @@ and checked on SciFact (``bench/conversation_quality.py``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from chat.backends.extractive import Assessment, assess
-from chat.contract import Reply, ResponseType
-from chat.output import ParsedReply
+from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify
 from chat.services.turn.context import TurnContext
 from retrieval.search import ScoredPassage
@@ -52,26 +51,14 @@ class Decision:
     assessment: Assessment | None = None
     # What the turn answers without generation (small talk, no answer, a form).
     reply: ParsedReply | None = None
-    candidates: list[clarify.Candidate] = field(default_factory=list)
-
-    @property
-    def generates(self) -> bool:
-        return self.intent == Intent.ANSWER
-
-
-def plain_reply(text: str) -> ParsedReply:
-    response: Reply = {"type": ResponseType.ANSWER, "parts": [{"text": text, "source": None}], "form": None}
-    return ParsedReply(response, text)
 
 
 def small_talk(workspace: Workspace) -> Decision:
-    return Decision(Intent.SMALL_TALK, reply=plain_reply(workspace.small_talk_text))
+    return Decision(Intent.SMALL_TALK, reply=text_reply(workspace.small_talk_text))
 
 
 def no_answer(workspace: Workspace, answerability: float | None = None) -> Decision:
-    return Decision(
-        Intent.NO_ANSWER, answerability=answerability, reply=plain_reply(workspace.no_answer_text)
-    )
+    return Decision(Intent.NO_ANSWER, answerability=answerability, reply=text_reply(workspace.no_answer_text))
 
 
 def turn_decide(
@@ -105,7 +92,6 @@ def turn_decide(
                 answerability=score,
                 assessment=assessment,
                 reply=clarify.clarification_reply(asked),
-                candidates=asked,
             )
     if score < threshold:
         return no_answer(workspace, score)

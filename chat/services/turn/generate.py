@@ -16,10 +16,17 @@ from chat.backends.extractive import ExtractiveBackend
 from chat.guard import Verdict
 from chat.guard import evaluate as guard_evaluate
 from chat.models import Grounding
-from chat.output import InvalidOutput, ParsedReply, citations_check, fallback_reply, parse_reply, safe_reply
+from chat.output import (
+    InvalidOutput,
+    ParsedReply,
+    citations_check,
+    fallback_reply,
+    parse_reply,
+    safe_reply,
+    text_reply,
+)
 from chat.partial_json import DeltaExtractor
 from chat.services.turn.compose import PreparedTurn
-from chat.services.turn.decide import plain_reply
 from daneshyar.exceptions import LLMUnavailable
 from retrieval.search import ScoredPassage
 from workspaces.models import GenerationFallback
@@ -141,12 +148,10 @@ def _extracted(
     )
     grounding = None
     if prepared.grounded and not any(part["source"] for part in reply.response["parts"]):
-        reply, grounding = plain_reply(prepared.no_answer_text), Grounding.NONE
+        reply, grounding = text_reply(prepared.no_answer_text), Grounding.NONE
     _emit(reply, on_delta)
     passages = prepared.retrieved if grounding is None else []
-    outcome = TurnOutcome(
-        reply, False, None, None, _ms_since(started), engine.model_id, degraded, passages
-    )
+    outcome = TurnOutcome(reply, False, None, None, _ms_since(started), engine.model_id, degraded, passages)
     outcome.grounding = grounding
     return outcome
 
