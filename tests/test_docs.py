@@ -1,0 +1,154 @@
+"""The documentation's examples run (docs/README.md, "The examples run").
+
+Every code block of README.md and docs/*.md is run, data, or marked as not
+run (tests/doc_examples.py). The runnable ones run here in order, one
+document at a time, against a real server (gunicorn, the extractive engine)
+and a real Celery worker on the test database, so that uploads become ready:
+``BASE``, ``KEY`` (an admin key of a fresh organization) and ``WS`` (its
+workspace) come from the environment, as a reader sets them from what
+``make run`` prints.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from pytest_django import DjangoDbBlocker
+
+from tests.conftest import make_tenant
+from tests.doc_examples import ROOT, Block, BlockFailed, DocSession, blocks, documents, scratch
+from tests.worker import purge_queue, stop_process, worker_process
+
+RUNNABLE = [path for path in documents() if any(block.runner for block in blocks(path))]
+
+
+def test_every_code_block_runs_or_is_data_or_is_marked() -> None:
+    problems = [block.problem for path in documents() for block in blocks(path) if block.problem]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_checker_refuses_an_untagged_block(tmp_path: Path) -> None:
+    page = tmp_path / "unmarked.md"
+    page.write_text("An example:\n\n```\ncurl $BASE/models/\n```\n\n<!-- not-run: -->\n```sh\nmake run\n```\n")
+    found = blocks(page)
+    assert [block.problem is not None for block in found] == [True, True]
+    assert "neither run nor data" in str(found[0].problem)
+    assert "needs a reason" in str(found[1].problem)
+
+
+def test_every_runner_is_installed() -> None:
+    """Node runs the JavaScript examples: scripts/test installs Debian's
+    nodejs when it is missing; without it the examples would go unchecked."""
+    for program in ("bash", "node", "jq", "curl"):
+        assert shutil.which(program), f"{program} is needed to run the documentation's examples"
+
+
+def test_the_docs_stand_on_their_own() -> None:
+    """The contract is in the repository: no doc sends a reader to a file a clone lacks."""
+    for path in documents():
+        text = path.read_text(encoding="utf-8")
+        assert "../shared/spec" not in text, f"{path.name} refers to ../shared/spec"
+        assert "../shared/reference" not in text, f"{path.name} refers to ../shared/reference"
+
+
+@pytest.fixture(scope="module")
+def doc_worker(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[None]:
+    """A real Celery worker process on the test database, for the whole module."""
+    with django_db_blocker.unblock():
+        purge_queue()
+        process = worker_process("--pool", "solo", "--concurrency", "1")
+        try:
+            yield
+        finally:
+            stop_process(process)
+            purge_queue()
+            connection.close()
+
+
+def doc_environment(live_server_real: str) -> dict[str, str]:
+    tenant = make_tenant("Docs")
+    params = connection.get_connection_params()
+    name = connection.settings_dict["NAME"]
+    return {
+        **os.environ,
+        "BASE": f"{live_server_real}/api/v1",
+        "KEY": tenant.admin_key,
+        "WS": str(tenant.workspace.id),
+        # manage.py in the examples works on the server's database.
+        "DATABASE_URL": f"postgresql://postgres@/{name}?host={params['host']}",
+        "DATABASE_CONN_MAX_AGE": "0",
+    }
+
+
+def run_document(path: Path, workdir: Path, env: dict[str, str]) -> list[tuple[Block, str]]:
+    scratch(workdir)
+    session = DocSession(workdir, env)
+    ran: list[tuple[Block, str]] = []
+    try:
+        for block in blocks(path):
+            if block.runner:
+                ran.append((block, session.run(block)))
+    finally:
+        session.close()
+    return ran
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", RUNNABLE, ids=[str(p.relative_to(ROOT)) for p in RUNNABLE])
+def test_documented_examples_run(
+    path: Path, transactional_db: None, live_server_real: str, doc_worker: None, tmp_path: Path
+) -> None:
+    ran = run_document(path, tmp_path, doc_environment(live_server_real))
+    assert ran, f"{path.name} has no example to run"
+
+
+@pytest.mark.slow
+def test_a_broken_example_fails(transactional_db: None, live_server_real: str, tmp_path: Path) -> None:
+    """The runner is not lenient: a failing command, a Python exception, a
+    Node error, and a missing expected output each fail their block."""
+    page = tmp_path / "broken.md"
+    page.write_text(
+        "```bash\nexport SEEN=1\ncurl -sf \"$BASE/models/\" -H \"X-API-Key: $KEY\" >/dev/null\n```\n"
+        "```python\nimport os\nassert os.environ['SEEN'] == '1'\n```\n"
+        "```bash\ncurl -sf \"$BASE/no-such-path/\" -H \"X-API-Key: $KEY\"\n```\n"
+        "```python\nraise SystemExit(3)\n```\n"
+        "```js\nthrow new Error('broken example');\n```\n"
+        "<!-- prints: never printed -->\n```bash\necho hello\n```\n"
+    )
+    env = doc_environment(live_server_real)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    scratch(workdir)
+    session = DocSession(workdir, env)
+    found = blocks(page)
+    try:
+        session.run(found[0])
+        session.run(found[1])
+        for block, why in zip(found[2:], ["exited with 22", "raised", "exited with 1", "lacks"], strict=True):
+            with pytest.raises(BlockFailed, match=why):
+                session.run(block)
+    finally:
+        session.close()
+
+
+def test_docker_compose_config_is_valid() -> None:
+    """``docker compose config`` accepts both the default stack and the cpu
+    profile (where docker is installed; tests/test_compose.py checks the
+    file's structure either way)."""
+    docker = shutil.which("docker")
+    if docker is None or subprocess.run([docker, "compose", "version"], capture_output=True).returncode:
+        if os.environ.get("CI") == "true":
+            pytest.fail("docker compose is needed under CI")
+        pytest.skip("docker compose is not installed")
+    env = {**os.environ, "SECRET_KEY": "x" * 50}
+    for profile in ([], ["--profile", "cpu"]):
+        result = subprocess.run(
+            [docker, "compose", *profile, "config", "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
