@@ -125,6 +125,36 @@ def blocks(path: Path) -> list[Block]:
     return found
 
 
+LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
+
+
+def indented_blocks(path: Path) -> list[int]:
+    """Lines that open an indented (unfenced) code block: four spaces after a
+    blank line that follows an unindented paragraph, outside fences and
+    lists. Such a block has no language, so it could not be run: use a fence."""
+    found: list[int] = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    in_fence = False
+    previous = ""  # the last non-blank line
+    for index, line in enumerate(lines):
+        if FENCE.match(line):
+            in_fence = not in_fence
+        elif (
+            not in_fence
+            and line.startswith("    ")
+            and line.strip()
+            and index > 0
+            and not lines[index - 1].strip()
+            and previous
+            and not previous.startswith((" ", "\t"))
+            and not LIST_ITEM.match(previous)
+        ):
+            found.append(index + 1)
+        if line.strip():
+            previous = line
+    return found
+
+
 def console_commands(code: str) -> str:
     """A console transcript's commands (``$ `` lines and their ``\\`` continuations)."""
     commands: list[str] = []

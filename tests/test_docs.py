@@ -22,7 +22,16 @@ from django.db import connection
 from pytest_django import DjangoDbBlocker
 
 from tests.conftest import make_tenant
-from tests.doc_examples import ROOT, Block, BlockFailed, DocSession, blocks, documents, scratch
+from tests.doc_examples import (
+    ROOT,
+    Block,
+    BlockFailed,
+    DocSession,
+    blocks,
+    documents,
+    indented_blocks,
+    scratch,
+)
 from tests.worker import purge_queue, stop_process, worker_process
 
 RUNNABLE = [path for path in documents() if any(block.runner for block in blocks(path))]
@@ -31,6 +40,11 @@ RUNNABLE = [path for path in documents() if any(block.runner for block in blocks
 def test_every_code_block_runs_or_is_data_or_is_marked() -> None:
     problems = [block.problem for path in documents() for block in blocks(path) if block.problem]
     assert not problems, "\n".join(problems)
+
+
+def test_no_example_is_an_indented_code_block() -> None:
+    found = [f"{path.relative_to(ROOT)}:{line}" for path in documents() for line in indented_blocks(path)]
+    assert not found, f"indented code blocks (use a fenced block with a language): {found}"
 
 
 def test_the_checker_refuses_an_untagged_block(tmp_path: Path) -> None:
