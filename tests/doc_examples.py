@@ -233,7 +233,9 @@ class DocSession:
 
     def _fail(self, block: Block, why: str, start: int) -> BlockFailed:
         text = self.output.read_bytes()[start:].decode(errors="replace")
-        return BlockFailed(f"{block.where} ({block.language}) {why}:\n{text[-6000:]}\n--- the block:\n{block.code}")
+        return BlockFailed(
+            f"{block.where} ({block.language}) {why}:\n{text[-6000:]}\n--- the block:\n{block.code}"
+        )
 
     def _spawn(self, block: Block, command: list[str]) -> None:
         start = self.output.stat().st_size if self.output.exists() else 0

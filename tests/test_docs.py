@@ -49,7 +49,9 @@ def test_no_example_is_an_indented_code_block() -> None:
 
 def test_the_checker_refuses_an_untagged_block(tmp_path: Path) -> None:
     page = tmp_path / "unmarked.md"
-    page.write_text("An example:\n\n```\ncurl $BASE/models/\n```\n\n<!-- not-run: -->\n```sh\nmake run\n```\n")
+    page.write_text(
+        "An example:\n\n```\ncurl $BASE/models/\n```\n\n<!-- not-run: -->\n```sh\nmake run\n```\n"
+    )
     found = blocks(page)
     assert [block.problem is not None for block in found] == [True, True]
     assert "neither run nor data" in str(found[0].problem)
@@ -128,9 +130,9 @@ def test_a_broken_example_fails(transactional_db: None, live_server_real: str, t
     Node error, and a missing expected output each fail their block."""
     page = tmp_path / "broken.md"
     page.write_text(
-        "```bash\nexport SEEN=1\ncurl -sf \"$BASE/models/\" -H \"X-API-Key: $KEY\" >/dev/null\n```\n"
+        '```bash\nexport SEEN=1\ncurl -sf "$BASE/models/" -H "X-API-Key: $KEY" >/dev/null\n```\n'
         "```python\nimport os\nassert os.environ['SEEN'] == '1'\n```\n"
-        "```bash\ncurl -sf \"$BASE/no-such-path/\" -H \"X-API-Key: $KEY\"\n```\n"
+        '```bash\ncurl -sf "$BASE/no-such-path/" -H "X-API-Key: $KEY"\n```\n'
         "```python\nraise SystemExit(3)\n```\n"
         "```js\nthrow new Error('broken example');\n```\n"
         "<!-- prints: never printed -->\n```bash\necho hello\n```\n"
@@ -163,6 +165,10 @@ def test_docker_compose_config_is_valid() -> None:
     env = {**os.environ, "SECRET_KEY": "x" * 50}
     for profile in ([], ["--profile", "cpu"]):
         result = subprocess.run(
-            [docker, "compose", *profile, "config", "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True
+            [docker, "compose", *profile, "config", "--quiet"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
         )
         assert result.returncode == 0, result.stderr

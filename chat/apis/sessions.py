@@ -92,7 +92,7 @@ class SessionDetailApi(WorkspaceApi):
     @extend_schema(
         operation_id="sessions_update",
         summary="Rename a session",
-        description="Change a session's `title` (1–200 characters); answers the updated session.",
+        description="Change a session's `title` (1 to 200 characters); answers the updated session.",
         tags=["Sessions"],
         parameters=[USER_PARAM],
         request=UpdateSerializer,
