@@ -58,10 +58,14 @@ def test_the_checker_refuses_an_untagged_block(tmp_path: Path) -> None:
 
 
 def test_every_runner_is_installed() -> None:
-    """Node runs the JavaScript examples: scripts/test installs Debian's
-    nodejs when it is missing; without it the examples would go unchecked."""
-    for program in ("bash", "node", "jq", "curl"):
-        assert shutil.which(program), f"{program} is needed to run the documentation's examples"
+    """Node runs the JavaScript examples, bash with curl and jq the shell
+    ones: scripts/test installs Debian's nodejs, jq and curl when missing.
+    Elsewhere a missing one skips (the JavaScript examples are then not run);
+    under CI it fails."""
+    missing = [program for program in ("bash", "node", "jq", "curl") if shutil.which(program) is None]
+    if missing and os.environ.get("CI") != "true":
+        pytest.skip(f"not installed: {missing} (apt-get install nodejs jq curl)")
+    assert not missing, f"needed to run the documentation's examples: {missing}"
 
 
 def test_the_docs_stand_on_their_own() -> None:
@@ -111,6 +115,8 @@ def run_document(path: Path, workdir: Path, env: dict[str, str]) -> list[tuple[B
                 ran.append((block, session.run(block)))
     finally:
         session.close()
+    if session.skipped:
+        pytest.skip(f"node is not installed: the JavaScript examples at {session.skipped} did not run")
     return ran
 
 
