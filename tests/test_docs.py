@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 from django.db import connection
 from pytest_django import DjangoDbBlocker
 
+from resources.models import Resource, ResourceStatus
 from tests.conftest import make_tenant
 from tests.doc_examples import (
     ROOT,
@@ -55,6 +57,13 @@ def test_the_checker_refuses_an_untagged_block(tmp_path: Path) -> None:
     assert [block.problem is not None for block in found] == [True, True]
     assert "neither run nor data" in str(found[0].problem)
     assert "needs a reason" in str(found[1].problem)
+
+
+def test_the_readme_states_languages_and_key_scopes() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "**Languages: English.**" in readme
+    assert "**Key scopes.**" in readme and "--workspace" in readme
+    assert readme.index("docs/quickstart.md") < readme.index("docs/api.md")
 
 
 def test_every_runner_is_installed() -> None:
@@ -127,6 +136,12 @@ def test_documented_examples_run(
 ) -> None:
     ran = run_document(path, tmp_path, doc_environment(live_server_real))
     assert ran, f"{path.name} has no example to run"
+    # An example may upload without waiting: let the worker finish before the
+    # database is emptied for the next document.
+    deadline = time.monotonic() + 120
+    while Resource.objects.filter(status__in=[ResourceStatus.PENDING, ResourceStatus.PROCESSING]).exists():
+        assert time.monotonic() < deadline, "the examples' uploads did not finish ingesting"
+        time.sleep(0.2)
 
 
 @pytest.mark.slow
