@@ -103,7 +103,7 @@ def _markers(lines: list[str], fence_index: int) -> tuple[str | None, tuple[str,
         else:
             prints.append(match["text"])
         index -= 1
-    return not_run, tuple(prints)
+    return not_run, tuple(reversed(prints))
 
 
 def blocks(path: Path) -> list[Block]:

@@ -29,6 +29,7 @@ from tests.doc_examples import (
     BlockFailed,
     DocSession,
     blocks,
+    console_commands,
     documents,
     indented_blocks,
     scratch,
@@ -57,6 +58,28 @@ def test_the_checker_refuses_an_untagged_block(tmp_path: Path) -> None:
     assert [block.problem is not None for block in found] == [True, True]
     assert "neither run nor data" in str(found[0].problem)
     assert "needs a reason" in str(found[1].problem)
+
+
+def test_blocks_read_their_language_markers_and_indentation(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        '- a list item:\n\n  ```json\n  {"a": 1}\n  ```\n\n'
+        "<!-- prints: 2 -->\n<!-- prints: 3 -->\n~~~python\nprint(2, 3)\n~~~\n\n"
+        "<!-- not-run: starts a server -->\n```sh\nmake run\n```\n"
+        "```console\n$ echo one \\\n  two\none two\n$ echo three\nthree\n```\n"
+    )
+    data, python, marked, console = blocks(page)
+    assert (data.language, data.runner, data.code, data.line) == ("json", None, '{"a": 1}\n', 3)
+    assert (python.runner, python.prints, python.code) == ("python", ("2", "3"), "print(2, 3)\n")
+    assert (marked.runner, marked.not_run, marked.problem) == (None, "starts a server", None)
+    assert console.runner == "bash"
+    assert console_commands(console.code) == "echo one \\\n  two\necho three\n"
+
+
+def test_an_indented_code_block_is_found_but_not_a_list_continuation(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("Run this:\n\n    make run\n\n- item\n\n    more of the item\n")
+    assert indented_blocks(page) == [3]
 
 
 def test_the_readme_states_languages_and_key_scopes() -> None:
