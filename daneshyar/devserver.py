@@ -184,6 +184,11 @@ Daneshyar is running at {base}/
 Try:
   curl -H 'X-API-Key: {key}' {base}/api/v1/workspaces/
 
+For the examples in docs/ (start with docs/quickstart.md), paste into a shell:
+  export BASE={base}/api/v1
+  export KEY={key}
+  export WS={state["workspace_id"]}
+
 Press Ctrl-C to stop everything.
 """
 

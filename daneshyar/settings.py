@@ -17,6 +17,7 @@ from daneshyar.config import generation
 from daneshyar.config.broker import broker_transport_options
 from daneshyar.config.databases import default_database, search_database
 from daneshyar.config.keys import certificate_signing_key, secret_key
+from daneshyar.config.schema import TAGS as SCHEMA_TAGS
 from daneshyar.env import (
     env_bool,
     env_choice,
@@ -333,6 +334,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Daneshyar API",
     "DESCRIPTION": "Multi-tenant RAG chat: workspaces, documents, retrieval, chat sessions.",
     "VERSION": "1",
+    "TAGS": SCHEMA_TAGS,
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_AUTHENTICATION": [],

@@ -93,6 +93,12 @@ class ResourceListCreateApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="resources_list",
+        summary="List resources",
+        description=(
+            "The workspace's documents, newest first, optionally only those in one `status` "
+            "(`pending`, `processing`, `ready`, `failed`)."
+        ),
+        tags=["Resources"],
         parameters=[
             OpenApiParameter("status", enum=ResourceStatus.values, required=False),
             PageParamsSerializer,
@@ -111,6 +117,8 @@ class ResourceListCreateApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="resources_create",
+        summary="Upload a document",
+        tags=["Resources"],
         description="Upload a document (multipart `file`, optional `title`) or send text as JSON. "
         "202 with the new resource in status `pending`; 200 with the existing resource when the "
         "same bytes were already uploaded to this workspace.",
@@ -156,13 +164,26 @@ class ResourceDetailApi(WorkspaceApi):
     admin_methods = frozenset({"DELETE"})
 
     @extend_schema(
-        operation_id="resources_get", responses=envelope("ResourceDetail", ResourceOutputSerializer)
+        operation_id="resources_get",
+        summary="Get a resource",
+        description=(
+            "One document: its status (`pending` → `processing` → `ready` or `failed`, with `error` "
+            "saying why), size, hash and passage count. Poll it after an upload until it is `ready`."
+        ),
+        tags=["Resources"],
+        responses=envelope("ResourceDetail", ResourceOutputSerializer),
     )
     def get(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
         resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
         return ok(ResourceOutputSerializer(resource).data)
 
-    @extend_schema(operation_id="resources_delete", responses={204: None})
+    @extend_schema(
+        operation_id="resources_delete",
+        summary="Delete a resource",
+        description="Delete the document and its passages (admin keys); they leave retrieval at once. 204.",
+        tags=["Resources"],
+        responses={204: None},
+    )
     def delete(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
         resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
         services.resource_delete(resource=resource)
@@ -174,6 +195,8 @@ class ResourceReingestApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="resources_reingest",
+        summary="Re-ingest a resource",
+        tags=["Resources"],
         request=None,
         description="Queue a fresh ingestion. A ready resource stays ready, with its old passages, "
         "until the new ones replace them in one transaction.",
@@ -237,6 +260,8 @@ class ResourceBatchApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="resources_create_batch",
+        summary="Upload many documents",
+        tags=["Resources"],
         description="Upload many small documents in one request: a JSON array or NDJSON "
         "(`application/x-ndjson`) of `{title, text}` objects, or a zip archive of documents "
         "(`application/zip` body, or multipart `file`). At most BATCH_UPLOAD_MAX_DOCUMENTS "

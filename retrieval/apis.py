@@ -56,6 +56,13 @@ class SearchApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="workspaces_search",
+        summary="Search passages",
+        description=(
+            "The passages closest to `query` among the workspace's ready resources, ranked with the "
+            "same retrieval as chat (dense and lexical, fused), optionally widened to named "
+            "`resource_ids`: what a chat turn would cite, inspectable."
+        ),
+        tags=["Search"],
         request=InputSerializer,
         responses=list_envelope("SearchResults", OutputSerializer),
     )
@@ -87,6 +94,9 @@ class PassageListApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="resources_passages",
+        summary="List a resource's passages",
+        description="The chunks of a document, in order: what retrieval searches and what chat cites.",
+        tags=["Resources"],
         parameters=[PageParamsSerializer],
         responses=list_envelope("PassageList", PassageOutputSerializer),
     )

@@ -78,6 +78,12 @@ class WorkspaceListCreateApi(APIView):
 
     @extend_schema(
         operation_id="workspaces_list",
+        summary="List workspaces",
+        description=(
+            "The organization's workspaces, oldest first, with their settings (admin keys). A key "
+            "limited to some workspaces sees only those."
+        ),
+        tags=["Workspaces"],
         parameters=[PageParamsSerializer],
         responses=list_envelope("WorkspaceList", WorkspaceOutputSerializer),
     )
@@ -91,6 +97,13 @@ class WorkspaceListCreateApi(APIView):
 
     @extend_schema(
         operation_id="workspaces_create",
+        summary="Create a workspace",
+        description=(
+            "A new workspace in the key's organization (admin keys): `name`, and optionally its "
+            "settings (system prompt, retrieval sizes, history, answerability threshold, replies for "
+            "no answer and small talk, retention, allowed origins). 201 with the workspace."
+        ),
+        tags=["Workspaces"],
         request=InputSerializer,
         responses={201: envelope("WorkspaceCreated", WorkspaceOutputSerializer)},
     )
@@ -115,13 +128,23 @@ class WorkspaceDetailApi(WorkspaceApi):
             ref_name = "WorkspaceUpdateInput"
 
     @extend_schema(
-        operation_id="workspaces_get", responses=envelope("WorkspaceDetail", WorkspaceOutputSerializer)
+        operation_id="workspaces_get",
+        summary="Get a workspace",
+        description=(
+            "One workspace and its settings (admin keys). Another organization's workspace, or one "
+            "the key is not allowed, is 404."
+        ),
+        tags=["Workspaces"],
+        responses=envelope("WorkspaceDetail", WorkspaceOutputSerializer),
     )
     def get(self, request: Request, workspace_id: str) -> Response:
         return ok(WorkspaceOutputSerializer(self.workspace).data)
 
     @extend_schema(
         operation_id="workspaces_update",
+        summary="Update a workspace",
+        description="Change the name or any settings (admin keys); fields not sent keep their values.",
+        tags=["Workspaces"],
         request=InputSerializer,
         responses=envelope("WorkspaceUpdated", WorkspaceOutputSerializer),
     )
@@ -131,7 +154,15 @@ class WorkspaceDetailApi(WorkspaceApi):
         workspace = services.workspace_update(workspace=self.workspace, **serializer.validated_data)
         return ok(WorkspaceOutputSerializer(workspace).data)
 
-    @extend_schema(operation_id="workspaces_delete", responses={204: None})
+    @extend_schema(
+        operation_id="workspaces_delete",
+        summary="Delete a workspace",
+        description=(
+            "Delete the workspace with its resources, passages, sessions and messages (admin keys). 204."
+        ),
+        tags=["Workspaces"],
+        responses={204: None},
+    )
     def delete(self, request: Request, workspace_id: str) -> Response:
         services.workspace_delete(workspace=self.workspace)
         return Response(status=204)

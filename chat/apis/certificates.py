@@ -23,6 +23,13 @@ class CertificateKeysApi(APIView):
 
     @extend_schema(
         operation_id="certificates_keys",
+        summary="Public keys that verify certificates",
+        description=(
+            "The Ed25519 public keys that verify response certificates, as a JWKS in `data` (`keys`: "
+            "`kty`, `crv`, `kid`, `x`). Keys rotated out stay published, so older certificates keep "
+            "verifying. Fetch once and keep: checking a certificate offline needs only this."
+        ),
+        tags=["Certificates"],
         responses=envelope(
             "CertificateKeys",
             inline_serializer(
@@ -64,6 +71,13 @@ class CertificateVerifyApi(APIView):
 
     @extend_schema(
         operation_id="certificates_verify",
+        summary="Verify a certificate",
+        description=(
+            "Check a certificate's signature and, given the `response` it certifies, that the "
+            "response is the one signed. Answers `valid`, a `reason` when it is not, the `key_id` and"
+            " the signed `payload`."
+        ),
+        tags=["Certificates"],
         request=InputSerializer,
         responses=envelope(
             "CertificateVerification",

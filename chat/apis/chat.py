@@ -117,6 +117,14 @@ class ChatApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="chat",
+        summary="Send a message",
+        description=(
+            "One chat turn: the end user's `message` (or the conversation as OpenAI-style `messages`)"
+            " is stored, passages are retrieved from the workspace's ready resources, and the reply "
+            "comes back as an `answer` whose parts cite their passages, or a `form` that asks back. "
+            "Without `session_id` a new session starts, titled from the message."
+        ),
+        tags=["Chat"],
         request=ChatInputSerializer,
         responses=envelope("ChatTurn", ChatResultSchema),
     )
@@ -162,6 +170,13 @@ class ChatStreamApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="chat_stream",
+        summary="Send a message, streamed",
+        description=(
+            "The same turn as `POST …/chat/`, answered as server-sent events: `session`, "
+            "`prompt_trace` (when asked), `delta`s of the answer text, then the final `message` "
+            "(authoritative) or an `error`. The turn is stored even if the client disconnects."
+        ),
+        tags=["Chat"],
         request=ChatInputSerializer,
         responses={
             (200, "text/event-stream"): OpenApiResponse(

@@ -47,6 +47,13 @@ class FeedbackApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="feedback_upsert",
+        summary="Rate a reply",
+        description=(
+            "The end user's rating of an assistant message (`up` or `down`, with an optional "
+            "comment). One per message and end user: 201 the first time, 200 when it replaces the "
+            "earlier one."
+        ),
+        tags=["Feedback"],
         request=InputSerializer,
         responses={
             201: envelope("FeedbackCreated", FeedbackOutputSerializer),

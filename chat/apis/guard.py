@@ -66,12 +66,28 @@ class GuardRulesApi(WorkspaceApi):
         class Meta:
             ref_name = "GuardPolicyInput"
 
-    @extend_schema(operation_id="guard_rules_get", responses=envelope("GuardRules", GuardOutputSerializer))
+    @extend_schema(
+        operation_id="guard_rules_get",
+        summary="Get the output guard",
+        description=(
+            "The workspace's output guard (admin keys): its ordered rules (a pattern, what it applies"
+            " to, flag or block), the safe reply that replaces a blocked one, and the claims checks."
+        ),
+        tags=["Guard"],
+        responses=envelope("GuardRules", GuardOutputSerializer),
+    )
     def get(self, request: Request, workspace_id: str) -> Response:
         return ok(GuardOutputSerializer(guard_services.guard_data(workspace=self.workspace)).data)
 
     @extend_schema(
         operation_id="guard_rules_replace",
+        summary="Replace the output guard",
+        description=(
+            "Replace the whole guard (admin keys). Each pattern is validated when saved: one that "
+            "does not compile or backtracks catastrophically is a 400 naming `rules[i].pattern`. A "
+            "rule sent with an existing `id` keeps it."
+        ),
+        tags=["Guard"],
         request=inline_serializer(
             "GuardPolicyReplace",
             {

@@ -20,6 +20,13 @@ class ModelListApi(APIView):
 
     @extend_schema(
         operation_id="models_list",
+        summary="List the generation models",
+        description=(
+            "The models this deployment serves (`id`, `backend`, `default`) and what each can do "
+            "(`capabilities`: `generative`, `forms`, `streaming`, `context_length`). Pass an `id` as "
+            "`model` on a chat turn; `extractive` answers with the documents' own sentences."
+        ),
+        tags=["Models"],
         responses=envelope(
             "ModelList",
             inline_serializer(

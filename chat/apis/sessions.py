@@ -49,6 +49,12 @@ def _session(view: WorkspaceApi, request: Request, session_id: str) -> Session:
 class SessionListApi(WorkspaceApi):
     @extend_schema(
         operation_id="sessions_list",
+        summary="List sessions",
+        description=(
+            "Sessions, most recently active first. Chat keys name the end user (`external_user_id`, "
+            "required for them); admin keys may omit it to list every end user's sessions."
+        ),
+        tags=["Sessions"],
         parameters=[USER_PARAM, PageParamsSerializer],
         responses=list_envelope("SessionList", SessionSchema),
     )
@@ -70,6 +76,12 @@ class SessionDetailApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="sessions_get",
+        summary="Get a session",
+        description=(
+            "One session of the end user named by `external_user_id`; a session of another end user "
+            "is 404, as if it did not exist."
+        ),
+        tags=["Sessions"],
         parameters=[USER_PARAM],
         responses=envelope("SessionDetail", SessionSchema),
     )
@@ -79,6 +91,9 @@ class SessionDetailApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="sessions_update",
+        summary="Rename a session",
+        description="Change a session's `title` (1 to 200 characters); answers the updated session.",
+        tags=["Sessions"],
         parameters=[USER_PARAM],
         request=UpdateSerializer,
         responses=envelope("SessionUpdated", SessionSchema),
@@ -90,7 +105,14 @@ class SessionDetailApi(WorkspaceApi):
         session = session_services.session_update(session=session, title=serializer.validated_data["title"])
         return ok(session_detail(session))
 
-    @extend_schema(operation_id="sessions_delete", parameters=[USER_PARAM], responses={204: None})
+    @extend_schema(
+        operation_id="sessions_delete",
+        summary="Delete a session",
+        description="Delete the session and its messages. 204.",
+        tags=["Sessions"],
+        parameters=[USER_PARAM],
+        responses={204: None},
+    )
     def delete(self, request: Request, workspace_id: str, session_id: str) -> Response:
         session = _session(self, request, session_id)
         session_services.session_delete(session=session)
@@ -100,6 +122,12 @@ class SessionDetailApi(WorkspaceApi):
 class SessionMessagesApi(WorkspaceApi):
     @extend_schema(
         operation_id="sessions_messages",
+        summary="Read a session's messages",
+        description=(
+            "The session's messages, oldest first, each in the chat reply's shape (assistant messages"
+            " with `response`, `grounding` and `model`)."
+        ),
+        tags=["Sessions"],
         parameters=[USER_PARAM, PageParamsSerializer],
         responses=list_envelope("MessageList", MessageSchema),
     )

@@ -88,12 +88,17 @@ class OpenAIApi(WorkspaceApi):
 class OpenAIModelsApi(OpenAIApi):
     @extend_schema(
         operation_id="openai_models_list",
+        summary="List models (OpenAI-compatible)",
+        description=(
+            'The deployment\'s models in OpenAI\'s list shape (`{"object": "list", "data": [...]}`), '
+            "for OpenAI SDKs and chat front ends."
+        ),
+        tags=["OpenAI-compatible"],
         responses={
             200: OpenApiResponse(
                 OpenApiTypes.OBJECT, description='OpenAI\'s {"object": "list", "data": [...]}'
             )
         },
-        tags=["openai"],
     )
     def get(self, request: Request, workspace_id: Any) -> Response:
         return Response(
@@ -169,6 +174,15 @@ class ChatCompletionsApi(OpenAIApi):
 
     @extend_schema(
         operation_id="openai_chat_completions",
+        summary="Chat completions (OpenAI-compatible)",
+        description=(
+            "OpenAI's chat completions API over the workspace: the same turn as `POST …/chat/`, "
+            "stored for the end user named by `user`, answered as a `chat.completion` (or "
+            "`chat.completion.chunk` events with `stream: true`) with citations as `annotations` and "
+            "a `daneshyar` object (session, message, typed response). Errors in OpenAI's shape. "
+            "`Authorization: Bearer <key>` or `X-API-Key`."
+        ),
+        tags=["OpenAI-compatible"],
         request=CompletionInputSerializer,
         responses={
             (200, "application/json"): OpenApiResponse(
@@ -192,7 +206,6 @@ class ChatCompletionsApi(OpenAIApi):
                 description="With stream: true (the schema is one event's).",
             ),
         },
-        tags=["openai"],
     )
     @idempotent(replay=completion_replay)
     def post(self, request: Request, workspace_id: Any) -> Response | StreamingHttpResponse:

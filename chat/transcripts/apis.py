@@ -70,6 +70,14 @@ class TranscriptExportApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="transcripts_export",
+        summary="Export transcripts",
+        description=(
+            "Every session of the workspace as NDJSON, streamed, one line per session with its "
+            "messages (admin keys). Filter by `external_user_id` or `updated_since` (incremental "
+            "export); `redact=pii` masks personal data in message content and ends with a report "
+            "line; `pseudonymize=true` replaces end-user ids."
+        ),
+        tags=["Transcripts"],
         parameters=[FilterSerializer],
         responses={
             (200, "application/x-ndjson"): OpenApiResponse(
@@ -112,7 +120,17 @@ class TranscriptExportApi(WorkspaceApi):
 class EndUserDeleteApi(WorkspaceApi):
     admin_methods = frozenset({"DELETE"})
 
-    @extend_schema(operation_id="end_users_delete", request=None, responses={204: None})
+    @extend_schema(
+        operation_id="end_users_delete",
+        summary="Delete an end user's data",
+        description=(
+            "Delete every session and message of one end user (`external_user_id`) in the workspace, "
+            "feedback included (admin keys). 204, also when there was nothing to delete."
+        ),
+        tags=["Transcripts"],
+        request=None,
+        responses={204: None},
+    )
     def delete(self, request: Request, workspace_id: Any, external_user_id: str) -> Response:
         if not 1 <= len(external_user_id) <= 255:
             raise ValidationFailed(

@@ -1,0 +1,18 @@
+"""The OpenAPI schema's tags: how /api/docs/ groups the operations, in this
+order. Every operation names one of them (tests/daneshyar/test_schema_docs.py)."""
+
+from __future__ import annotations
+
+TAGS: list[dict[str, str]] = [
+    {"name": "Workspaces", "description": "Workspaces and their settings (admin keys)."},
+    {"name": "Resources", "description": "Documents: upload one or many, follow ingestion, read passages."},
+    {"name": "Search", "description": "The passages a chat turn would retrieve, inspectable."},
+    {"name": "Chat", "description": "Chat turns, plain or streamed, answered with cited passages."},
+    {"name": "Sessions", "description": "An end user's conversations and their messages."},
+    {"name": "Feedback", "description": "End users' ratings of replies."},
+    {"name": "Transcripts", "description": "Export conversations; delete an end user's data (admin keys)."},
+    {"name": "Guard", "description": "Rules checked on every reply before it leaves (admin keys)."},
+    {"name": "Certificates", "description": "Signed replies: the public keys and verification."},
+    {"name": "Models", "description": "The generation models this deployment serves."},
+    {"name": "OpenAI-compatible", "description": "OpenAI's chat API per workspace, for SDKs and front ends."},
+]
