@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import _django  # noqa: E402
+from bench import _django
 
 _django.setup("guard")
 
@@ -52,9 +52,9 @@ def reply_text(words: int) -> str:
     return " ".join(base[i % len(base)] for i in range(words)) + "."
 
 
-def turns(client: APIClient, workspace: Workspace, backend: ScriptedBackend, text: str, count: int) -> tuple[
-    list[float], int
-]:
+def turns(
+    client: APIClient, workspace: Workspace, backend: ScriptedBackend, text: str, count: int
+) -> tuple[list[float], int]:
     body = json.dumps({"type": "answer", "parts": [{"text": text, "passage": None}]})
     times: list[float] = []
     flagged = 0

@@ -16,7 +16,13 @@ from rest_framework.response import Response
 
 from chat.contract import ChatResult
 from chat.conversation import Conversation, conversation_parse
-from chat.serializers import ChatResultSchema, MessagesField, message_data, session_summary
+from chat.serializers import (
+    ChatResultSchema,
+    ExternalUserIdField,
+    MessagesField,
+    message_data,
+    session_summary,
+)
 from chat.services.turn import (
     PreparedTurn,
     TurnRequest,
@@ -35,7 +41,7 @@ from workspaces.idempotency import idempotency_finish, idempotent, request_claim
 
 
 class ChatInputSerializer(serializers.Serializer[Any]):
-    external_user_id = serializers.CharField(min_length=1, max_length=255, trim_whitespace=False)
+    external_user_id = ExternalUserIdField(trim_whitespace=False)
     message = serializers.CharField(
         min_length=1,
         max_length=32_000,
@@ -92,10 +98,9 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
 
 
 def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
+    """The turn of a body validated before the rate limits (WorkspaceApi.end_user_of)."""
     claim = request_claim(request)
-    serializer = ChatInputSerializer(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    data = serializer.validated_data
+    data = view.turn_input
     return turn_prepare(
         TurnRequest(
             api_key=view.api_key,
@@ -114,6 +119,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
 
 class ChatApi(WorkspaceApi):
     turn_methods = frozenset({"POST"})
+    turn_serializer = ChatInputSerializer
 
     @extend_schema(
         operation_id="chat",
@@ -159,6 +165,7 @@ SSE_EVENT_SCHEMA = {
 class ChatStreamApi(WorkspaceApi):
     content_negotiation_class = EventStreamNegotiation
     turn_methods = frozenset({"POST"})
+    turn_serializer = ChatInputSerializer
 
     @extend_schema(
         operation_id="chat_stream",

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chat.models import Feedback, FeedbackRating
+from chat.serializers import ExternalUserIdField
 from chat.services import feedback as feedback_services
 from daneshyar.api import ok
 from daneshyar.schema import envelope
@@ -38,7 +39,7 @@ class FeedbackOutputSerializer(serializers.ModelSerializer[Feedback]):
 
 class FeedbackApi(WorkspaceApi):
     class InputSerializer(serializers.Serializer[Any]):
-        external_user_id = serializers.CharField(min_length=1, max_length=255)
+        external_user_id = ExternalUserIdField()
         rating = serializers.ChoiceField(choices=FeedbackRating.choices)
         comment = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
 

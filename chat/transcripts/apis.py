@@ -18,6 +18,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from chat.serializers import end_user_id_errors
 from chat.transcripts import export, retention
 from chat.transcripts.redaction import default_redactor
 from daneshyar.api import query_data
@@ -114,10 +115,8 @@ class EndUserDeleteApi(WorkspaceApi):
 
     @extend_schema(operation_id="end_users_delete", request=None, responses={204: None})
     def delete(self, request: Request, workspace_id: Any, external_user_id: str) -> Response:
-        if not 1 <= len(external_user_id) <= 255:
-            raise ValidationFailed(
-                "Invalid external_user_id.",
-                fields={"external_user_id": ["Must be 1 to 255 characters."]},
-            )
+        errors = end_user_id_errors(external_user_id)
+        if errors:
+            raise ValidationFailed("Invalid external_user_id.", fields={"external_user_id": errors})
         retention.end_user_data_delete(workspace=self.workspace, external_user_id=external_user_id)
         return Response(status=204)
