@@ -37,7 +37,7 @@ from daneshyar.api import UUIDField, ok
 from daneshyar.exceptions import ApplicationError
 from daneshyar.schema import also_answers, envelope
 from workspaces.access import WorkspaceApi
-from workspaces.idempotency import idempotency_finish, idempotent, request_claim
+from workspaces.idempotency import idempotency_finish, idempotency_owner_set, idempotent, request_claim
 
 
 class ChatInputSerializer(serializers.Serializer[Any]):
@@ -101,7 +101,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
     """The turn of a body validated before the rate limits (WorkspaceApi.end_user_of)."""
     claim = request_claim(request)
     data = view.turn_input
-    return turn_prepare(
+    prepared = turn_prepare(
         TurnRequest(
             api_key=view.api_key,
             workspace=view.workspace,
@@ -115,6 +115,11 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
             resume=claim.resume,
         )
     )
+    # The question is stored: the key's record now holds this end user's data.
+    idempotency_owner_set(
+        claim, external_user_id=data["external_user_id"], session_id=prepared.question.session.id
+    )
+    return prepared
 
 
 class ChatApi(WorkspaceApi):

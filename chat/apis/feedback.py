@@ -15,7 +15,7 @@ from chat.services import feedback as feedback_services
 from daneshyar.api import ok
 from daneshyar.schema import envelope
 from workspaces.access import WorkspaceApi
-from workspaces.idempotency import idempotent
+from workspaces.idempotency import idempotency_owner_set, idempotent, request_claim
 
 
 class FeedbackOutputSerializer(serializers.ModelSerializer[Feedback]):
@@ -65,5 +65,10 @@ class FeedbackApi(WorkspaceApi):
             external_user_id=body.validated_data["external_user_id"],
             rating=body.validated_data["rating"],
             comment=body.validated_data["comment"],
+        )
+        idempotency_owner_set(
+            request_claim(request),
+            external_user_id=feedback.external_user_id,
+            session_id=feedback.message.session_id,
         )
         return ok(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)

@@ -41,7 +41,13 @@ from chat.streaming import EventStreamNegotiation, turn_stream
 from daneshyar.exceptions import ApplicationError, ValidationFailed, exception_handler
 from workspaces.access import WorkspaceApi
 from workspaces.authentication import ApiKeyAuthentication, BearerKeyAuthentication
-from workspaces.idempotency import Claim, idempotency_finish, idempotent, request_claim
+from workspaces.idempotency import (
+    Claim,
+    idempotency_finish,
+    idempotency_owner_set,
+    idempotent,
+    request_claim,
+)
 
 
 def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -194,6 +200,7 @@ class ChatCompletionsApi(OpenAIApi):
         claim = request_claim(request)
         data = self.turn_input  # validated before the rate limits (WorkspaceApi.end_user_of)
         prepared = turn_prepare(self._turn_request(data, claim.resume))
+        idempotency_owner_set(claim, external_user_id=data["user"], session_id=prepared.question.session.id)
         completion = _Completion(request, prepared, created=int(time.time()))
         if data["stream"]:
             return self._stream(prepared, completion, claim, data.get("stream_options") or {})

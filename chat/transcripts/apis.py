@@ -96,13 +96,15 @@ class TranscriptExportApi(WorkspaceApi):
             ),
         )
         redactor = default_redactor if data.get("redact") == "pii" else None
-        pseudonym = (
-            export.pseudonymizer(organization_id=self.workspace.organization_id)
-            if data["pseudonymize"]
-            else None
-        )
+        pseudonym = export.pseudonymizer(organization_id=self.workspace.organization_id)
         response = StreamingHttpResponse(
-            export.transcript_export_lines(sessions=sessions, redactor=redactor, pseudonym=pseudonym),
+            export.transcript_export_lines(
+                sessions=sessions,
+                redactor=redactor,
+                pseudonym=pseudonym if data["pseudonymize"] else None,
+                # redact=pii: an external_user_id that is contact data gets its pseudonym.
+                pii_pseudonym=pseudonym,
+            ),
             content_type="application/x-ndjson; charset=utf-8",
         )
         response["Cache-Control"] = "no-store"
