@@ -6,7 +6,9 @@ request. The scripted backend stands in for the generative model."""
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -136,3 +138,21 @@ def test_records_of_a_deleted_workspace_go_with_it(owner: Tenant, scripted: Scri
     assert IdempotencyRecord.objects.get().workspace_id == owner.workspace.id
     assert owner.client().delete(url(owner, "")).status_code == 204
     assert not IdempotencyRecord.objects.exists()
+
+
+def test_the_migration_finds_the_session_of_records_stored_before_it() -> None:
+    """Records stored before they named their session (0007_idempotency_owner):
+    the session comes from the stored body, in each shape a replay holds."""
+    migration = importlib.import_module("workspaces.migrations.0007_idempotency_owner")
+    session = uuid.uuid4()
+    shapes: list[tuple[Any, Any]] = [
+        ({"status": "ok", "data": {"session": {"id": str(session)}, "user_message": {}}}, None),  # chat
+        ({"session": {"id": str(session)}, "assistant_message": {}}, None),  # chat stream
+        ({"id": "chatcmpl-1", "daneshyar": {"session_id": str(session)}}, None),  # OpenAI
+        ({"status": "ok", "data": {"session_id": str(session), "rating": "up"}}, None),  # feedback
+        (None, {"session_id": str(session), "question_id": str(uuid.uuid4())}),  # resumable
+    ]
+    for body, resume in shapes:
+        assert migration._session_of(body, resume) == session
+    assert migration._session_of({"status": "ok", "data": {"id": "x", "name": "Claims"}}, None) is None
+    assert migration._session_of(None, None) is None
