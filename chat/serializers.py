@@ -16,7 +16,7 @@ from rest_framework import serializers
 from chat.contract import FieldType, MessageData, ResponseType, SessionData, SessionRef
 from chat.conversation import MAX_CONTENT_CHARS, MAX_MESSAGES
 from chat.models import CONSOLE_USER_PREFIX, Grounding, GuardAction, Message, MessageRole, Session
-from daneshyar.api import timestamp
+from daneshyar.api import StringField, timestamp
 
 CONSOLE_PREFIX_MESSAGE = f"Ids starting with {CONSOLE_USER_PREFIX!r} are reserved for the admin console."
 
@@ -30,7 +30,7 @@ def end_user_id_errors(value: str) -> list[str]:
     return []
 
 
-class ExternalUserIdField(serializers.CharField):
+class ExternalUserIdField(StringField):
     """An end user's id: a JSON string of 1 to 255 characters. A number is
     refused rather than turned into a string (the per-user rate limit reads
     the body as sent), and so is the ``console:`` prefix of the console's
@@ -42,8 +42,6 @@ class ExternalUserIdField(serializers.CharField):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
         value = super().to_internal_value(data)
         if value.startswith(CONSOLE_USER_PREFIX):
             raise serializers.ValidationError(CONSOLE_PREFIX_MESSAGE)

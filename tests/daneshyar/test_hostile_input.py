@@ -91,3 +91,14 @@ def test_json_as_deep_as_the_limit_still_parses(owner: Tenant) -> None:
     assert response.status_code == 400
     assert "name" in response.json()["error"]["fields"]
     assert not Workspace.objects.exclude(id=owner.workspace.id).exists()
+
+
+@pytest.mark.parametrize("field", ["name", "system_prompt", "no_answer_text", "small_talk_text"])
+def test_a_number_where_text_is_expected_is_a_400(owner: Tenant, field: str) -> None:
+    """Text fields take JSON strings only: DRF's CharField would store 616761392 as "616761392"."""
+    body = {"name": "Claims", field: 616761392}
+    created = owner.client().post("/api/v1/workspaces/", body, format="json")
+    assert created.status_code == 400 and field in created.json()["error"]["fields"]
+    updated = owner.client().patch(f"/api/v1/workspaces/{owner.workspace.id}/", {field: 12}, format="json")
+    assert updated.status_code == 400 and field in updated.json()["error"]["fields"]
+    assert not Workspace.objects.filter(name="Claims").exists()
