@@ -3,9 +3,10 @@
 
     .venv/bin/python bench/guard_rules.py [--turns 30] [--reply-words 400]
 
-The rules are 50 copies of ``(?:[^abx!\\n]|[^abx!\\n])+\\d{3}`` (with a
+The rules are 49 copies of ``(?:[^abx!\\n]|[^abx!\\n])+\\d{3}`` (with a
 backtracking engine, exponential on text without three digits in a row) and
-``(q|qq)+z``. Each turn is a whole ``POST …/chat/`` through Django's test
+one ``(q|qq)+z``. Two workspaces, one without rules and one with the 50,
+take turns alternately. Each turn is a whole ``POST …/chat/`` through Django's test
 client on the bench database ``daneshyar_bench_guard`` (authentication,
 validation, storing the question, retrieval on an empty workspace, the guard,
 storing the reply); generation is the scripted backend (a stand-in for a
@@ -52,24 +53,20 @@ def reply_text(words: int) -> str:
     return " ".join(base[i % len(base)] for i in range(words)) + "."
 
 
-def turns(
-    client: APIClient, workspace: Workspace, backend: ScriptedBackend, text: str, count: int
-) -> tuple[list[float], int]:
-    body = json.dumps({"type": "answer", "parts": [{"text": text, "passage": None}]})
-    times: list[float] = []
-    flagged = 0
-    for n in range(count):
-        backend.replies = [body]
-        started = time.perf_counter()
-        response = client.post(
-            f"/api/v1/workspaces/{workspace.id}/chat/",
-            {"external_user_id": f"bench-{n}", "message": "When is my refund paid?"},
-            format="json",
-        )
-        times.append(time.perf_counter() - started)
-        assert response.status_code == 200, response.content[:300]
-        flagged += response.json()["data"]["assistant_message"]["guard"] is not None
-    return times, flagged
+def turn(
+    client: APIClient, workspace: Workspace, backend: ScriptedBackend, body: str, n: int
+) -> tuple[float, bool]:
+    """One turn's wall time, and whether the guard caught it."""
+    backend.replies = [body]
+    started = time.perf_counter()
+    response = client.post(
+        f"/api/v1/workspaces/{workspace.id}/chat/",
+        {"external_user_id": f"bench-{n}", "message": "When is my refund paid?"},
+        format="json",
+    )
+    elapsed = time.perf_counter() - started
+    assert response.status_code == 200, response.content[:300]
+    return elapsed, response.json()["data"]["assistant_message"]["guard"] is not None
 
 
 def main() -> None:
@@ -84,24 +81,43 @@ def main() -> None:
         {"id": "extractive", "backend": "extractive", "default": False, "context_length": None},
     ]
     organization, _ = Organization.objects.get_or_create(name="guard bench")
-    workspace, _ = Workspace.objects.get_or_create(organization=organization, name="guard bench")
     key = services.api_key_create(organization=organization, name="bench", scope=ApiKeyScope.ADMIN)
     client = APIClient()
     client.credentials(HTTP_X_API_KEY=key.plaintext)
-    rules_url = f"/api/v1/workspaces/{workspace.id}/guard-rules/"
+    # Two workspaces, one without rules and one with the 50; their turns
+    # alternate, so a load change on the machine weighs on both alike.
+    cases = {}
+    for label, patterns in (("no rules", []), ("50 hostile rules", HOSTILE)):
+        workspace, _ = Workspace.objects.get_or_create(
+            organization=organization, name=f"guard bench: {label}"
+        )
+        saved = client.put(
+            f"/api/v1/workspaces/{workspace.id}/guard-rules/",
+            {"rules": [{"pattern": p} for p in patterns]},
+            format="json",
+        )
+        assert saved.status_code == 200, saved.content[:300]
+        cases[label] = workspace
     text = reply_text(args.reply_words)
-    print(f"reply: {len(text)} characters; {args.turns} turns per case")
+    body = json.dumps({"type": "answer", "parts": [{"text": text, "passage": None}]})
+    print(f"reply: {len(text)} characters; {args.turns} turns per case, alternating")
+    times: dict[str, list[float]] = {label: [] for label in cases}
+    flagged = dict.fromkeys(cases, 0)
     with use_backend(ScriptedBackend(model_id="scripted")) as backend:
         assert isinstance(backend, ScriptedBackend)
-        turns(client, workspace, backend, text, 3)  # warm-up (embedding model, caches)
-        for label, patterns in (("no rules", []), ("50 hostile rules", HOSTILE)):
-            saved = client.put(rules_url, {"rules": [{"pattern": p} for p in patterns]}, format="json")
-            assert saved.status_code == 200, saved.content[:300]
-            times, flagged = turns(client, workspace, backend, text, args.turns)
-            print(
-                f"{label:>17}: turn median {statistics.median(times) * 1000:7.1f} ms, "
-                f"slowest {max(times) * 1000:7.1f} ms, flagged {flagged}/{args.turns}"
-            )
+        for n in range(5):  # warm-up (embedding model, caches)
+            for workspace in cases.values():
+                turn(client, workspace, backend, body, n)
+        for n in range(args.turns):
+            for label, workspace in cases.items():
+                elapsed, caught = turn(client, workspace, backend, body, n)
+                times[label].append(elapsed)
+                flagged[label] += caught
+    for label in cases:
+        print(
+            f"{label:>17}: turn median {statistics.median(times[label]) * 1000:7.1f} ms, "
+            f"slowest {max(times[label]) * 1000:7.1f} ms, flagged {flagged[label]}/{args.turns}"
+        )
     compiled = tuple(
         guard.Rule(id=str(n), pattern=guard.pattern_compile(p), applies_to="both", action="flag")
         for n, p in enumerate(HOSTILE)

@@ -96,7 +96,11 @@ class TranscriptExportApi(WorkspaceApi):
             ),
         )
         redactor = default_redactor if data.get("redact") == "pii" else None
-        pseudonym = export.pseudonymizer(organization_id=self.workspace.organization_id)
+        pseudonym = (
+            export.pseudonymizer(organization_id=self.workspace.organization_id)
+            if data["pseudonymize"] or redactor is not None
+            else None
+        )
         response = StreamingHttpResponse(
             export.transcript_export_lines(
                 sessions=sessions,
