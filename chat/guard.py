@@ -2,8 +2,10 @@
 are not enough", layer 3) and claims checks (layer 2).
 
 A workspace's rules are an ordered list of ``{pattern, applies_to, action}``:
-``pattern`` is a regular expression (the ``regex`` engine, each match bounded
-in time), ``applies_to`` says which replies it reads (answers, forms or both;
+``pattern`` is a regular expression in RE2's syntax (``google-re2``: matching
+takes time linear in the reply, whatever the pattern, so no rule can make a
+turn slow; backreferences and lookaround, which need backtracking, are
+refused when the rules are saved), ``applies_to`` says which replies it reads (answers, forms or both;
 a form is read with its title, labels, options and placeholders), and
 ``action`` is ``flag`` (the reply is returned and queued for review) or
 ``block`` (the workspace's safe reply is returned instead; the original is
@@ -17,25 +19,20 @@ same structured reply, and a "yes" flags the turn for review.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import regex
+import re2
 
 from chat.contract import Reply, ResponseType
-
-logger = logging.getLogger(__name__)
 
 MAX_RULES = 50
 MAX_PATTERN_CHARS = 500
 MAX_CLAIMS = 10
-# Seconds one rule may take on one reply; a rule that runs over counts as a
-# match (it flags, or blocks if it is a blocking rule): a guard fails closed.
-MATCH_TIMEOUT = 0.05
-# What a pattern must survive when it is saved (catastrophic backtracking).
-_PROBES = ("a" * 5000 + "!", "ab " * 3000 + "!", "\n".join(["x" * 80] * 100))
+# RE2 compiles a pattern into an automaton within this much memory; a
+# pattern that needs more (huge counted repetitions) is refused when saved.
+MAX_PATTERN_MEMORY = 8 << 20
 DEFAULT_SAFE_REPLY = (
     "I can't give that answer here. Your question has been passed to a person who will follow up."
 )
@@ -48,7 +45,7 @@ class InvalidPattern(ValueError):
 @dataclass(frozen=True)
 class Rule:
     id: str
-    pattern: regex.Pattern[str]
+    pattern: re2._Regexp[str]
     applies_to: str  # "answer" | "form" | "both"
     action: str  # "flag" | "block"
 
@@ -78,22 +75,28 @@ class Verdict:
         return {"action": self.action, "rule_ids": self.rule_ids}
 
 
-def pattern_compile(pattern: str) -> regex.Pattern[str]:
-    """Compile a rule's pattern, refusing what is not a usable, bounded regex."""
+def _options() -> re2.Options:
+    options = re2.Options()
+    options.max_mem = MAX_PATTERN_MEMORY
+    options.log_errors = False  # a refused pattern is the caller's 400, not a log line
+    return options
+
+
+def pattern_compile(pattern: str) -> re2._Regexp[str]:
+    """Compile a rule's pattern with RE2, refusing what it cannot run in
+    linear time (backreferences, lookaround, atomic groups) or at all."""
     if not pattern or len(pattern) > MAX_PATTERN_CHARS:
         raise InvalidPattern(f"A pattern has 1 to {MAX_PATTERN_CHARS} characters.")
     try:
-        compiled = regex.compile(pattern)
-    except regex.error as exc:
-        raise InvalidPattern(f"Not a valid regular expression: {exc}.") from None
-    for probe in _PROBES:
-        try:
-            compiled.search(probe, timeout=MATCH_TIMEOUT)
-        except TimeoutError:
-            raise InvalidPattern(
-                "The pattern is too slow on long texts (catastrophic backtracking); simplify it."
-            ) from None
-    return compiled
+        return re2.compile(pattern, _options())
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else ""
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise InvalidPattern(
+            f"Not a regular expression the guard can run ({reason or 'invalid'}): use RE2 syntax, "
+            "without backreferences or lookaround."
+        ) from None
 
 
 def reply_text(reply: Reply) -> str:
@@ -123,12 +126,7 @@ def evaluate(policy: Policy, reply: Reply, claims: Sequence[bool] = ()) -> Verdi
     for rule in policy.rules:
         if rule.applies_to not in (kind, "both"):
             continue
-        try:
-            hit = rule.pattern.search(text, timeout=MATCH_TIMEOUT) is not None
-        except TimeoutError:
-            logger.warning("guard rule %s timed out; counted as a match", rule.id)
-            hit = True
-        if hit:
+        if rule.pattern.search(text) is not None:
             matched.append(rule)
     ids = [rule.id for rule in matched]
     ids += [f"claim:{n}" for n, yes in enumerate(claims, start=1) if yes is True]

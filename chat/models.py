@@ -11,6 +11,13 @@ from workspaces.models import Workspace
 if TYPE_CHECKING:
     from chat.contract import GuardData, Provenance, Reply
 
+# The end users of the curation console's playground are named
+# ``console:<username>`` (console/playground.py). Their turns are real turns
+# through the same services, kept apart from the integrator's end users: the
+# API refuses the prefix in an ``external_user_id`` and never shows their
+# sessions, and the transcript export and the dashboard leave them out unless asked.
+CONSOLE_USER_PREFIX = "console:"
+
 
 class Session(models.Model):
     """A conversation thread of one end user in one workspace."""

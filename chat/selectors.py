@@ -9,16 +9,10 @@ import uuid
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from chat.models import Message, MessageRole, Session
+from chat.models import CONSOLE_USER_PREFIX, Message, MessageRole, Session
 from chat.prompting import HistoryTurn
 from daneshyar.exceptions import NotFound
 from workspaces.models import Workspace
-
-# The end users of the curation console's playground are named
-# ``console:<username>`` (console/playground.py). Their turns are real turns
-# through the same services, kept apart from the integrator's end users: the
-# transcript export and the dashboard leave them out unless asked.
-CONSOLE_USER_PREFIX = "console:"
 
 
 def console_sessions_q(prefix: str = "") -> Q:
@@ -27,25 +21,37 @@ def console_sessions_q(prefix: str = "") -> Q:
     return Q(**{f"{prefix}external_user_id__startswith": CONSOLE_USER_PREFIX})
 
 
-def session_list(*, workspace: Workspace, external_user_id: str | None) -> QuerySet[Session]:
-    """Sessions, most recently active first; all end users' when ``None``."""
+def session_list(
+    *, workspace: Workspace, external_user_id: str | None, include_console: bool = False
+) -> QuerySet[Session]:
+    """Sessions, most recently active first; all end users' when ``None``
+    (the console's playground sessions only with ``include_console``)."""
     queryset = Session.objects.filter(workspace=workspace)
     if external_user_id is not None:
         queryset = queryset.filter(external_user_id=external_user_id)
+    if not include_console:
+        queryset = queryset.exclude(console_sessions_q())
     return queryset
 
 
 def session_get(
-    *, workspace: Workspace, session_id: uuid.UUID | str, external_user_id: str | None
+    *,
+    workspace: Workspace,
+    session_id: uuid.UUID | str,
+    external_user_id: str | None,
+    include_console: bool = False,
 ) -> Session:
     """The session if it is in ``workspace`` (and belongs to ``external_user_id``
-    when one is given); otherwise 404."""
+    when one is given; is no playground session unless ``include_console``);
+    otherwise 404."""
     try:
         session_uuid = uuid.UUID(str(session_id))
     except ValueError:
         raise NotFound() from None
     try:
-        return session_list(workspace=workspace, external_user_id=external_user_id).get(id=session_uuid)
+        return session_list(
+            workspace=workspace, external_user_id=external_user_id, include_console=include_console
+        ).get(id=session_uuid)
     except Session.DoesNotExist:
         raise NotFound() from None
 

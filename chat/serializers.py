@@ -15,8 +15,37 @@ from rest_framework import serializers
 
 from chat.contract import FieldType, MessageData, ResponseType, SessionData, SessionRef
 from chat.conversation import MAX_CONTENT_CHARS, MAX_MESSAGES
-from chat.models import Grounding, GuardAction, Message, MessageRole, Session
-from daneshyar.api import timestamp
+from chat.models import CONSOLE_USER_PREFIX, Grounding, GuardAction, Message, MessageRole, Session
+from daneshyar.api import StringField, timestamp
+
+CONSOLE_PREFIX_MESSAGE = f"Ids starting with {CONSOLE_USER_PREFIX!r} are reserved for the admin console."
+
+
+def end_user_id_errors(value: str) -> list[str]:
+    """What is wrong with ``value`` as an ``external_user_id`` (nothing: ``[]``)."""
+    if not 1 <= len(value) <= 255:
+        return ["Must be 1 to 255 characters."]
+    if value.startswith(CONSOLE_USER_PREFIX):
+        return [CONSOLE_PREFIX_MESSAGE]
+    return []
+
+
+class ExternalUserIdField(StringField):
+    """An end user's id: a JSON string of 1 to 255 characters. A number is
+    refused rather than turned into a string (the per-user rate limit reads
+    the body as sent), and so is the ``console:`` prefix of the console's
+    playground end users (sessions an API client could neither see nor export)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("min_length", 1)
+        kwargs.setdefault("max_length", 255)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if value.startswith(CONSOLE_USER_PREFIX):
+            raise serializers.ValidationError(CONSOLE_PREFIX_MESSAGE)
+        return value
 
 
 def session_summary(session: Session, *, created: bool) -> SessionRef:

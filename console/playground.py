@@ -24,8 +24,7 @@ from django.utils.safestring import SafeString
 
 from chat.contract import PromptTrace, Reply
 from chat.conversation import Conversation
-from chat.models import Message, Session
-from chat.selectors import CONSOLE_USER_PREFIX
+from chat.models import CONSOLE_USER_PREFIX, Message, Session
 from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 from console.highlight import highlight_terms
 from retrieval.search import ScoredPassage

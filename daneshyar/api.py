@@ -37,6 +37,17 @@ class UUIDField(serializers.UUIDField):
         return super().to_internal_value(data)
 
 
+class StringField(serializers.CharField):
+    """Text sent as a JSON string. DRF's own CharField turns a number into
+    its digits (``12345`` → ``"12345"``), so a body that breaks the schema
+    would be stored as if it had kept it."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
 def timestamp(value: dt.datetime) -> str:
     """ISO 8601 as DRF renders datetimes (``Z`` for UTC): the one format of
     every timestamp the API and the transcript export write by hand."""

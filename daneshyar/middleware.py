@@ -60,3 +60,28 @@ class BodySizeLimitMiddleware:
                     path=request.path,
                 )
         return self.get_response(request)
+
+
+class NulRefusalMiddleware:
+    """A NUL character (``%00``) in the path or the query string is a 400.
+
+    PostgreSQL text cannot hold NUL, so a value carrying one (an end user id
+    in the path, a filter in the query) reached the database as an error: a
+    500. No route has a use for it; refusing it here covers every route.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        query = request.GET
+        if "\x00" in request.path or any(
+            "\x00" in name or any("\x00" in value for value in values) for name, values in query.lists()
+        ):
+            return error_response(
+                400,
+                "validation_error",
+                "The path or the query string contains a NUL character (%00).",
+                path=request.path,
+            )
+        return self.get_response(request)

@@ -86,6 +86,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "daneshyar.middleware.BodySizeLimitMiddleware",
+    "daneshyar.middleware.NulRefusalMiddleware",
     "workspaces.ratelimit.RateLimitHeadersMiddleware",
     # Server-Timing header when SERVER_TIMING is on (daneshyar/timing.py); a no-op otherwise.
     "daneshyar.timing.ServerTimingMiddleware",
@@ -324,7 +325,7 @@ REST_FRAMEWORK = {
     # JSON in (the contract); an upload view adds multipart itself. A form
     # body elsewhere is 415, not read with HTML-form rules (an empty field
     # would count as "not sent").
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["daneshyar.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "daneshyar.schema.AutoSchema",
     "EXCEPTION_HANDLER": "daneshyar.exceptions.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["workspaces.ratelimit.KeyRateThrottle"],

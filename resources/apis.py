@@ -22,12 +22,13 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from daneshyar.api import PageParamsSerializer, ok, paginate, query_data
 from daneshyar.exceptions import PayloadTooLarge
+from daneshyar.parsers import JSONParser
 from daneshyar.schema import envelope, list_envelope
 from resources import bulk, selectors, services
 from resources.models import Resource, ResourceStatus

@@ -12,7 +12,6 @@ stored.
 from __future__ import annotations
 
 import hashlib
-import json
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
 from daneshyar.exceptions import ApplicationError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from daneshyar.parsers import json_loads
 from resources import archives
 from resources.services import NewDocument, text_title
 
@@ -70,7 +70,7 @@ class BulkJsonParser(BaseParser):
         self, stream: Any, media_type: Any = None, parser_context: Any = None
     ) -> Any:
         try:
-            return json.loads(_read_bounded(stream))
+            return json_loads(_read_bounded(stream))
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from exc
 
@@ -88,7 +88,7 @@ class NdjsonParser(BaseParser):
             if not line.strip():
                 continue
             try:
-                items.append(json.loads(line))
+                items.append(json_loads(line))
             except ValueError as exc:
                 raise ParseError(f"line {number} is not JSON ({exc}).") from exc
         return items

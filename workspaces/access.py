@@ -20,6 +20,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, ClassVar
 
+from rest_framework import serializers
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -59,13 +60,19 @@ class WorkspaceApi(APIView):
 
     # Methods that are chat turns or document uploads: they also count
     # against those rate limits (workspaces/ratelimit.py), after the scope check.
+    # A turn's body is validated first (``turn_serializer``; the end user is
+    # its ``turn_user_field``): an invalid body is a 400 that neither charges
+    # nor reveals any end user's limit. The handler reads ``turn_input``.
     permission_classes = [HasApiKey]
     admin_methods: ClassVar[frozenset[str]] = frozenset()
     turn_methods: ClassVar[frozenset[str]] = frozenset()
     upload_methods: ClassVar[frozenset[str]] = frozenset()
+    turn_serializer: ClassVar[type[serializers.Serializer[Any]] | None] = None
+    turn_user_field: ClassVar[str] = "external_user_id"
 
     api_key: ApiKey
     workspace: Workspace
+    turn_input: dict[str, Any]
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, HasApiKey, throttles
@@ -94,7 +101,12 @@ class WorkspaceApi(APIView):
         return frozenset(statuses)
 
     def end_user_of(self, request: Request) -> str | None:
-        """The end user a chat turn is for (its ``external_user_id``)."""
-        data = request.data
-        value = data.get("external_user_id") if isinstance(data, dict) else None
+        """The end user a chat turn is for, from its validated body (400 first
+        when the body is invalid); None for a view without ``turn_serializer``."""
+        if self.turn_serializer is None:
+            return None
+        serializer = self.turn_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        self.turn_input = dict(serializer.validated_data)
+        value = self.turn_input.get(self.turn_user_field)
         return value if isinstance(value, str) and value else None

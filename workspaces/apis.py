@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from daneshyar.api import PageParamsSerializer, ok, paginate
+from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
 from daneshyar.exceptions import Forbidden
 from daneshyar.schema import envelope, list_envelope
 from workspaces import selectors, services
@@ -27,7 +27,7 @@ class WorkspaceOutputSerializer(serializers.ModelSerializer[Workspace]):
 
 
 class WorkspaceSettingsMixin(serializers.Serializer[Any]):
-    system_prompt = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
+    system_prompt = StringField(required=False, allow_blank=True, max_length=20_000)
     history_turns = serializers.IntegerField(required=False, min_value=0, max_value=100)
     top_k = serializers.IntegerField(required=False, min_value=1, max_value=50)
     widened_top_k = serializers.IntegerField(required=False, min_value=1, max_value=50)
@@ -39,13 +39,13 @@ class WorkspaceSettingsMixin(serializers.Serializer[Any]):
         help_text="extractive (default): when generation is unavailable, answer with the extractive "
         "engine (degraded: true); error: answer 503 llm_unavailable.",
     )
-    no_answer_text = serializers.CharField(
+    no_answer_text = StringField(
         required=False,
         min_length=1,
         max_length=2000,
         help_text='The reply when the documents do not answer the question (grounding "none", no sources).',
     )
-    small_talk_text = serializers.CharField(
+    small_talk_text = StringField(
         required=False,
         min_length=1,
         max_length=2000,
@@ -71,7 +71,7 @@ class WorkspaceListCreateApi(APIView):
     permission_classes = [IsAdminKey]
 
     class InputSerializer(WorkspaceSettingsMixin):
-        name = serializers.CharField(max_length=200)
+        name = StringField(max_length=200)
 
         class Meta:
             ref_name = "WorkspaceCreateInput"
@@ -122,7 +122,7 @@ class WorkspaceDetailApi(WorkspaceApi):
     admin_methods = frozenset({"GET", "PATCH", "DELETE"})
 
     class InputSerializer(WorkspaceSettingsMixin):
-        name = serializers.CharField(max_length=200, required=False)
+        name = StringField(max_length=200, required=False)
 
         class Meta:
             ref_name = "WorkspaceUpdateInput"

@@ -11,6 +11,13 @@ request refused before it did anything (4xx) stores nothing, so a corrected
 retry is new; a chat turn that failed after storing its question (503/502)
 is *resumable*: a retry with the same key answers that question instead of
 storing a second one. Views opt in with :func:`idempotent`.
+
+A record never outlives the data it would replay: a view that stores an end
+user's data names the end user and session (:func:`idempotency_owner_set`),
+and deleting them (``DELETE …/end-users/{id}/``, deleting a session,
+retention) deletes the record (:func:`idempotency_records_delete`). The same
+key then runs as a new request: nothing of the deleted data is left to
+replay, and the key is no longer "in use" by anything that exists.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -36,7 +44,7 @@ from daneshyar.exceptions import (
     ValidationFailed,
 )
 from daneshyar.schema import IDEMPOTENT_ATTRIBUTE
-from workspaces.models import ApiKey, IdempotencyRecord, IdempotencyState
+from workspaces.models import ApiKey, IdempotencyRecord, IdempotencyState, Workspace
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 RETENTION = timedelta(hours=24)
@@ -76,7 +84,9 @@ def fingerprint(request: Request) -> str:
     return digest.hexdigest()
 
 
-def idempotency_begin(request: Request, api_key: ApiKey) -> tuple[Claim, Response | None]:
+def idempotency_begin(
+    request: Request, api_key: ApiKey, workspace: Workspace | None = None
+) -> tuple[Claim, Response | None]:
     """Claim the request's key: ``(claim, None)`` to run it, or ``(claim, response)`` to replay."""
     key = request.META.get(HEADER)
     if key is None:
@@ -97,6 +107,9 @@ def idempotency_begin(request: Request, api_key: ApiKey) -> tuple[Claim, Respons
         "status_code": None,
         "body": None,
         "resume": None,
+        "workspace": workspace,
+        "external_user_id": "",
+        "session_id": None,
     }
     with transaction.atomic():
         try:
@@ -122,9 +135,37 @@ def idempotency_begin(request: Request, api_key: ApiKey) -> tuple[Claim, Respons
 
 
 def _update(record: IdempotencyRecord, **values: Any) -> None:
+    """Change the stored record; one deleted meanwhile (its end user's data
+    was deleted while the request ran) stays deleted."""
     for name, value in values.items():
         setattr(record, name, value)
-    record.save()
+    IdempotencyRecord.objects.filter(pk=record.pk).update(**values)
+
+
+def idempotency_owner_set(claim: Claim, *, external_user_id: str, session_id: uuid.UUID) -> None:
+    """The end user and session whose data the claim's response will hold
+    (set as soon as they exist, so a deletion while the request runs takes
+    the record too)."""
+    if claim.record is not None:
+        _update(claim.record, external_user_id=external_user_id, session_id=session_id)
+
+
+def idempotency_records_delete(
+    *,
+    session_ids: Iterable[uuid.UUID] = (),
+    workspace: Workspace | None = None,
+    external_user_id: str | None = None,
+) -> int:
+    """Delete the records of the given sessions, and of one end user of ``workspace``."""
+    deleted = 0
+    if workspace is not None and external_user_id is not None:
+        deleted += IdempotencyRecord.objects.filter(
+            workspace=workspace, external_user_id=external_user_id
+        ).delete()[0]
+    ids = list(session_ids)
+    if ids:
+        deleted += IdempotencyRecord.objects.filter(session_id__in=ids).delete()[0]
+    return deleted
 
 
 def idempotency_finish(claim: Claim, *, status: int, body: Any) -> None:
@@ -172,7 +213,10 @@ def idempotent(handler: Handler | None = None, *, replay: Replay | None = None) 
         api_key = request.auth
         if not isinstance(api_key, ApiKey):  # pragma: no cover - authentication runs first
             return handler(view, request, *args, **kwargs)
-        claim, stored = idempotency_begin(request, api_key)
+        workspace = getattr(view, "workspace", None)
+        claim, stored = idempotency_begin(
+            request, api_key, workspace if isinstance(workspace, Workspace) else None
+        )
         if stored is not None:
             return replay(stored) if replay is not None else stored
         request.idempotency = claim  # type: ignore[attr-defined]

@@ -191,10 +191,21 @@ class IdempotencyState(models.TextChoices):
 
 class IdempotencyRecord(models.Model):
     """The outcome of a creating POST sent with an ``Idempotency-Key``, kept
-    for 24 hours per (API key, key) and replayed to a retry (workspaces/idempotency.py)."""
+    for 24 hours per (API key, key) and replayed to a retry (workspaces/idempotency.py).
+
+    A record that holds an end user's data (a chat turn's question and answer,
+    a feedback comment) names the end user and the session: it is deleted
+    with them, so a replay never brings deleted data back."""
 
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=255)
+    # The workspace of a workspace-scoped request (deleted with it), and the
+    # end user and session whose data the stored response holds.
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    external_user_id = models.CharField(max_length=255, blank=True, default="")
+    session_id = models.UUIDField(null=True, blank=True)
     # SHA-256 of the method, path and body: the same key with another body is refused.
     fingerprint = models.CharField(max_length=64)
     state = models.CharField(max_length=12, choices=IdempotencyState.choices)
@@ -214,6 +225,9 @@ class IdempotencyRecord(models.Model):
         indexes = [
             # The cleanup of expired records.
             models.Index(fields=["expires_at"], name="idempotency_expires_idx"),
+            # Deleting an end user's data (DELETE …/end-users/{id}/) and a session's.
+            models.Index(fields=["workspace", "external_user_id"], name="idempotency_end_user_idx"),
+            models.Index(fields=["session_id"], name="idempotency_session_idx"),
         ]
 
     def __str__(self) -> str:

@@ -16,7 +16,13 @@ from rest_framework.response import Response
 
 from chat.contract import ChatResult
 from chat.conversation import Conversation, conversation_parse
-from chat.serializers import ChatResultSchema, MessagesField, message_data, session_summary
+from chat.serializers import (
+    ChatResultSchema,
+    ExternalUserIdField,
+    MessagesField,
+    message_data,
+    session_summary,
+)
 from chat.services.turn import (
     PreparedTurn,
     TurnRequest,
@@ -31,11 +37,11 @@ from daneshyar.api import UUIDField, ok
 from daneshyar.exceptions import ApplicationError
 from daneshyar.schema import also_answers, envelope
 from workspaces.access import WorkspaceApi
-from workspaces.idempotency import idempotency_finish, idempotent, request_claim
+from workspaces.idempotency import idempotency_finish, idempotency_owner_set, idempotent, request_claim
 
 
 class ChatInputSerializer(serializers.Serializer[Any]):
-    external_user_id = serializers.CharField(min_length=1, max_length=255, trim_whitespace=False)
+    external_user_id = ExternalUserIdField(trim_whitespace=False)
     message = serializers.CharField(
         min_length=1,
         max_length=32_000,
@@ -92,11 +98,10 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
 
 
 def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
+    """The turn of a body validated before the rate limits (WorkspaceApi.end_user_of)."""
     claim = request_claim(request)
-    serializer = ChatInputSerializer(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    data = serializer.validated_data
-    return turn_prepare(
+    data = view.turn_input
+    prepared = turn_prepare(
         TurnRequest(
             api_key=view.api_key,
             workspace=view.workspace,
@@ -110,10 +115,16 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
             resume=claim.resume,
         )
     )
+    # The question is stored: the key's record now holds this end user's data.
+    idempotency_owner_set(
+        claim, external_user_id=data["external_user_id"], session_id=prepared.question.session.id
+    )
+    return prepared
 
 
 class ChatApi(WorkspaceApi):
     turn_methods = frozenset({"POST"})
+    turn_serializer = ChatInputSerializer
 
     @extend_schema(
         operation_id="chat",
@@ -167,6 +178,7 @@ SSE_EVENT_SCHEMA = {
 class ChatStreamApi(WorkspaceApi):
     content_negotiation_class = EventStreamNegotiation
     turn_methods = frozenset({"POST"})
+    turn_serializer = ChatInputSerializer
 
     @extend_schema(
         operation_id="chat_stream",

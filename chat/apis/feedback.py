@@ -10,11 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chat.models import Feedback, FeedbackRating
+from chat.serializers import ExternalUserIdField
 from chat.services import feedback as feedback_services
 from daneshyar.api import ok
 from daneshyar.schema import envelope
 from workspaces.access import WorkspaceApi
-from workspaces.idempotency import idempotent
+from workspaces.idempotency import idempotency_owner_set, idempotent, request_claim
 
 
 class FeedbackOutputSerializer(serializers.ModelSerializer[Feedback]):
@@ -38,7 +39,7 @@ class FeedbackOutputSerializer(serializers.ModelSerializer[Feedback]):
 
 class FeedbackApi(WorkspaceApi):
     class InputSerializer(serializers.Serializer[Any]):
-        external_user_id = serializers.CharField(min_length=1, max_length=255)
+        external_user_id = ExternalUserIdField()
         rating = serializers.ChoiceField(choices=FeedbackRating.choices)
         comment = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
 
@@ -71,5 +72,10 @@ class FeedbackApi(WorkspaceApi):
             external_user_id=body.validated_data["external_user_id"],
             rating=body.validated_data["rating"],
             comment=body.validated_data["comment"],
+        )
+        idempotency_owner_set(
+            request_claim(request),
+            external_user_id=feedback.external_user_id,
+            session_id=feedback.message.session_id,
         )
         return ok(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)

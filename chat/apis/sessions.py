@@ -12,7 +12,7 @@ from rest_framework.response import Response
 
 from chat import selectors
 from chat.models import Session
-from chat.serializers import MessageSchema, SessionSchema, message_data, session_detail
+from chat.serializers import MessageSchema, SessionSchema, end_user_id_errors, message_data, session_detail
 from chat.services import sessions as session_services
 from daneshyar.api import PageParamsSerializer, ok, paginate
 from daneshyar.exceptions import ValidationFailed
@@ -29,10 +29,9 @@ USER_PARAM = OpenApiParameter(
 def _end_user(view: WorkspaceApi, request: Request) -> str | None:
     """``external_user_id`` from the query: required for chat keys."""
     value = request.query_params.get("external_user_id")
-    if value is not None and not 1 <= len(value) <= 255:
-        raise ValidationFailed(
-            "Invalid external_user_id.", fields={"external_user_id": ["Must be 1 to 255 characters."]}
-        )
+    errors = end_user_id_errors(value) if value is not None else []
+    if errors:
+        raise ValidationFailed("Invalid external_user_id.", fields={"external_user_id": errors})
     if value is None and not view.api_key.is_admin:
         raise ValidationFailed(
             "external_user_id is required.", fields={"external_user_id": ["This field is required."]}

@@ -27,7 +27,7 @@ from rest_framework.response import Response
 from chat.conversation import conversation_parse
 from chat.openai_api import shapes
 from chat.openai_api.streaming import STREAM_REPLAY, CompletionChunks, completion_replay
-from chat.serializers import MessagesField, message_data
+from chat.serializers import ExternalUserIdField, MessagesField, message_data
 from chat.services.models import model_list
 from chat.services.turn import (
     PreparedTurn,
@@ -41,7 +41,13 @@ from chat.streaming import EventStreamNegotiation, turn_stream
 from daneshyar.exceptions import ApplicationError, ValidationFailed, exception_handler
 from workspaces.access import WorkspaceApi
 from workspaces.authentication import ApiKeyAuthentication, BearerKeyAuthentication
-from workspaces.idempotency import Claim, idempotency_finish, idempotent, request_claim
+from workspaces.idempotency import (
+    Claim,
+    idempotency_finish,
+    idempotency_owner_set,
+    idempotent,
+    request_claim,
+)
 
 
 def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -115,9 +121,7 @@ class OpenAIModelsApi(OpenAIApi):
 class CompletionInputSerializer(serializers.Serializer[Any]):
     model = serializers.CharField(max_length=200, help_text="An id from GET models.")
     messages = MessagesField()
-    user = serializers.CharField(
-        min_length=1,
-        max_length=255,
+    user = ExternalUserIdField(
         trim_whitespace=False,
         help_text="The end user (Daneshyar's external_user_id): sessions are stored per end user.",
     )
@@ -166,11 +170,8 @@ class CompletionInputSerializer(serializers.Serializer[Any]):
 class ChatCompletionsApi(OpenAIApi):
     content_negotiation_class = EventStreamNegotiation
     turn_methods = frozenset({"POST"})
-
-    def end_user_of(self, request: Request) -> str | None:
-        data = request.data
-        value = data.get("user") if isinstance(data, dict) else None
-        return value if isinstance(value, str) and value else None
+    turn_serializer = CompletionInputSerializer
+    turn_user_field = "user"
 
     @extend_schema(
         operation_id="openai_chat_completions",
@@ -210,10 +211,9 @@ class ChatCompletionsApi(OpenAIApi):
     @idempotent(replay=completion_replay)
     def post(self, request: Request, workspace_id: Any) -> Response | StreamingHttpResponse:
         claim = request_claim(request)
-        body = CompletionInputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = self.turn_input  # validated before the rate limits (WorkspaceApi.end_user_of)
         prepared = turn_prepare(self._turn_request(data, claim.resume))
+        idempotency_owner_set(claim, external_user_id=data["user"], session_id=prepared.question.session.id)
         completion = _Completion(request, prepared, created=int(time.time()))
         if data["stream"]:
             return self._stream(prepared, completion, claim, data.get("stream_options") or {})

@@ -4,12 +4,12 @@ review of the replies it caught."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import regex
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -27,6 +27,8 @@ from chat.models import GuardPolicy, GuardRule, Message, ReviewStatus
 from daneshyar.exceptions import ValidationFailed
 from workspaces.models import Workspace
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class RuleInput:
@@ -36,12 +38,27 @@ class RuleInput:
     id: uuid.UUID | None = None
 
 
+def _rules_compile(workspace: Workspace) -> tuple[Rule, ...]:
+    rules = []
+    for stored in GuardRule.objects.filter(workspace=workspace).order_by("position"):
+        try:
+            pattern = pattern_compile(stored.pattern)
+        except InvalidPattern as exc:
+            # Saved before rules ran on RE2 (a backreference or lookaround):
+            # left out rather than counted as a match on every reply; the
+            # next PUT of the rules names it.
+            logger.warning("guard rule %s of workspace %s is skipped: %s", stored.id, workspace.id, exc)
+            continue
+        rules.append(
+            Rule(id=str(stored.id), pattern=pattern, applies_to=stored.applies_to, action=stored.action)
+        )
+    return tuple(rules)
+
+
 def guard_policy_load(*, workspace: Workspace) -> Policy:
-    """The workspace's guard, compiled (two indexed queries; none when it has no rules)."""
-    rules = tuple(
-        Rule(id=str(r.id), pattern=regex.compile(r.pattern), applies_to=r.applies_to, action=r.action)
-        for r in GuardRule.objects.filter(workspace=workspace).order_by("position")
-    )
+    """The workspace's guard, compiled (two indexed queries; none when it has no rules).
+    A stored rule RE2 cannot run is skipped with a logged warning."""
+    rules = _rules_compile(workspace)
     policy = GuardPolicy.objects.filter(workspace=workspace).first()
     if policy is None:
         return Policy(rules=rules)

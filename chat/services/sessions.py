@@ -16,6 +16,7 @@ from chat.contract import InvalidCitation, Reply, ResponseType, RetrievedPassage
 from chat.models import Grounding, Message, MessageRole, ReviewStatus, Session
 from chat.selectors import history_turns
 from daneshyar.exceptions import NotFound, ValidationFailed
+from workspaces.idempotency import idempotency_records_delete
 from workspaces.models import Workspace
 
 TITLE_MAX_CHARS = 80
@@ -41,7 +42,11 @@ def session_update(*, session: Session, title: str) -> Session:
 
 
 def session_delete(*, session: Session) -> None:
-    session.delete()
+    """Delete the session, its messages and feedback, and the Idempotency-Key
+    records that would replay them."""
+    with transaction.atomic():
+        idempotency_records_delete(session_ids=[session.id])
+        session.delete()
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from chat.serializers import end_user_id_errors
 from chat.transcripts import export, retention
 from chat.transcripts.redaction import default_redactor
 from daneshyar.api import query_data
@@ -105,11 +106,17 @@ class TranscriptExportApi(WorkspaceApi):
         redactor = default_redactor if data.get("redact") == "pii" else None
         pseudonym = (
             export.pseudonymizer(organization_id=self.workspace.organization_id)
-            if data["pseudonymize"]
+            if data["pseudonymize"] or redactor is not None
             else None
         )
         response = StreamingHttpResponse(
-            export.transcript_export_lines(sessions=sessions, redactor=redactor, pseudonym=pseudonym),
+            export.transcript_export_lines(
+                sessions=sessions,
+                redactor=redactor,
+                pseudonym=pseudonym if data["pseudonymize"] else None,
+                # redact=pii: an external_user_id that is contact data gets its pseudonym.
+                pii_pseudonym=pseudonym,
+            ),
             content_type="application/x-ndjson; charset=utf-8",
         )
         response["Cache-Control"] = "no-store"
@@ -132,10 +139,8 @@ class EndUserDeleteApi(WorkspaceApi):
         responses={204: None},
     )
     def delete(self, request: Request, workspace_id: Any, external_user_id: str) -> Response:
-        if not 1 <= len(external_user_id) <= 255:
-            raise ValidationFailed(
-                "Invalid external_user_id.",
-                fields={"external_user_id": ["Must be 1 to 255 characters."]},
-            )
+        errors = end_user_id_errors(external_user_id)
+        if errors:
+            raise ValidationFailed("Invalid external_user_id.", fields={"external_user_id": errors})
         retention.end_user_data_delete(workspace=self.workspace, external_user_id=external_user_id)
         return Response(status=204)

@@ -37,7 +37,13 @@ from django.db.models import F, Func, IntegerField, QuerySet, UUIDField, Value
 
 from chat.models import Feedback, Message, MessageRole, Session
 from chat.selectors import console_sessions_q
-from chat.transcripts.redaction import RedactionReport, Redactor, redact_message, redact_text
+from chat.transcripts.redaction import (
+    PII_ID_KINDS,
+    RedactionReport,
+    Redactor,
+    redact_message,
+    redact_text,
+)
 from daneshyar.api import keyset_after, timestamp
 from workspaces.models import Workspace
 
@@ -199,6 +205,9 @@ class TranscriptWriter:
 
     ``redactor`` None means a plain export and no report line. Paths in the
     report count sessions by their position in *this* export (0-based).
+    ``pseudonym`` replaces every ``external_user_id``; without it, a redacting
+    writer given ``pii_pseudonym`` replaces those in which the redactor finds
+    contact data (an e-mail address as the id, say) with theirs.
     """
 
     def __init__(
@@ -206,10 +215,12 @@ class TranscriptWriter:
         *,
         redactor: Redactor | None,
         pseudonym: Callable[[str], str] | None = None,
+        pii_pseudonym: Callable[[str], str] | None = None,
         max_report_paths: int = 10_000,
     ) -> None:
         self.redactor = redactor
         self.pseudonym = pseudonym
+        self.pii_pseudonym = pii_pseudonym if redactor is not None else None
         self.report = RedactionReport(max_paths=max_report_paths) if redactor is not None else None
         self.session_index = 0
 
@@ -226,7 +237,9 @@ class TranscriptWriter:
         head = {
             "type": "session",
             "session_id": str(session.id),
-            "external_user_id": self._user(session.external_user_id),
+            "external_user_id": self._user(
+                session.external_user_id, f"sessions[{self.session_index}].external_user_id"
+            ),
             "title": title,
             "created_at": timestamp(session.created_at),
             "updated_at": timestamp(session.updated_at),
@@ -234,14 +247,25 @@ class TranscriptWriter:
         # Re-open the object to append "messages" piece by piece.
         return _dumps(head)[:-1] + ',"messages":['
 
-    def _user(self, external_user_id: str) -> str:
-        return self.pseudonym(external_user_id) if self.pseudonym is not None else external_user_id
+    def _user(self, external_user_id: str, path: str) -> str:
+        if self.pseudonym is not None:
+            return self.pseudonym(external_user_id)
+        if self.pii_pseudonym is not None and self.redactor is not None and self.report is not None:
+            _, findings = self.redactor(external_user_id)
+            found = {kind: n for kind, n in findings.items() if kind in PII_ID_KINDS and n}
+            if found:
+                self.report.add(path, found)
+                return self.pii_pseudonym(external_user_id)
+        return external_user_id
 
     def message(self, row: dict[str, Any], index: int) -> str:
         message = export_message(row)
-        if self.pseudonym is not None:
-            for item in message["feedback"]:
-                item["external_user_id"] = self._user(item["external_user_id"])
+        if self.pseudonym is not None or self.pii_pseudonym is not None:
+            here = f"sessions[{self.session_index}].messages[{index}]"
+            for n, item in enumerate(message["feedback"]):
+                item["external_user_id"] = self._user(
+                    item["external_user_id"], f"{here}.feedback[{n}].external_user_id"
+                )
         if self.redactor is not None and self.report is not None:
             message = redact_message(
                 message,
@@ -265,6 +289,7 @@ def transcript_export_lines(
     sessions: QuerySet[Session],
     redactor: Redactor | None = None,
     pseudonym: Callable[[str], str] | None = None,
+    pii_pseudonym: Callable[[str], str] | None = None,
     session_batch: int = SESSION_BATCH,
     message_chunk: int = MESSAGE_CHUNK,
     max_report_paths: int = 10_000,
@@ -276,7 +301,9 @@ def transcript_export_lines(
     database fails mid-stream the status line has already gone out, so a final
     ``{"type": "error", ...}`` line says the export is incomplete.
     """
-    writer = TranscriptWriter(redactor=redactor, pseudonym=pseudonym, max_report_paths=max_report_paths)
+    writer = TranscriptWriter(
+        redactor=redactor, pseudonym=pseudonym, pii_pseudonym=pii_pseudonym, max_report_paths=max_report_paths
+    )
     open_line = False  # a session line was partly sent
     try:
         for batch in _session_batches(sessions, session_batch):

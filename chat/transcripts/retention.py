@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from chat.models import Feedback, Session
+from workspaces.idempotency import idempotency_records_delete
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
@@ -23,7 +24,8 @@ DELETE_BATCH = 500
 
 
 def _delete_sessions_in_batches(queryset: QuerySet[Session], *, batch_size: int) -> int:
-    """Delete the sessions of ``queryset`` (messages and feedback cascade); how many went."""
+    """Delete the sessions of ``queryset`` (messages and feedback cascade, and
+    the Idempotency-Key records that would replay them); how many went."""
     deleted = 0
     while True:
         ids = list(queryset.order_by("id").values_list("id", flat=True)[:batch_size])
@@ -32,7 +34,9 @@ def _delete_sessions_in_batches(queryset: QuerySet[Session], *, batch_size: int)
         with transaction.atomic():
             # Re-apply the filter: a session that became active since it was
             # selected (retention) must survive.
-            _, per_model = queryset.filter(id__in=ids).delete()
+            batch = queryset.filter(id__in=ids)
+            idempotency_records_delete(session_ids=batch.values_list("id", flat=True))
+            _, per_model = batch.delete()
         deleted += per_model.get(Session._meta.label, 0)
         if len(ids) < batch_size:
             return deleted
@@ -53,6 +57,7 @@ def end_user_data_delete(
     # Feedback is scoped to the session's end user, so the cascade took it;
     # this catches any left on other sessions should that rule ever loosen.
     Feedback.objects.filter(message__session__workspace=workspace, external_user_id=external_user_id).delete()
+    idempotency_records_delete(workspace=workspace, external_user_id=external_user_id)
     return deleted
 
 

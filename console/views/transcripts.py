@@ -14,9 +14,9 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from chat.models import Feedback, MessageRole
+from chat.models import CONSOLE_USER_PREFIX, Feedback, MessageRole
 from chat.outcomes import reply_outcome
-from chat.selectors import CONSOLE_USER_PREFIX, message_list, session_get, session_search
+from chat.selectors import message_list, session_get, session_search
 from console.dashboard import OUTCOME_STYLE
 from console.forms import TranscriptSearchForm
 from console.views.common import VIEW_TRANSCRIPTS, page_context, workspace_view
@@ -78,7 +78,9 @@ def _passage_url(workspace: Workspace, part: dict[str, Any]) -> str | None:
 @workspace_view(VIEW_TRANSCRIPTS)
 def transcript(request: HttpRequest, workspace: Workspace, session_id: Any) -> HttpResponse:
     try:
-        session = session_get(workspace=workspace, session_id=session_id, external_user_id=None)
+        session = session_get(
+            workspace=workspace, session_id=session_id, external_user_id=None, include_console=True
+        )
     except NotFound:
         raise Http404 from None
     rows = (

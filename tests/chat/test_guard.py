@@ -167,12 +167,49 @@ def test_a_blocking_guard_holds_the_stream_until_the_reply_is_checked(
     assert events[-1][1]["guard"]["action"] == "block"
 
 
-def test_a_catastrophic_pattern_is_refused(owner: Tenant) -> None:
-    response = put(owner, {"rules": [{"pattern": "(a|aa)+$|(x+x+)+y"}]})
-    # Either the regex engine copes (then it is accepted) or it is refused as too slow; never a 500.
-    assert response.status_code in (200, 400)
-    if response.status_code == 400:
-        assert "too slow" in response.json()["error"]["fields"]["rules[0].pattern"][0]
+# 50 rules (the most a workspace may have), each exponential for a backtracking engine.
+HOSTILE = [r"(?:[^abx!\n]|[^abx!\n])+\d{3}"] * 48 + [r"(q|qq)+z", r"(a|aa)+$|(x+x+)+y"]
+
+
+def test_patterns_that_backtrack_are_saved_and_match_nothing_they_should_not(
+    owner: Tenant, scripted: ScriptedBackend
+) -> None:
+    """Rules that are exponential for a backtracking engine run in linear time
+    on RE2: they save, and a reply they do not match is not flagged (a timeout
+    used to count as a match)."""
+    saved = put(owner, {"rules": [{"pattern": p} for p in HOSTILE]})
+    assert saved.status_code == 200, saved.json()
+    text = " ".join(["Refunds are paid back within fourteen days of the return being received"] * 40)
+    scripted.replies = [reply(text + "."), reply("Your code is q123.")]
+    assert chat(owner, message="Status?").json()["data"]["assistant_message"]["guard"] is None
+    # The rules still match what they describe.
+    assert chat(owner, message="Code?").json()["data"]["assistant_message"]["guard"]["action"] == "flag"
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"(a)\1", r"refund(?=ed)", r"(?<!no )refund", r"(?>a+)b", "a{1001}", "((a{100}){100}){100}"]
+)
+def test_patterns_that_need_backtracking_are_refused_naming_the_rule(owner: Tenant, pattern: str) -> None:
+    response = put(owner, {"rules": [{"pattern": "fine"}, {"pattern": pattern}]})
+    assert response.status_code == 400
+    message = response.json()["error"]["fields"]["rules[1].pattern"][0]
+    assert "RE2" in message
+    assert "rules[0].pattern" not in response.json()["error"]["fields"]
+    assert not GuardRule.objects.exists()
+
+
+def test_a_stored_rule_the_engine_refuses_is_skipped_with_a_warning(
+    owner: Tenant, scripted: ScriptedBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A rule saved before the guard ran on RE2 (a lookahead) is left out of
+    the turn, not counted as a match; the other rules still apply."""
+    put(owner, {"rules": [{"pattern": "approved"}]})
+    old = GuardRule.objects.create(workspace=owner.workspace, position=1, pattern="refund(?=ed)")
+    scripted.replies = [reply("It is refunded and approved.")]
+    with caplog.at_level("WARNING", logger="chat.services.guard"):
+        guard = chat(owner, message="Status?").json()["data"]["assistant_message"]["guard"]
+    assert guard["rule_ids"] == [str(GuardRule.objects.get(position=0).id)]
+    assert str(old.id) in caplog.text
 
 
 def test_the_transcript_export_carries_guard_degraded_and_provenance(
