@@ -35,7 +35,8 @@ def site_config(upstream: str, port: int) -> str:
     """deploy/nginx.conf with the compose names replaced: gunicorn at
     ``upstream`` (host:port) instead of ``web:8000``, listening on ``port``."""
     text = CONFIG.read_text()
-    for old, new in (("server web:8000;", f"server {upstream};"), ("listen 8080;", f"listen 127.0.0.1:{port};")):
+    listen = f"listen 127.0.0.1:{port};"
+    for old, new in (("server web:8000;", f"server {upstream};"), ("listen 8080;", listen)):
         assert text.count(old) == 1, f"deploy/nginx.conf should say {old!r} once"
         text = text.replace(old, new)
     return text

@@ -132,7 +132,7 @@ def test_ctrl_c_stops_everything_while_requests_hang_and_the_port_is_free_again(
             hang_in_gunicorn(hanging, process, 16)
             started = everything_started(process, data_dir)
             ctrl_c_and_wait(process)
-            gone, alive = psutil.wait_procs(started, timeout=10)
+            _gone, alive = psutil.wait_procs(started, timeout=10)
             assert not alive, [(p.pid, p.cmdline()) for p in alive if p.is_running()]
         assert port_is_free(port)
     finally:

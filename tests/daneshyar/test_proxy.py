@@ -22,15 +22,17 @@ def test_a_request_answers_at_once_past_200_half_sent_requests(live_server_real:
 
 
 def test_a_body_over_the_largest_upload_is_413_in_the_envelope(live_server_real: str) -> None:
-    with nginx_in_front(live_server_real.removeprefix("http://")) as port:
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-            sock.sendall(
-                b"POST /api/v1/workspaces/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                b"Content-Type: application/json\r\nContent-Length: 30000000\r\n\r\n"
-            )
-            answer = b""
-            while chunk := sock.recv(65536):
-                answer += chunk
+    with (
+        nginx_in_front(live_server_real.removeprefix("http://")) as port,
+        socket.create_connection(("127.0.0.1", port), timeout=10) as sock,
+    ):
+        sock.sendall(
+            b"POST /api/v1/workspaces/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 30000000\r\n\r\n"
+        )
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 413"), head
     assert json.loads(body)["error"]["code"] == "payload_too_large"
