@@ -32,7 +32,8 @@ def stream(tenant: Tenant) -> Any:
 
 
 def sessions(tenant: Tenant) -> Any:
-    return tenant.client("chat").get(f"/api/v1/workspaces/{tenant.workspace.id}/sessions/?external_user_id=u1")
+    url = f"/api/v1/workspaces/{tenant.workspace.id}/sessions/"
+    return tenant.client("chat").get(url, {"external_user_id": "u1"})
 
 
 def test_a_key_at_its_cap_gets_429_until_a_stream_ends_and_other_keys_go_on(
@@ -67,7 +68,9 @@ def test_no_cap_with_zero(owner: Tenant, settings: Settings, scripted: ScriptedB
 
 
 @pytest.mark.parametrize("backend", ["redis", "memory"])
-def test_a_slot_whose_request_never_ended_comes_back_after_its_lease(backend: str, settings: Settings) -> None:
+def test_a_slot_whose_request_never_ended_comes_back_after_its_lease(
+    backend: str, settings: Settings
+) -> None:
     slots = concurrency.RedisSlots(settings.REDIS_URL) if backend == "redis" else concurrency.MemorySlots()
     name = f"test:{uuid.uuid4()}"
     assert slots.acquire(name, "a", limit=1, lease=0.3)
@@ -92,14 +95,15 @@ def test_a_stream_gives_its_slot_back_when_its_client_goes_away(owner: Tenant) -
     }
     headers = {"X-API-Key": owner.chat_key}
     url = f"/api/v1/workspaces/{owner.workspace.id}/"
+    listing = url + "sessions/?external_user_id=u1"
     with live_server(**env) as base, httpx.Client(base_url=base, headers=headers, timeout=10) as client:
         body = {"external_user_id": "u1", "message": "Tell me"}
         with client.stream("POST", url + "chat/stream/", json=body) as response:
             assert response.status_code == 200
             next(response.iter_lines())
-            assert client.get(url + "sessions/?external_user_id=u1").status_code == 429
+            assert client.get(listing).status_code == 429
         # The connection is closed here, 4 s before the model would speak.
         deadline = time.monotonic() + 3
-        while (status := client.get(url + "sessions/?external_user_id=u1").status_code) == 429 and time.monotonic() < deadline:
+        while (status := client.get(listing).status_code) == 429 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert status == 200
