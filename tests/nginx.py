@@ -51,8 +51,11 @@ def nginx_in_front(upstream: str) -> Iterator[int]:
         root = Path(prefix)
         (root / "site.conf").write_text(site_config(upstream, port))
         temp = {name: root / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
+        # nginx started as root runs its workers as nobody: they must reach these.
+        root.chmod(0o755)
         for path in temp.values():
-            path.mkdir()
+            path.mkdir(mode=0o777)
+            path.chmod(0o777)
         (root / "nginx.conf").write_text(
             f"""
 daemon off;
