@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import resource
 import signal
 import time
 
@@ -221,12 +222,22 @@ async def serve(bind: str, upstream: str, max_body_bytes: int = MAX_BODY_BYTES) 
     server.close()
 
 
+def _raise_open_file_limit() -> None:
+    """Every client holds a descriptor while it sends; many systems start
+    processes at a soft limit of 1,024 with a far higher hard limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--bind", required=True, help="host:port to listen on")
     parser.add_argument("--upstream", required=True, help="unix:/path or host:port of gunicorn")
     parser.add_argument("--max-body-bytes", type=int, default=MAX_BODY_BYTES)
     args = parser.parse_args()
+    _raise_open_file_limit()
     asyncio.run(serve(args.bind, args.upstream, args.max_body_bytes))
 
 

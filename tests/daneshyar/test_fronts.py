@@ -108,7 +108,7 @@ def test_a_client_that_never_reads_holds_nothing_upstream(kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["nginx", "devproxy"])
-def test_a_chunked_body_arrives_whole_with_its_length(kind: str) -> None:
+def test_a_chunked_body_arrives_whole_with_its_length_and_host(kind: str) -> None:
     upstream = Upstream(2)
     with front(kind, upstream.address) as port:
         response = httpx.post(
@@ -120,6 +120,8 @@ def test_a_chunked_body_arrives_whole_with_its_length(kind: str) -> None:
     assert body == b"hello world"
     assert b"content-length: 11" in head.lower()
     assert b"transfer-encoding" not in head.lower()
+    # The port too: Django's CSRF check compares the Host with the Origin.
+    assert f"host: 127.0.0.1:{port}".encode() in head.lower()
 
 
 def test_devproxy_refuses_a_body_over_its_limit_in_the_envelope() -> None:
