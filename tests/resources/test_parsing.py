@@ -99,6 +99,20 @@ def test_html_drops_chrome_and_code_and_keeps_headings() -> None:
     assert document.headings == frozenset({0})
 
 
+def test_html_nested_thousands_deep_is_read_without_recursion() -> None:
+    # Regression: the block walk recursed once per element, so 5,000 nested
+    # <div> raised RecursionError (and the worker retried it four times).
+    depth = 5000
+    html = (
+        b"<html><body><h1>" + b"<span>" * depth + b"Title" + b"</span>" * depth + b"</h1>"
+        b"<nav>" + b"<div>" * depth + b"menu" + b"</div>" * depth + b"</nav>"
+        + b"<div>" * depth + b"Deep <b>text</b>." + b"</div>" * depth + b"<p>After.</p></body></html>"
+    )
+    document = _parse(html)
+    assert document.text == "Title\n\nDeep text.\n\nAfter."
+    assert document.headings == frozenset({0})
+
+
 def test_pdf_text_per_page_with_page_numbers() -> None:
     document = _parse(make_pdf(["Alpha line one.\nAlpha line two.", "", "Gamma on page three."]))
     assert "Alpha line one." in document.text and "Gamma on page three." in document.text
