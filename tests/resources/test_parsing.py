@@ -105,8 +105,15 @@ def test_html_nested_thousands_deep_is_read_without_recursion() -> None:
     depth = 5000
     html = (
         b"<html><body><h1>" + b"<span>" * depth + b"Title" + b"</span>" * depth + b"</h1>"
-        b"<nav>" + b"<div>" * depth + b"menu" + b"</div>" * depth + b"</nav>"
-        + b"<div>" * depth + b"Deep <b>text</b>." + b"</div>" * depth + b"<p>After.</p></body></html>"
+        b"<nav>"
+        + b"<div>" * depth
+        + b"menu"
+        + b"</div>" * depth
+        + b"</nav>"
+        + b"<div>" * depth
+        + b"Deep <b>text</b>."
+        + b"</div>" * depth
+        + b"<p>After.</p></body></html>"
     )
     document = _parse(html)
     assert document.text == "Title\n\nDeep text.\n\nAfter."
