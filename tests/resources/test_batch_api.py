@@ -268,3 +268,21 @@ def test_idempotency_key_replays_a_zip_upload(owner: Tenant) -> None:
         owner, _zip({"a.txt": b"zipped twice"}), "application/zip", HTTP_IDEMPOTENCY_KEY="zip-1"
     )
     assert changed.status_code == 422
+
+
+def test_small_zip_entries_that_expand_past_the_ratio_are_refused(owner: Tenant) -> None:
+    # Regression: entries of 1 MiB or less skipped the ratio check, so a few
+    # kilobytes of zip became megabytes of stored text.
+    archive = _zip({f"{i}.txt": b"x" * (1024 * 1024) for i in range(3)})
+    assert len(archive) < 12_000
+    response = _post_raw(owner, archive, "application/zip")
+    assert response.status_code == 413, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "payload_too_large"
+    assert "INGEST_MAX_COMPRESSION_RATIO" in error["message"]
+    small = _zip({f"{i}.txt": b"y" * 64 * 1024 for i in range(20)})
+    assert _post_raw(owner, small, "application/zip").status_code == 413
+    assert not Resource.objects.exists()
+    # Ordinary text packs a few times over, well within the ratio.
+    plain = _zip({"a.txt": b"An ordinary document. " * 300, "b.txt": b"Short."})
+    assert _post_raw(owner, plain, "application/zip").status_code == 202
