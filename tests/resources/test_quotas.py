@@ -19,6 +19,7 @@ from daneshyar.exceptions import ApplicationError
 from resources import services
 from resources.models import Resource
 from tests.conftest import Tenant
+from tests.staff import Staff, make_staff
 
 pytestmark = pytest.mark.django_db
 
@@ -167,3 +168,26 @@ def test_a_zip_costs_its_entries(owner: Tenant, settings: Settings) -> None:
     response = owner.client().post(_url(owner, batch=True), archive, content_type="application/zip")
     assert response.status_code == 429, response.json()
     assert not Resource.objects.exists()
+
+
+# --- Quotas in the console -------------------------------------------------------------
+
+
+def _change_form(staff: Staff, tenant: Tenant, **quotas: str) -> Any:
+    return staff.client.post(
+        f"/admin/workspaces/organization/{tenant.organization.id}/change/",
+        {"name": tenant.organization.name, **quotas},
+    )
+
+
+def test_staff_over_every_organization_set_its_quotas_and_its_own_staff_cannot(owner: Tenant) -> None:
+    root = make_staff("root", superuser=True)
+    curator = make_staff("curator", organization=owner.organization)
+    assert _change_form(root, owner, quota_documents="10", quota_bytes="5000").status_code == 302
+    owner.organization.refresh_from_db()
+    assert (owner.organization.quota_documents, owner.organization.quota_bytes) == (10, 5000)
+    page = curator.client.get(f"/admin/workspaces/organization/{owner.organization.id}/change/")
+    assert page.status_code == 200 and 'name="quota_documents"' not in page.content.decode()
+    _change_form(curator, owner, quota_documents="1000000", quota_bytes="")
+    owner.organization.refresh_from_db()
+    assert (owner.organization.quota_documents, owner.organization.quota_bytes) == (10, 5000)
