@@ -13,7 +13,8 @@ document (or a workspace) frees its share at once.
   the bytes quota (a smaller upload may still fit).
 - 429 ``quota_exceeded``: the organization holds its quota of documents (or
   the batch would take it past): nothing fits until documents are deleted
-  or the quota is raised. No ``Retry-After``: waiting does not help.
+  or the quota is raised. ``Retry-After`` (every 429 of the API has one) is
+  an hour: when to look again, not a promise.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from django.db.models import Count, Sum
 from daneshyar.exceptions import ApplicationError
 from resources.models import Resource
 from workspaces.models import Organization, Workspace
+
+# Waiting frees no documents; every 429 of the API carries Retry-After.
+DOCUMENTS_RETRY_AFTER_SECONDS = 3600
 
 
 class DocumentQuotaExceeded(ApplicationError):
@@ -82,6 +86,7 @@ def quota_reserve(*, workspace: Workspace, documents: int, size_bytes: int) -> N
             f"The organization holds {quota.used_documents:,} of its {quota.documents:,} documents; "
             f"this upload adds {documents:,}. Delete documents or ask for a higher quota.",
             details=_details("documents", quota.documents, quota.used_documents),
+            headers={"Retry-After": str(DOCUMENTS_RETRY_AFTER_SECONDS)},
         )
     if quota.size_bytes and quota.used_bytes + size_bytes > quota.size_bytes:
         raise BytesQuotaExceeded(

@@ -232,13 +232,13 @@ def test_outsider_gets_404_and_chat_key_403_and_nothing_is_stored(owner: Tenant,
     assert not Resource.objects.exists()
 
 
-def test_a_request_counts_once_against_the_upload_limit(owner: Tenant, settings: Settings) -> None:
-    settings.RATE_LIMIT_UPLOADS_PER_MINUTE = 2
-    for left in (1, 0):
+def test_each_document_counts_against_the_upload_limit(owner: Tenant, settings: Settings) -> None:
+    settings.RATE_LIMIT_UPLOADS_PER_MINUTE = 7
+    for left in (4, 1):
         response = _post_json(owner, [{"text": f"a {left}"}, {"text": f"b {left}"}, {"text": f"c {left}"}])
         assert response.status_code == 202
         assert response["RateLimit-Remaining"] == str(left)
-    over = _post_json(owner, [{"text": "one more"}])
+    over = _post_json(owner, [{"text": "one more"}, {"text": "and another"}])
     assert over.status_code == 429
     assert over.json()["error"]["code"] == "rate_limited" and over["Retry-After"]
     assert Resource.objects.count() == 6

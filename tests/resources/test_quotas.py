@@ -50,9 +50,11 @@ def _zip(entries: dict[str, bytes]) -> bytes:
 
 def _refused(response: Any, status: int) -> dict[str, Any]:
     assert response.status_code == status, response.json()
-    body: dict[str, Any] = response.json()
-    assert body["status"] == "error" and body["error"]["code"] == "quota_exceeded"
-    return body["error"]
+    body = response.json()
+    assert body["status"] == "error"
+    error: dict[str, Any] = body["error"]
+    assert error["code"] == "quota_exceeded"
+    return error
 
 
 def test_the_documents_quota_answers_429_on_every_route_and_writes_nothing(
@@ -64,6 +66,7 @@ def test_the_documents_quota_answers_429_on_every_route_and_writes_nothing(
     error = _refused(_text(owner, "third"), 429)
     assert "2 of its 2 documents" in error["message"] and "adds 1" in error["message"]
     assert (error["quota"], error["limit"], error["used"]) == ("documents", "2", "2")
+    assert _text(owner, "third")["Retry-After"] == "3600"
     _refused(_file(owner, "third.txt", b"third"), 429)
     _refused(_batch(owner, ["third", "fourth"]), 429)
     zipped = owner.client().post(
