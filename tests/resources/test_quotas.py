@@ -194,3 +194,16 @@ def test_staff_over_every_organization_set_its_quotas_and_its_own_staff_cannot(o
     _change_form(curator, owner, quota_documents="1000000", quota_bytes="")
     owner.organization.refresh_from_db()
     assert (owner.organization.quota_documents, owner.organization.quota_bytes) == (10, 5000)
+
+
+def test_the_console_upload_form_shows_the_quota_error(owner: Tenant, settings: Settings) -> None:
+    settings.ORG_QUOTA_DOCUMENTS = 1
+    root = make_staff("root", superuser=True)
+    assert _text(owner, "already there").status_code == 202
+    response = root.client.post(
+        "/admin/resources/resource/add/",
+        {"workspace": str(owner.workspace.id), "file": SimpleUploadedFile("faq.md", b"# FAQ\n\nYes.")},
+    )
+    assert response.status_code == 200
+    assert b"1 of its 1 documents" in response.content
+    assert Resource.objects.count() == 1
