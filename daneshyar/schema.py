@@ -62,12 +62,14 @@ ERROR_DESCRIPTIONS = {
     403: "forbidden: the key's scope does not allow the operation.",
     404: "not_found: no such object visible to this key.",
     409: "request_in_progress: a request with this Idempotency-Key is still running.",
-    413: "payload_too_large: the body or the upload is over the limit.",
+    413: "payload_too_large: the body or the upload is over the limit. On uploads also quota_exceeded: "
+    "the upload does not fit in the organization's quota of stored bytes.",
     414: "The request line (path and query string) is over the HTTP server's limit (gunicorn: 4094 "
     "bytes): the server answers in HTML before the API sees the request.",
     415: "unsupported_media_type: the body's or the upload's type is not accepted.",
     422: "idempotency_key_reused: this Idempotency-Key was used with a different request.",
-    429: "rate_limited: over a limit; Retry-After says when to try again.",
+    429: "rate_limited: over a limit; Retry-After says when to try again. On uploads also "
+    "quota_exceeded: the organization holds its quota of documents.",
     502: "llm_error: the generation server rejected the request (a configuration problem).",
     503: "llm_unavailable: the generation backend is down or timed out; Retry-After says when to retry.",
 }

@@ -180,6 +180,11 @@ MAX_EXTRACTED_CHARS = env_int("MAX_EXTRACTED_CHARS", 2_000_000, minimum=1000)
 # POST …/resources/batch/: the body (JSON, NDJSON or a zip) and the documents in it.
 BATCH_UPLOAD_MAX_BYTES = env_int("BATCH_UPLOAD_MAX_BYTES", 25 * 1024 * 1024, minimum=1024)
 BATCH_UPLOAD_MAX_DOCUMENTS = env_int("BATCH_UPLOAD_MAX_DOCUMENTS", 1000, minimum=1, maximum=10_000)
+# Quotas of one organization over all its workspaces (docs/ingestion.md,
+# "Quotas"); an organization's own quota, set in the console, overrides them.
+# 0: no quota.
+ORG_QUOTA_DOCUMENTS = env_int("ORG_QUOTA_DOCUMENTS", 100_000, minimum=0)
+ORG_QUOTA_BYTES = env_int("ORG_QUOTA_BYTES", 10 * 1024**3, minimum=0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_JSON_BODY_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
@@ -310,7 +315,9 @@ RATE_LIMIT_ENABLED = env_bool("RATE_LIMIT_ENABLED", True)
 RATE_LIMIT_REQUESTS_PER_MINUTE = env_int("RATE_LIMIT_REQUESTS_PER_MINUTE", 1200, minimum=1)
 RATE_LIMIT_CHAT_PER_MINUTE = env_int("RATE_LIMIT_CHAT_PER_MINUTE", 120, minimum=1)
 RATE_LIMIT_CHAT_PER_USER_PER_MINUTE = env_int("RATE_LIMIT_CHAT_PER_USER_PER_MINUTE", 20, minimum=1)
-RATE_LIMIT_UPLOADS_PER_MINUTE = env_int("RATE_LIMIT_UPLOADS_PER_MINUTE", 600, minimum=1)
+# Documents, not requests: a batch costs one per document (a full batch of
+# BATCH_UPLOAD_MAX_DOCUMENTS fits in one minute).
+RATE_LIMIT_UPLOADS_PER_MINUTE = env_int("RATE_LIMIT_UPLOADS_PER_MINUTE", 1000, minimum=1)
 # Shared by every process through Redis; without REDIS_URL, per process.
 RATE_LIMIT_STORAGE_URL = (
     (REDIS_URL.replace("unix://", "redis+unix://", 1) if REDIS_URL.startswith("unix://") else REDIS_URL)

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -14,6 +16,7 @@ from daneshyar.exceptions import ApplicationError
 from resources import services
 from resources.models import Resource
 from resources.parsing import detect_content_type
+from resources.quotas import quota_reserve
 from workspaces.admin import OrganizationScopedAdmin, ScopedRelatedFilter
 from workspaces.models import Workspace
 
@@ -42,6 +45,22 @@ class ResourceUploadForm(forms.ModelForm[Resource]):
             raise forms.ValidationError(exc.message) from exc
         self.cleaned_data["data"] = data
         return upload
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        workspace, data = cleaned.get("workspace"), cleaned.get("data")
+        if workspace is None or data is None:
+            return cleaned
+        sha256 = hashlib.sha256(data).hexdigest()
+        if Resource.objects.filter(workspace=workspace, sha256=sha256).exists():
+            return cleaned  # the existing resource: no quota needed
+        try:
+            # The upload checks again when it writes; this one makes a form error.
+            with transaction.atomic():
+                quota_reserve(workspace=workspace, documents=1, size_bytes=len(data))
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        return cleaned
 
 
 @admin.register(Resource)

@@ -34,6 +34,7 @@ from resources import bulk, selectors, services
 from resources.models import Resource, ResourceStatus
 from workspaces.access import WorkspaceApi
 from workspaces.idempotency import idempotent
+from workspaces.ratelimit import rate_limit_upload
 
 _ERROR_SCHEMA = inline_serializer(
     "ResourceError", {"code": serializers.CharField(), "message": serializers.CharField()}, allow_null=True
@@ -232,8 +233,8 @@ class ResourceBatchItemOutputSerializer(serializers.Serializer[Any]):
 
 class ResourceBatchApi(WorkspaceApi):
     admin_methods = frozenset({"POST"})
-    # One request counts once against the key's upload limit, however many
-    # documents it holds (that is what the endpoint is for).
+    # The upload limit counts documents: one at the door (an exhausted
+    # bucket refuses the body unread), the others once the body is read.
     upload_methods = frozenset({"POST"})
     parser_classes = [
         bulk.BulkJsonParser,
@@ -292,6 +293,9 @@ class ResourceBatchApi(WorkspaceApi):
     @idempotent
     def post(self, request: Request, workspace_id: Any) -> Response:
         items = bulk.bulk_items(request.data)
+        rate_limit_upload(
+            request, api_key=self.api_key, workspace=self.workspace, documents=len(items), counted=1
+        )
         documents = [item.document for item in items if item.document is not None]
         outcomes = iter(services.resources_create_many(workspace=self.workspace, documents=documents))
         rows: list[dict[str, Any]] = []

@@ -38,6 +38,10 @@ class Resource(models.Model):
     # as the worker makes progress, cleared when it ends. The sweep re-queues
     # rows whose heartbeat is older than INGEST_STALE_AFTER_SECONDS.
     ingest_heartbeat_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The Celery task whose attempt claimed the resource last: a task takes
+    # documents by a fair claim, not by the ids in its message, so its hard
+    # time limit and its redelivery find what it held by this.
+    ingest_claimed_by = models.CharField(max_length=64, blank=True, default="", editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

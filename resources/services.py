@@ -20,6 +20,7 @@ from django.utils import timezone
 from daneshyar.exceptions import ApplicationError, PayloadTooLarge
 from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.parsing import detect_content_type
+from resources.quotas import quota_reserve
 from resources.tasks import ingest_batch_enqueue_on_commit, ingest_enqueue_on_commit
 from workspaces.models import Workspace
 
@@ -40,8 +41,10 @@ def resource_create(
 ) -> UploadOutcome:
     """Store an upload and queue its ingestion (after commit).
 
-    Raises 413 over MAX_UPLOAD_BYTES and 415 for formats that are not
-    accepted. The same bytes in the same workspace give the existing resource
+    Raises 413 over MAX_UPLOAD_BYTES, 415 for formats that are not
+    accepted, 429/413 ``quota_exceeded`` over the organization's quotas
+    (:mod:`resources.quotas`, checked before anything is written). The same
+    bytes in the same workspace give the existing resource
     (``created=False``), also when two uploads race.
     """
     if len(data) > settings.MAX_UPLOAD_BYTES:
@@ -56,6 +59,7 @@ def resource_create(
     now = timezone.now()
     try:
         with transaction.atomic():
+            quota_reserve(workspace=workspace, documents=1, size_bytes=len(data))
             resource = Resource.objects.create(
                 workspace=workspace,
                 title=(title.strip() or filename or "Untitled")[:500],
@@ -130,8 +134,10 @@ def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocume
     type, the same bytes give the existing resource); one that fails them is
     ``rejected`` without touching its neighbours. The new ones are written in
     one transaction with multi-row inserts, and queued in ingestion batches
-    of INGEST_BATCH_SIZE. A race with another upload of the same bytes is
-    settled by the ``(workspace, sha256)`` constraint, as for one upload.
+    of INGEST_BATCH_SIZE. Over the organization's quotas the whole request
+    is refused (429/413 ``quota_exceeded``) and nothing is written. A race
+    with another upload of the same bytes is settled by the
+    ``(workspace, sha256)`` constraint, as for one upload.
     """
     outcomes: list[BatchOutcome | None] = [None] * len(documents)
     accepted: list[_Accepted] = []
@@ -180,6 +186,8 @@ def _store_new(
                 continue
             fresh[item.sha256] = _new_resource(workspace=workspace, item=item, now=now)
             files[item.sha256] = item.document.data
+        # The whole request or nothing: a batch over a quota writes no document.
+        quota_reserve(workspace=workspace, documents=len(fresh), size_bytes=sum(map(len, files.values())))
         # Rows another upload stored meanwhile are skipped here and read back below.
         Resource.objects.bulk_create(fresh.values(), ignore_conflicts=True)
         stored = {r.sha256: r for r in Resource.objects.filter(workspace=workspace, sha256__in=list(fresh))}

@@ -4,9 +4,11 @@ Delivery is at-least-once (``acks_late`` + ``reject_on_worker_lost`` in
 settings): a task killed with its worker runs again on another. Attempts are
 counted on the resource row, not in the message, so they survive redelivery
 and the sweep's re-queues; when they run out the resource ends ``failed``.
-A task ingests a batch (its resource and other pending ones, or a bulk
-upload's ids); a resource that needs another attempt gets a message of its
-own, after its backoff.
+A task ingests a batch of up to INGEST_BATCH_SIZE first attempts taken by
+the fair claim (the organization served longest ago first, whatever ids its
+message names: every upload queues enough messages for its documents), or
+the retry or reingest its message names; a resource that needs another
+attempt gets a message of its own, after its backoff.
 
 Imports run one way: ``services`` (uploads) enqueue through this module, and
 this module calls ``ingestion``; neither imports ``services``.
@@ -36,13 +38,12 @@ class IngestRequest(Request):  # type: ignore[misc]
 
     The hard time limit kills the pool child (a parse stuck in C code never
     sees the soft limit's exception), so the child cannot record anything:
-    the main process does, here. A single resource's task (``resources.ingest``)
-    marks its resource ``ingest_timeout``; a bulk upload's batch
-    (``resources.ingest_batch``) cannot tell which of its resources was
-    stuck, so they go back to a retry alone (each counted attempt stays;
-    alone, a stuck one then ends ``ingest_timeout``). Resources a task took
-    in beside its own are not known here: their heartbeat stops and the
-    sweep re-queues them, alone. The message is acknowledged
+    the main process does, here, for the resources the task held (its
+    claim recorded the task's id on them). One resource held alone is the
+    one that was stuck: it ends ``ingest_timeout``. A batch cannot tell
+    which of its resources was stuck, so they go back to a retry alone
+    (each counted attempt stays; alone, a stuck one then ends
+    ``ingest_timeout``). The message is acknowledged
     (``task_acks_on_failure_or_timeout``), and should it come back anyway,
     the claim finds nothing outstanding.
     """
@@ -58,18 +59,15 @@ class IngestRequest(Request):  # type: ignore[misc]
         if soft:
             return
         try:
-            target = self.args[0] if self.args else next(iter(self.kwargs.values()))
-            if isinstance(target, list):
-                for resource_id in target:
-                    ingestion.resource_release(
-                        resource_id=uuid.UUID(str(resource_id)), requeue=ingest_enqueue_on_commit
-                    )
-            else:
+            held = ingestion.resources_claimed_by(str(self.id))
+            if len(held) == 1:
                 ingestion.resource_fail(
-                    resource_id=uuid.UUID(str(target)),
+                    resource_id=held[0],
                     code="ingest_timeout",
                     message=ingestion.timeout_message(timeout, setting="INGEST_TASK_TIME_LIMIT"),
                 )
+            for resource_id in held if len(held) > 1 else []:
+                ingestion.resource_release(resource_id=resource_id, requeue=ingest_enqueue_on_commit)
         except Exception:
             # The resources keep their counted attempt; the sweep ends them.
             logger.exception("could not mark a timed-out ingestion")
@@ -97,13 +95,15 @@ _TIME_LIMITS: dict[str, Any] = {
     **_TIME_LIMITS,
 )
 def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-def]
-    """Ingest one resource, and with it up to INGEST_BATCH_SIZE - 1 other
-    pending first attempts (their own tasks then find nothing to do)."""
+    """Ingest the resource if it is a retry or a reingest; else (a first
+    attempt) the next batch of the fair claim, which takes it in its
+    organization's turn (then its own task may find nothing to do)."""
     results = ingestion.resources_ingest(
         resource_ids=[uuid.UUID(resource_id)],
         requeue=ingest_enqueue_on_commit,
-        fill=settings.INGEST_BATCH_SIZE - 1,
+        fill=settings.INGEST_BATCH_SIZE,
         take_over=_redelivered(self),
+        claimant=str(self.request.id or ""),
     )
     return results.get(uuid.UUID(resource_id), "skipped")
 
@@ -117,18 +117,21 @@ def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-d
     **_TIME_LIMITS,
 )
 def ingest_resources(self, resource_ids: list[str]) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    """Ingest the resources of one bulk upload's batch (as one batch)."""
+    """A bulk upload's message: the next batch of the fair claim (the
+    upload's documents in their organization's turn)."""
     results = ingestion.resources_ingest(
         resource_ids=[uuid.UUID(rid) for rid in resource_ids],
         requeue=ingest_enqueue_on_commit,
+        fill=settings.INGEST_BATCH_SIZE,
         take_over=_redelivered(self),
+        claimant=str(self.request.id or ""),
     )
     return {str(rid): state for rid, state in results.items()}
 
 
 def _redelivered(task: Any) -> bool:
     """The broker gave this message back after its worker died: the attempt
-    that holds the resource is its own dead one, so take it over."""
+    that holds its resources is its own dead one, so take them over."""
     info = getattr(task.request, "delivery_info", None) or {}
     return bool(info.get("redelivered"))
 

@@ -84,9 +84,18 @@ class OrganizationScopedAdmin(admin.ModelAdmin[Any]):
 @admin.register(Organization)
 class OrganizationAdmin(OrganizationScopedAdmin):
     organization_path = "pk"
-    list_display = ["name", "id", "created_at"]
+    list_display = ["name", "id", "quota_documents", "quota_bytes", "created_at"]
     search_fields = ["name", "id"]
     readonly_fields = ["id", "created_at", "updated_at"]
+    # Quotas bound what an organization may take of the deployment: set by
+    # staff who see every organization, never by the organization's own.
+    QUOTA_FIELDS: ClassVar[list[str]] = ["quota_documents", "quota_bytes"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Organization | None = None) -> Any:
+        readonly = list(super().get_readonly_fields(request, obj))
+        if not staff_scope(request.user).everything:
+            readonly += self.QUOTA_FIELDS
+        return readonly
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # An account limited to one organization cannot make another.

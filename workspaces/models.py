@@ -35,6 +35,19 @@ class Organization(RateLimitOverrides):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200)
+    # Quotas over all the organization's workspaces; empty: ORG_QUOTA_DOCUMENTS
+    # and ORG_QUOTA_BYTES apply (0 there: no quota). Checked on every upload.
+    quota_documents = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Documents the organization may hold. Empty: the server default."
+    )
+    quota_bytes = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Bytes of uploaded files the organization may store. Empty: the server default.",
+    )
+    # When the ingestion last took documents of this organization: the fair
+    # claim serves the organization that waited longest (docs/ingestion.md).
+    ingest_served_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -11,7 +11,7 @@ bucket        counts                                          limit
 requests      every API request of a key                      RATE_LIMIT_REQUESTS_PER_MINUTE
 chat          chat turns of a key (native, stream, OpenAI)    RATE_LIMIT_CHAT_PER_MINUTE
 chat_user     chat turns of one end user of a key             RATE_LIMIT_CHAT_PER_USER_PER_MINUTE
-uploads       document uploads of a key                       RATE_LIMIT_UPLOADS_PER_MINUTE
+uploads       documents uploaded by a key (a batch: each one)  RATE_LIMIT_UPLOADS_PER_MINUTE
 ============  ==============================================  =====================================
 
 A workspace's own limit, else its organization's, else the setting applies
@@ -97,13 +97,22 @@ def limit_for(bucket: str, *, workspace: Workspace | None, organization: Organiz
     return int(getattr(settings, setting))
 
 
-def consume(request: HttpRequest | Request, bucket: str, limit: int, *identifiers: str) -> None:
-    """Count one request in ``bucket`` (429 when it is over ``limit``)."""
-    if not settings.RATE_LIMIT_ENABLED:
+def consume(
+    request: HttpRequest | Request,
+    bucket: str,
+    limit: int,
+    *identifiers: str,
+    cost: int = 1,
+    counts: int = 1,
+) -> None:
+    """Count ``cost`` units in ``bucket`` (429 when they do not fit under
+    ``limit``; then none of them is counted). ``counts``: what the whole
+    request counts, for the message (a batch's documents)."""
+    if not settings.RATE_LIMIT_ENABLED or cost <= 0:
         return
     item = RateLimitItemPerMinute(max(limit, 1))
     engine = limiter()
-    allowed = limit > 0 and engine.hit(item, bucket, *identifiers)
+    allowed = limit > 0 and engine.hit(item, bucket, *identifiers, cost=cost)
     stats = engine.get_window_stats(item, bucket, *identifiers)
     usage = Usage(
         limit=limit,
@@ -115,8 +124,9 @@ def consume(request: HttpRequest | Request, bucket: str, limit: int, *identifier
     used.append(usage)
     setattr(raw, REQUEST_ATTRIBUTE, used)
     if not allowed:
+        this = f"; this request counts {counts:,}" if counts > 1 else ""
         raise RateLimited(
-            f"Over the limit of {limit} per minute ({bucket.replace('_', ' ')}). "
+            f"Over the limit of {limit} per minute ({bucket.replace('_', ' ')}{this}). "
             f"Try again in {usage.reset_seconds} s.",
             headers={"Retry-After": str(usage.reset_seconds), **usage.headers()},
         )
@@ -150,9 +160,13 @@ def rate_limit_turn(request: Request, *, api_key: ApiKey, workspace: Workspace, 
         consume(request, "chat_user", limit, str(api_key.id), str(workspace.id), end_user)
 
 
-def rate_limit_upload(request: Request, *, api_key: ApiKey, workspace: Workspace) -> None:
+def rate_limit_upload(
+    request: Request, *, api_key: ApiKey, workspace: Workspace, documents: int = 1, counted: int = 0
+) -> None:
+    """The key's ``uploads`` bucket counts documents: one at the door of any
+    upload (``counted`` then), a batch's others once its body is read."""
     limit = limit_for("uploads", workspace=workspace, organization=api_key.organization)
-    consume(request, "uploads", limit, str(api_key.id))
+    consume(request, "uploads", limit, str(api_key.id), cost=documents - counted, counts=documents)
 
 
 class RateLimitHeadersMiddleware:

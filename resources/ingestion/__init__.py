@@ -24,7 +24,7 @@ By phase:
 
 from __future__ import annotations
 
-from resources.ingestion.claim import resource_ingest_claim, resources_ingest_claim
+from resources.ingestion.claim import resource_ingest_claim, resources_claimed_by, resources_ingest_claim
 from resources.ingestion.outcome import (
     IngestResult,
     Requeue,
@@ -60,6 +60,7 @@ __all__ = [
     "resource_passages_store",
     "resource_prepare",
     "resource_release",
+    "resources_claimed_by",
     "resources_ingest",
     "resources_ingest_claim",
     "resources_passages_store",

@@ -4,6 +4,11 @@ An attempt counts itself on the row and marks the resource ``processing``
 (a ready resource stays ready while it is reingested); its
 ``ingest_heartbeat_at`` then says it is alive. A resource out of attempts is
 failed instead of claimed.
+
+First attempts are claimed fairly (:func:`_claim_fair`): a task of the queue
+takes the waiting documents of the organization served longest ago, not the
+ones its message names, so one organization's backlog of thousands never
+holds another's document behind it (docs/ingestion.md, "Fairness").
 """
 
 from __future__ import annotations
@@ -14,12 +19,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from resources.ingestion.outcome import max_attempts, worker_lost_message
 from resources.ingestion.write import resource_fail
 from resources.models import Resource, ResourceStatus
+from workspaces.models import Organization
+
+# pg_advisory_xact_lock key of the fair claim ("fair" in ASCII): claims take
+# turns, so two workers never pick the same organization's turn at once.
+_FAIR_CLAIM_LOCK = 0x66616972
 
 
 @dataclass(frozen=True)
@@ -43,9 +54,10 @@ def _held(resource: Resource, now: datetime) -> bool:
     return resource.status == ResourceStatus.PROCESSING and live
 
 
-def _claim(resource: Resource, now: datetime) -> None:
+def _claim(resource: Resource, now: datetime, claimant: str) -> None:
     resource.attempts += 1
     resource.ingest_heartbeat_at = now
+    resource.ingest_claimed_by = claimant
     if resource.status != ResourceStatus.READY:
         resource.status = ResourceStatus.PROCESSING
         resource.status_changed_at = now
@@ -66,31 +78,39 @@ def resource_ingest_claim(*, resource_id: uuid.UUID, take_over: bool = False) ->
 
 
 def resources_ingest_claim(
-    *, resource_ids: Sequence[uuid.UUID], fill: int = 0, take_over: bool = False
+    *, resource_ids: Sequence[uuid.UUID], fill: int = 0, take_over: bool = False, claimant: str = ""
 ) -> list[Resource]:
-    """Claim the named resources (as :func:`resource_ingest_claim` does each),
-    then, if all of them are first attempts, up to ``fill`` more pending
-    first attempts, oldest first, that no one else holds. Retries are never
-    batched: they run alone, after their backoff, so a document that broke
-    its batch once cannot break another."""
+    """Claim the named resources (as :func:`resource_ingest_claim` does each)
+    and, with ``fill``, first attempts by the fair claim: up to ``fill``
+    resources in all, if all those claimed by name are first attempts.
+
+    With ``fill`` the named resources that wait for a first attempt are not
+    claimed by name: they wait their organization's turn like any other (a
+    task's message means "ingest what is next", its ids only that there is
+    something). Retries are never batched: they run alone, after their
+    backoff, so a document that broke its batch once cannot break another.
+    ``claimant`` (the task's id) is recorded on each claimed row; with
+    ``take_over`` the rows a dead attempt of the same claimant held are
+    claimed again too.
+    """
     now = timezone.now()
     claimed: list[Resource] = []
     exhausted: list[_Exhausted] = []
     with transaction.atomic():
-        # In id order, so that two claims of overlapping batches cannot deadlock.
-        named = Resource.objects.select_for_update().filter(pk__in=resource_ids).order_by("pk")
         batchable = True
-        for resource in named:
+        for resource in _named(resource_ids, take_over=take_over, claimant=claimant):
             if resource.ingest_heartbeat_at is None or (_held(resource, now) and not take_over):
                 continue
+            if fill > 0 and _waiting(resource):
+                continue  # the fair claim below takes it in its turn
             if resource.attempts >= max_attempts():
                 exhausted.append(_Exhausted(resource.pk, resource.attempts))
                 continue
             batchable = batchable and resource.attempts == 0
-            _claim(resource, now)
+            _claim(resource, now, claimant)
             claimed.append(resource)
-        if fill > 0 and batchable:
-            claimed += _claim_pending(exclude=resource_ids, limit=fill, now=now)
+        if fill > len(claimed) and batchable:
+            claimed += _claim_fair(limit=fill - len(claimed), now=now, claimant=claimant)
     for item in exhausted:
         resource_fail(
             resource_id=item.resource_id, code="worker_lost", message=worker_lost_message(item.attempts)
@@ -98,19 +118,73 @@ def resources_ingest_claim(
     return claimed
 
 
-def _claim_pending(*, exclude: Sequence[uuid.UUID], limit: int, now: datetime) -> list[Resource]:
-    """Up to ``limit`` pending first attempts no one else holds, oldest first."""
-    more = (
-        Resource.objects.select_for_update(skip_locked=True)
-        .filter(status=ResourceStatus.PENDING, attempts=0, ingest_heartbeat_at__isnull=False)
-        .exclude(pk__in=exclude)
-        .order_by("status_changed_at")[:limit]
+def _named(resource_ids: Sequence[uuid.UUID], *, take_over: bool, claimant: str) -> QuerySet[Resource]:
+    """The named rows, locked in id order (two claims of overlapping batches
+    cannot deadlock); with ``take_over``, also those the claimant held."""
+    which = Q(pk__in=resource_ids)
+    if take_over and claimant:
+        which |= _held_by(claimant)
+    return Resource.objects.select_for_update().filter(which).order_by("pk")
+
+
+def _held_by(claimant: str) -> Q:
+    """Rows an attempt of ``claimant`` holds (not those it handed to a retry)."""
+    return Q(ingest_claimed_by=claimant, ingest_heartbeat_at__isnull=False) & ~Q(
+        status=ResourceStatus.PENDING
     )
-    claimed = []
-    for resource in more:
-        _claim(resource, now)
-        claimed.append(resource)
+
+
+def _waiting(resource: Resource) -> bool:
+    """Queued for its first attempt, which no one holds."""
+    return resource.status == ResourceStatus.PENDING and resource.attempts == 0
+
+
+def _pending_first_attempts() -> QuerySet[Resource]:
+    return Resource.objects.filter(
+        status=ResourceStatus.PENDING, attempts=0, ingest_heartbeat_at__isnull=False
+    )
+
+
+def _claim_fair(*, limit: int, now: datetime, claimant: str) -> list[Resource]:
+    """Up to ``limit`` pending first attempts no one else holds: first the
+    organization served longest ago (or never), its oldest documents first,
+    then the next organization's, and so on. Each organization that got
+    documents is marked served now, so the next claim starts with another
+    one: one organization's backlog never delays another's document by more
+    than the batch that is running."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_FAIR_CLAIM_LOCK])
+    waiting = _pending_first_attempts()
+    turns = (
+        Organization.objects.filter(pk__in=waiting.values("workspace__organization_id"))
+        .order_by(F("ingest_served_at").asc(nulls_first=True), "pk")
+        .values_list("pk", flat=True)
+    )
+    claimed: list[Resource] = []
+    served: list[uuid.UUID] = []
+    for organization_id in turns[:limit]:
+        rows = (
+            waiting.filter(workspace__organization_id=organization_id)
+            .select_for_update(skip_locked=True, of=("self",))
+            .order_by("status_changed_at", "pk")[: limit - len(claimed)]
+        )
+        for resource in rows:
+            _claim(resource, now, claimant)
+            claimed.append(resource)
+        if rows:
+            served.append(organization_id)
+        if len(claimed) >= limit:
+            break
+    Organization.objects.filter(pk__in=served).update(ingest_served_at=now)
     return claimed
+
+
+def resources_claimed_by(claimant: str) -> list[uuid.UUID]:
+    """The resources an attempt of ``claimant`` (a task id) holds now."""
+    if not claimant:
+        return []
+    held = Resource.objects.filter(_held_by(claimant))
+    return list(held.order_by("pk").values_list("pk", flat=True))
 
 
 def heartbeat_many(resource_ids: Sequence[uuid.UUID]) -> None:

@@ -81,8 +81,10 @@ def resources_ingest(
     requeue: Requeue,
     fill: int = 0,
     take_over: bool = False,
+    claimant: str = "",
 ) -> Results:
-    """Ingest the named resources and up to ``fill`` other pending ones as
+    """Ingest the named resources, or with ``fill`` up to that many taken by
+    the fair claim (:func:`~resources.ingestion.claim.resources_ingest_claim`), as
     one batch: each is parsed and chunked alone (:func:`resource_prepare`),
     then all their chunks go through the model in one call and their
     passages are swapped in one transaction (one DELETE, one multi-row
@@ -96,7 +98,9 @@ def resources_ingest(
     (``requeue(id, countdown)``, on commit) or, out of attempts, fails with
     ``ingest_failed``. Returns each claimed resource's final state.
     """
-    claimed = resources_ingest_claim(resource_ids=resource_ids, fill=fill, take_over=take_over)
+    claimed = resources_ingest_claim(
+        resource_ids=resource_ids, fill=fill, take_over=take_over, claimant=claimant
+    )
     if not claimed:
         return {}
     run = _Run(claimed=claimed, requeue=requeue)

@@ -16,9 +16,12 @@ from django.conf import settings
 
 from resources.parsing.base import ParseError
 
-# Small entries may compress very well (XML of an empty document); only the
-# ratio of entries above this size counts.
-RATIO_FLOOR_BYTES = 1024 * 1024
+# Deflate's fixed overhead gives a tiny entry a high ratio with nothing to
+# gain (a 4 KiB run of spaces packs into about 20 bytes), so every entry may
+# expand by this much beyond the ratio. It used to be 1 MiB, which let an
+# 8 kB archive of many 1 MiB entries unpack to megabytes of text; the whole
+# archive's own ratio (below) now bounds many small entries together.
+RATIO_SLACK_BYTES = 4096
 
 
 def archive_open(data: bytes) -> zipfile.ZipFile:
@@ -37,14 +40,14 @@ def archive_open(data: bytes) -> zipfile.ZipFile:
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
         raise ParseError("corrupt_file", "The archive is damaged and could not be read.") from exc
     try:
-        _check(infos)
+        _check(infos, archive_bytes=len(data))
     except ParseError:
         archive.close()
         raise
     return archive
 
 
-def _check(infos: list[zipfile.ZipInfo]) -> None:
+def _check(infos: list[zipfile.ZipInfo], *, archive_bytes: int) -> None:
     max_entries = int(settings.INGEST_MAX_ARCHIVE_ENTRIES)
     max_bytes = int(settings.INGEST_MAX_UNCOMPRESSED_BYTES)
     max_ratio = int(settings.INGEST_MAX_COMPRESSION_RATIO)
@@ -60,14 +63,8 @@ def _check(infos: list[zipfile.ZipInfo]) -> None:
             f"The file expands to {total:,} bytes when unpacked; the limit is {max_bytes:,} bytes "
             "(INGEST_MAX_UNCOMPRESSED_BYTES).",
         )
+    _check_ratio(infos, max_ratio=max_ratio, archive_bytes=archive_bytes)
     for info in infos:
-        ratio = info.file_size / max(info.compress_size, 1)
-        if info.file_size > RATIO_FLOOR_BYTES and ratio > max_ratio:
-            raise ParseError(
-                "file_too_large_uncompressed",
-                f"The entry {info.filename!r} expands {ratio:,.0f} times ({info.file_size:,} bytes); "
-                f"the limit is {max_ratio:,} times (INGEST_MAX_COMPRESSION_RATIO).",
-            )
         if info.flag_bits & 0x1:
             raise ParseError("file_too_complex", f"The entry {info.filename!r} is encrypted.")
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
@@ -75,3 +72,24 @@ def _check(infos: list[zipfile.ZipInfo]) -> None:
                 "file_too_complex",
                 f"The entry {info.filename!r} uses a compression method other than deflate or none.",
             )
+
+
+def _check_ratio(infos: list[zipfile.ZipInfo], *, max_ratio: int, archive_bytes: int) -> None:
+    """Every entry, and the archive as a whole, expands at most
+    INGEST_MAX_COMPRESSION_RATIO times (an entry may exceed it by
+    RATIO_SLACK_BYTES)."""
+    for info in infos:
+        if info.file_size > max_ratio * info.compress_size + RATIO_SLACK_BYTES:
+            ratio = info.file_size / max(info.compress_size, 1)
+            raise ParseError(
+                "file_too_large_uncompressed",
+                f"The entry {info.filename!r} expands {ratio:,.0f} times ({info.file_size:,} bytes); "
+                f"the limit is {max_ratio:,} times (INGEST_MAX_COMPRESSION_RATIO).",
+            )
+    total = sum(info.file_size for info in infos)
+    if total > max_ratio * archive_bytes + RATIO_SLACK_BYTES:
+        raise ParseError(
+            "file_too_large_uncompressed",
+            f"The archive of {archive_bytes:,} bytes expands {total / max(archive_bytes, 1):,.0f} times "
+            f"({total:,} bytes); the limit is {max_ratio:,} times (INGEST_MAX_COMPRESSION_RATIO).",
+        )

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from bs4 import BeautifulSoup
-from bs4.element import CData, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
+from bs4.element import (
+    CData,
+    Comment,
+    Declaration,
+    Doctype,
+    NavigableString,
+    PageElement,
+    ProcessingInstruction,
+    Tag,
+)
 
 from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError
 
@@ -46,30 +55,37 @@ class _BlockText:
             self.builder.add("".join(self.inline))
             self.inline.clear()
 
-    def walk(self, node: Tag) -> None:
-        for child in node.children:
-            if isinstance(child, NavigableString):
-                if not isinstance(child, _NOT_TEXT):
+    def walk(self, root: Tag) -> None:
+        """Depth-first over the tree with a stack of its own, not Python's:
+        a page of thousands of nested elements is still a page."""
+        stack: list[PageElement | None] = list(reversed(list(root.children)))
+        while stack:
+            node = stack.pop()
+            if node is None:  # the end of a block
+                self.flush()
+            elif isinstance(node, NavigableString):
+                if not isinstance(node, _NOT_TEXT):
                     # Source newlines inside a paragraph are just spaces.
-                    self.inline.append(str(child).replace("\n", " "))
-            elif isinstance(child, Tag):
-                self._tag(child)
+                    self.inline.append(str(node).replace("\n", " "))
+            elif isinstance(node, Tag) and self._enter(node):
+                if node.name.lower() in _BLOCKS:
+                    stack.append(None)  # flushed once its children are done
+                stack.extend(reversed(list(node.children)))
 
-    def _tag(self, tag: Tag) -> None:
+    def _enter(self, tag: Tag) -> bool:
+        """Handle the tag's own boundary; whether its children are walked."""
         name = tag.name.lower()
         if name in _HEADINGS:
             self.flush()
             self.builder.add(tag.get_text(" ", strip=True), heading=True)
-        elif name == "br":
+            return False
+        if name == "br":
             self.inline.append("\n")
-        elif name in ("td", "th"):
+            return False
+        if name in ("td", "th"):
             # A table row is one block: "cell | cell | cell".
             if "".join(self.inline).strip():
                 self.inline.append(" | ")
-            self.walk(tag)
         elif name in _BLOCKS:
             self.flush()
-            self.walk(tag)
-            self.flush()
-        else:
-            self.walk(tag)
+        return True

@@ -232,13 +232,13 @@ def test_outsider_gets_404_and_chat_key_403_and_nothing_is_stored(owner: Tenant,
     assert not Resource.objects.exists()
 
 
-def test_a_request_counts_once_against_the_upload_limit(owner: Tenant, settings: Settings) -> None:
-    settings.RATE_LIMIT_UPLOADS_PER_MINUTE = 2
-    for left in (1, 0):
+def test_each_document_counts_against_the_upload_limit(owner: Tenant, settings: Settings) -> None:
+    settings.RATE_LIMIT_UPLOADS_PER_MINUTE = 7
+    for left in (4, 1):
         response = _post_json(owner, [{"text": f"a {left}"}, {"text": f"b {left}"}, {"text": f"c {left}"}])
         assert response.status_code == 202
         assert response["RateLimit-Remaining"] == str(left)
-    over = _post_json(owner, [{"text": "one more"}])
+    over = _post_json(owner, [{"text": "one more"}, {"text": "and another"}])
     assert over.status_code == 429
     assert over.json()["error"]["code"] == "rate_limited" and over["Retry-After"]
     assert Resource.objects.count() == 6
@@ -268,3 +268,21 @@ def test_idempotency_key_replays_a_zip_upload(owner: Tenant) -> None:
         owner, _zip({"a.txt": b"zipped twice"}), "application/zip", HTTP_IDEMPOTENCY_KEY="zip-1"
     )
     assert changed.status_code == 422
+
+
+def test_small_zip_entries_that_expand_past_the_ratio_are_refused(owner: Tenant) -> None:
+    # Regression: entries of 1 MiB or less skipped the ratio check, so a few
+    # kilobytes of zip became megabytes of stored text.
+    archive = _zip({f"{i}.txt": b"x" * (1024 * 1024) for i in range(3)})
+    assert len(archive) < 12_000
+    response = _post_raw(owner, archive, "application/zip")
+    assert response.status_code == 413, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "payload_too_large"
+    assert "INGEST_MAX_COMPRESSION_RATIO" in error["message"]
+    small = _zip({f"{i}.txt": b"y" * 64 * 1024 for i in range(20)})
+    assert _post_raw(owner, small, "application/zip").status_code == 413
+    assert not Resource.objects.exists()
+    # Ordinary text packs a few times over, well within the ratio.
+    plain = _zip({"a.txt": b"An ordinary document. " * 300, "b.txt": b"Short."})
+    assert _post_raw(owner, plain, "application/zip").status_code == 202

@@ -99,6 +99,27 @@ def test_html_drops_chrome_and_code_and_keeps_headings() -> None:
     assert document.headings == frozenset({0})
 
 
+def test_html_nested_thousands_deep_is_read_without_recursion() -> None:
+    # Regression: the block walk recursed once per element, so 5,000 nested
+    # <div> raised RecursionError (and the worker retried it four times).
+    depth = 5000
+    html = (
+        b"<html><body><h1>" + b"<span>" * depth + b"Title" + b"</span>" * depth + b"</h1>"
+        b"<nav>"
+        + b"<div>" * depth
+        + b"menu"
+        + b"</div>" * depth
+        + b"</nav>"
+        + b"<div>" * depth
+        + b"Deep <b>text</b>."
+        + b"</div>" * depth
+        + b"<p>After.</p></body></html>"
+    )
+    document = _parse(html)
+    assert document.text == "Title\n\nDeep text.\n\nAfter."
+    assert document.headings == frozenset({0})
+
+
 def test_pdf_text_per_page_with_page_numbers() -> None:
     document = _parse(make_pdf(["Alpha line one.\nAlpha line two.", "", "Gamma on page three."]))
     assert "Alpha line one." in document.text and "Gamma on page three." in document.text
@@ -175,6 +196,7 @@ def test_zip_bomb_docx_fails_before_it_is_unpacked() -> None:
 
 
 def test_docx_within_the_ratio_but_over_the_uncompressed_total_fails(settings: Settings) -> None:
+    settings.INGEST_MAX_COMPRESSION_RATIO = 10_000  # the padding packs about 1,000 to 1
     settings.INGEST_MAX_UNCOMPRESSED_BYTES = 100_000
     error = _error(make_minimal_docx("Padded.", padding=200_000))
     assert error.code == "file_too_large_uncompressed"
