@@ -224,3 +224,21 @@ def test_behind_tls_proxy_cookies_are_secure_with_hsts_and_check_deploy_is_clean
         "security.W005",
         "security.W021",
     ]
+
+
+def test_an_image_build_configuration_does_not_serve(tmp_path: Path) -> None:
+    """DANESHYAR_BUILD lets the image build load settings without secrets;
+    the web application refuses to load with it."""
+    env = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    env.update(
+        DJANGO_SETTINGS_MODULE="daneshyar.settings", DANESHYAR_DATA_DIR=str(tmp_path), DANESHYAR_BUILD="1"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", "import daneshyar.wsgi"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0 and "DANESHYAR_BUILD is for building the image only" in result.stderr
