@@ -171,3 +171,16 @@ def test_admin_login_locks_out_a_username_and_address_after_failures(settings: S
     # Another account from that address, and the account from elsewhere, still sign in.
     assert _login(guesser, "other", PASSWORD) == 302
     assert _login(Client(REMOTE_ADDR="198.51.100.2"), "root", PASSWORD) == 302
+
+
+def test_behind_the_tls_proxy_the_lockout_follows_the_address_the_proxy_saw(settings: Settings) -> None:
+    """The proxy appends the client's address to X-Forwarded-For; the hops
+    before it are the client's to write, so changing them does not escape."""
+    settings.AXES_FAILURE_LIMIT = 2
+    settings.BEHIND_TLS_PROXY = True
+    User.objects.create_superuser("root", "root@example.org", PASSWORD)
+    proxy = "10.0.0.2"  # every request arrives from the proxy
+    guesser = [Client(REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=f"192.0.2.{i}, 203.0.113.7") for i in range(3)]
+    assert [_login(client, "root", "wrong") for client in guesser] == [200, 429, 429]
+    elsewhere = Client(REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="198.51.100.2")
+    assert _login(elsewhere, "root", PASSWORD) == 302
