@@ -228,7 +228,7 @@ def test_behind_tls_proxy_cookies_are_secure_with_hsts_and_check_deploy_is_clean
 
 def test_an_image_build_configuration_does_not_serve(tmp_path: Path) -> None:
     """DANESHYAR_BUILD lets the image build load settings without secrets;
-    the web application refuses to load with it."""
+    the web application and the worker refuse to run with it."""
     env = {k: v for k, v in os.environ.items() if k not in SECRETS}
     env.update(
         DJANGO_SETTINGS_MODULE="daneshyar.settings", DANESHYAR_DATA_DIR=str(tmp_path), DANESHYAR_BUILD="1"
@@ -242,3 +242,23 @@ def test_an_image_build_configuration_does_not_serve(tmp_path: Path) -> None:
         timeout=60,
     )
     assert result.returncode != 0 and "DANESHYAR_BUILD is for building the image only" in result.stderr
+    worker = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "daneshyar",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "ERROR",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert worker.returncode != 0 and "DANESHYAR_BUILD is for building the image only" in worker.stderr
