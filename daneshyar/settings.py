@@ -7,7 +7,6 @@ names the variable.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from functools import partial
 from pathlib import Path
 
@@ -39,14 +38,12 @@ DATA_DIR = Path(env_str("DANESHYAR_DATA_DIR", str(BASE_DIR / ".data"))).resolve(
 
 DEBUG = env_bool("DEBUG", False)
 
-# --- Secrets (daneshyar/config/keys.py) ------------------------------------------
-# Required: from the environment, else the files `make run` generates in DATA_DIR (never
-# written here). DANESHYAR_BUILD (image builds) runs without them; daneshyar/wsgi.py won't serve.
+# --- Secrets: from the environment, else make run's files in DATA_DIR (never written here;
+# daneshyar/config/keys.py). DANESHYAR_BUILD, for image builds only, runs without them.
 BUILD_ONLY = env_bool("DANESHYAR_BUILD", False)
 _secret = partial(required_secret, data_dir=DATA_DIR, debug=DEBUG, build=BUILD_ONLY)
 SECRET_KEY = _secret("SECRET_KEY", env_optional_str("SECRET_KEY"))
-# Signs response certificates (chat/certificates.py): ``[key_id:]`` + 32 bytes, base64url;
-# rotate by moving the old public key to CERTIFICATE_RETIRED_KEYS ("key_id:base64url", …).
+# Signs response certificates (chat/certificates.py); rotate with CERTIFICATE_RETIRED_KEYS.
 CERTIFICATE_SIGNING_KEY = _secret("CERTIFICATE_SIGNING_KEY", env_optional_str("CERTIFICATE_SIGNING_KEY"))
 CERTIFICATE_RETIRED_KEYS = env_list("CERTIFICATE_RETIRED_KEYS", [])
 # Keys the HMAC of external_user_id in a pseudonymous transcript export.
@@ -56,8 +53,7 @@ API_KEY_HASH_SECRET = _secret("API_KEY_HASH_SECRET", env_optional_str("API_KEY_H
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-# Behind a TLS-terminating proxy (docs/deployment.md): cookies only over HTTPS, and HSTS. The
-# proxy redirects plain HTTP (health checks inside speak it): no SECURE_SSL_REDIRECT (W008).
+# Behind a TLS proxy: Secure cookies, HSTS; the proxy redirects plain HTTP (docs/deployment.md).
 BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = BEHIND_TLS_PROXY
@@ -100,8 +96,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Last, as django-axes asks: answers a locked-out login attempt (429).
-    "axes.middleware.AxesMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: 429 for a locked-out login
 ]
 
 ROOT_URLCONF = "daneshyar.urls"
@@ -357,12 +352,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# --- Admin login throttling (django-axes; docs/console.md) -------------------
-# ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one username from one address
-# (daneshyar/clientip.py) lock that pair out (429) for ADMIN_LOGIN_LOCKOUT_MINUTES.
-# AUTHENTICATION_BACKENDS and the fixed AXES_* settings: daneshyar/config/login.py.
+# --- Admin login lockout per username + address (django-axes; daneshyar/config/login.py) --
 AXES_FAILURE_LIMIT = env_int("ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
-AXES_COOLOFF_TIME = timedelta(minutes=env_int("ADMIN_LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_COOLOFF_TIME = env_int("ADMIN_LOGIN_LOCKOUT_MINUTES", 15, minimum=1) / 60  # in hours
 
 # --- Django basics ------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
