@@ -173,14 +173,34 @@ def test_admin_login_locks_out_a_username_and_address_after_failures(settings: S
     assert _login(Client(REMOTE_ADDR="198.51.100.2"), "root", PASSWORD) == 302
 
 
-def test_behind_the_tls_proxy_the_lockout_follows_the_address_the_proxy_saw(settings: Settings) -> None:
-    """The proxy appends the client's address to X-Forwarded-For; the hops
+@pytest.mark.parametrize(
+    "chain",
+    [
+        # make run's proxy or compose's nginx: the peer they saw, appended.
+        ("127.0.0.1", ""),
+        # A TLS proxy in front of nginx: nginx appends the TLS proxy's address.
+        ("172.18.0.5", ", 10.0.0.9"),
+    ],
+)
+def test_behind_our_proxies_the_lockout_follows_the_address_they_saw(
+    settings: Settings, chain: tuple[str, str]
+) -> None:
+    """The proxies append the client's address to X-Forwarded-For; the hops
     before it are the client's to write, so changing them does not escape."""
     settings.AXES_FAILURE_LIMIT = 2
-    settings.BEHIND_TLS_PROXY = True
     User.objects.create_superuser("root", "root@example.org", PASSWORD)
-    proxy = "10.0.0.2"  # every request arrives from the proxy
-    guesser = [Client(REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=f"192.0.2.{i}, 203.0.113.7") for i in range(3)]
+    peer, internal_hops = chain
+    guesser = [
+        Client(REMOTE_ADDR=peer, HTTP_X_FORWARDED_FOR=f"81.2.69.{i}, 81.2.69.142{internal_hops}")
+        for i in range(3)
+    ]
     assert [_login(client, "root", "wrong") for client in guesser] == [200, 429, 429]
-    elsewhere = Client(REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="198.51.100.2")
+    elsewhere = Client(REMOTE_ADDR=peer, HTTP_X_FORWARDED_FOR=f"81.2.69.160{internal_hops}")
     assert _login(elsewhere, "root", PASSWORD) == 302
+
+
+def test_a_forwarded_for_header_sent_straight_to_the_server_is_ignored(settings: Settings) -> None:
+    settings.AXES_FAILURE_LIMIT = 2
+    User.objects.create_superuser("root", "root@example.org", PASSWORD)
+    direct = [Client(REMOTE_ADDR="81.2.69.142", HTTP_X_FORWARDED_FOR=f"81.2.69.{i}") for i in range(3)]
+    assert [_login(client, "root", "wrong") for client in direct] == [200, 429, 429]
