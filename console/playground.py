@@ -7,6 +7,10 @@ the playground shows is what an integrator gets. The passages come from that
 turn's retrieval (``retrieval.search.search``), each with its fused score and
 the scores of the two legs behind it.
 
+The exact prompt is shown only where the deployment enabled prompt traces
+(``PROMPT_TRACE_ENABLED``); otherwise the page shows the answer, the
+passages and the decision without it, and the turn runs without a trace.
+
 The turn is stored like any other, in a session of the reserved end user
 ``console:<username>`` (or ``console:<username>:<label>`` for a second
 persona), which the transcript export and the dashboard leave out unless
@@ -20,6 +24,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.utils.safestring import SafeString
 
 from chat.contract import PromptTrace, Reply
@@ -42,7 +47,7 @@ def playground_user_id(username: str, label: str = "") -> str:
 
 def console_principal(workspace: Workspace) -> ApiKey:
     """What the playground acts as: an admin key of the workspace's
-    organization (so it may ask for the prompt trace), never stored. The
+    organization (so it may ask for the prompt trace where traces are on), never stored. The
     staff account's own access was checked before (console/views/common.py)."""
     return ApiKey(organization=workspace.organization, name="console", scope=ApiKeyScope.ADMIN)
 
@@ -72,8 +77,10 @@ class PlaygroundTurn:
     external_user_id: str
     passages: list[ShownPassage]
     parts: list[ShownPart]
+    # The decision, scores and queries; its messages only when prompt_shown.
     trace: PromptTrace
     form: object | None
+    prompt_shown: bool = True
 
 
 def playground_turn(
@@ -98,11 +105,13 @@ def playground_turn(
             session_id=session_id,
             resource_ids=tuple(resource_ids),
             model=model,
-            include_prompt_trace=True,
+            include_prompt_trace=settings.PROMPT_TRACE_ENABLED,
         )
     )
     reply = turn_complete(prepared)
     trace = prepared.trace()
+    if not settings.PROMPT_TRACE_ENABLED:
+        trace["messages"] = []
     in_prompt = list(prepared.passages)
     prompt_ids = {p.passage_id for p in in_prompt}
     # Retrieved but left out of the prompt by its budget: shown after the others.
@@ -122,6 +131,7 @@ def playground_turn(
         parts=_shown_parts(response, shown),
         trace=trace,
         form=response.get("form"),
+        prompt_shown=settings.PROMPT_TRACE_ENABLED,
     )
 
 

@@ -28,6 +28,8 @@ import urllib.request
 from pathlib import Path
 from types import FrameType
 
+from daneshyar.keygen import local_secrets_ensure
+
 ROOT = Path(__file__).resolve().parent.parent
 # A request still running when make run stops gets this long to finish...
 GRACEFUL_SECONDS = 10
@@ -40,6 +42,10 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     data_dir = Path(os.environ.setdefault("DANESHYAR_DATA_DIR", str(ROOT / ".data"))).resolve()
+    # make run's own secrets (the only place they are generated; settings
+    # read them from DATA_DIR) and prompt traces for the playground and admin keys.
+    local_secrets_ensure(data_dir)
+    os.environ.setdefault("PROMPT_TRACE_ENABLED", "true")
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
 

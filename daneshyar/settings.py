@@ -7,7 +7,7 @@ names the variable.
 
 from __future__ import annotations
 
-import hashlib
+from functools import partial
 from pathlib import Path
 
 import django_stubs_ext
@@ -16,7 +16,8 @@ from django.core.exceptions import ImproperlyConfigured
 from daneshyar.config import generation
 from daneshyar.config.broker import broker_transport_options
 from daneshyar.config.databases import default_database, search_database
-from daneshyar.config.keys import certificate_signing_key, secret_key
+from daneshyar.config.keys import required_secret
+from daneshyar.config.login import *  # noqa: F403  (AUTHENTICATION_BACKENDS, AXES_*)
 from daneshyar.config.schema import TAGS as SCHEMA_TAGS
 from daneshyar.env import (
     env_bool,
@@ -38,31 +39,29 @@ DATA_DIR = Path(env_str("DANESHYAR_DATA_DIR", str(BASE_DIR / ".data"))).resolve(
 
 DEBUG = env_bool("DEBUG", False)
 
-
-# Without SECRET_KEY (local runs) one is generated once and kept in DATA_DIR.
-SECRET_KEY = secret_key(env_optional_str("SECRET_KEY"), data_dir=DATA_DIR)
-
-# Keys the HMAC that replaces external_user_id in a pseudonymous transcript
-# export (stable across exports while it stays the same).
-TRANSCRIPT_PSEUDONYM_KEY = env_str(
-    "TRANSCRIPT_PSEUDONYM_KEY", hashlib.sha256(f"pseudonym:{SECRET_KEY}".encode()).hexdigest()
-)
-
-# Signs response certificates (chat/certificates.py); rotate by moving the
-# old public key to CERTIFICATE_RETIRED_KEYS ("key_id:base64url", comma-separated).
-# ``[key_id:]`` + 32 bytes, base64url; without it (local runs) one is
-# generated once and kept in DATA_DIR.
-CERTIFICATE_SIGNING_KEY = certificate_signing_key(
-    env_optional_str("CERTIFICATE_SIGNING_KEY"), data_dir=DATA_DIR
-)
+# --- Secrets: from the environment, else make run's files in DATA_DIR (never written here;
+# daneshyar/config/keys.py). DANESHYAR_BUILD, for image builds only, runs without them.
+BUILD_ONLY = env_bool("DANESHYAR_BUILD", False)
+_secret = partial(required_secret, data_dir=DATA_DIR, debug=DEBUG, build=BUILD_ONLY)
+SECRET_KEY = _secret("SECRET_KEY", env_optional_str("SECRET_KEY"))
+# Signs response certificates (chat/certificates.py); rotate with CERTIFICATE_RETIRED_KEYS.
+CERTIFICATE_SIGNING_KEY = _secret("CERTIFICATE_SIGNING_KEY", env_optional_str("CERTIFICATE_SIGNING_KEY"))
 CERTIFICATE_RETIRED_KEYS = env_list("CERTIFICATE_RETIRED_KEYS", [])
-# Keyed hash for API keys. Separate from SECRET_KEY so that rotating the
-# session/CSRF secret does not invalidate every integrator's API key.
-API_KEY_HASH_SECRET = env_str("API_KEY_HASH_SECRET", SECRET_KEY)
+# Keys the HMAC of external_user_id in a pseudonymous transcript export.
+TRANSCRIPT_PSEUDONYM_KEY = _secret("TRANSCRIPT_PSEUDONYM_KEY", env_optional_str("TRANSCRIPT_PSEUDONYM_KEY"))
+# Keyed hash of API keys: rotating SECRET_KEY leaves API keys valid (changing this does not).
+API_KEY_HASH_SECRET = _secret("API_KEY_HASH_SECRET", env_optional_str("API_KEY_HASH_SECRET"))
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
+# Behind a TLS proxy: Secure cookies, HSTS; the proxy redirects plain HTTP (docs/deployment.md).
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = BEHIND_TLS_PROXY
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if BEHIND_TLS_PROXY else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = ["security.W008"] if BEHIND_TLS_PROXY else []
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -73,6 +72,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.postgres",
+    "axes",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -99,6 +99,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: 429 for a locked-out login
 ]
 
 ROOT_URLCONF = "daneshyar.urls"
@@ -288,8 +289,8 @@ OPENAI_MAX_TOKENS = env_int("OPENAI_MAX_TOKENS", 1024, minimum=16)
 # one (vLLM reports max_model_len); 0 means "ask the server".
 OPENAI_CONTEXT_LENGTH = env_int("OPENAI_CONTEXT_LENGTH", 0, minimum=0)
 # Whether admin keys may ask for a turn's prompt trace (include_prompt_trace).
-# On for make run; off in docker-compose.yml: a deployment opts in.
-PROMPT_TRACE_ENABLED = env_bool("PROMPT_TRACE_ENABLED", True)
+# Off unless a deployment opts in; make run (daneshyar/devserver.py) turns it on.
+PROMPT_TRACE_ENABLED = env_bool("PROMPT_TRACE_ENABLED", False)
 # Tokens kept free in every prompt on top of the reply's max_tokens.
 PROMPT_TOKEN_MARGIN = env_int("PROMPT_TOKEN_MARGIN", 32, minimum=0)
 if GENERATION_BACKEND == "openai" and not OPENAI_BASE_URL:
@@ -367,6 +368,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# --- Admin login lockout per username + address (django-axes; daneshyar/config/login.py) --
+AXES_FAILURE_LIMIT = env_int("ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = env_int("ADMIN_LOGIN_LOCKOUT_MINUTES", 15, minimum=1) / 60  # in hours
 
 # --- Django basics ------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -145,7 +145,7 @@ class ResourceAdmin(OrganizationScopedAdmin):
         for resource in queryset:
             services.resource_delete(resource=resource)
 
-    @admin.action(description="Reingest selected resources")
+    @admin.action(description="Reingest selected resources", permissions=["change"])
     def reingest_resources(self, request: HttpRequest, queryset: QuerySet[Resource]) -> None:
         count = 0
         for resource in queryset:

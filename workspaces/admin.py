@@ -10,7 +10,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from workspaces import services
-from workspaces.models import ApiKey, ApiKeyScope, Organization, StaffMembership, Workspace
+from workspaces.models import (
+    ApiKey,
+    ApiKeyScope,
+    Organization,
+    RateLimitOverrides,
+    StaffMembership,
+    Workspace,
+)
 from workspaces.staff import StaffScope, staff_scope
 
 
@@ -81,25 +88,40 @@ class OrganizationScopedAdmin(admin.ModelAdmin[Any]):
         raise Http404
 
 
+# The per-minute limits an operator sets on an organization or a workspace.
+RATE_LIMIT_FIELDS = tuple(field.name for field in RateLimitOverrides._meta.local_fields)
+
+
+def operator_fields(model: Any, *, editable_by_tenant: tuple[str, ...] | None = None) -> list[str]:
+    """The fields of ``model`` only an account that sees every organization
+    may change: the limits the deployment sets on a tenant (rate limits,
+    quotas), so that an account limited to its own organization cannot
+    raise them. With ``editable_by_tenant``, every field but those (what a
+    new limit is called does not matter then: it is the operator's)."""
+    names = [field.name for field in model._meta.concrete_fields if field.editable]
+    if editable_by_tenant is not None:
+        return [name for name in names if name not in editable_by_tenant]
+    return [name for name in names if name in RATE_LIMIT_FIELDS or "quota" in name]
+
+
 @admin.register(Organization)
 class OrganizationAdmin(OrganizationScopedAdmin):
     organization_path = "pk"
     list_display = ["name", "id", "quota_documents", "quota_bytes", "created_at"]
     search_fields = ["name", "id"]
     readonly_fields = ["id", "created_at", "updated_at"]
-    # Quotas bound what an organization may take of the deployment: set by
-    # staff who see every organization, never by the organization's own.
-    QUOTA_FIELDS: ClassVar[list[str]] = ["quota_documents", "quota_bytes"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Organization | None = None) -> Any:
-        readonly = list(super().get_readonly_fields(request, obj))
-        if not staff_scope(request.user).everything:
-            readonly += self.QUOTA_FIELDS
-        return readonly
-
     def has_add_permission(self, request: HttpRequest) -> bool:
         # An account limited to one organization cannot make another.
         return staff_scope(request.user).everything and super().has_add_permission(request)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Organization | None = None) -> Any:
+        fields = list(super().get_readonly_fields(request, obj))
+        if staff_scope(request.user).limited:
+            # Its own organization's name, nothing the operator decides
+            # (rate limits, quotas: what it may take of the deployment).
+            operator = operator_fields(Organization, editable_by_tenant=("name",))
+            fields += [f for f in operator if f not in fields]
+        return fields
 
 
 @admin.register(Workspace)
@@ -117,6 +139,12 @@ class WorkspaceAdmin(OrganizationScopedAdmin):
     search_fields = ["name", "id", "organization__name"]
     readonly_fields = ["id", "created_at", "updated_at"]
     list_select_related = ["organization"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Workspace | None = None) -> Any:
+        fields = list(super().get_readonly_fields(request, obj))
+        if staff_scope(request.user).limited:
+            fields += [f for f in operator_fields(Workspace) if f not in fields]
+        return fields
 
 
 class ApiKeyCreateForm(forms.ModelForm[ApiKey]):
@@ -139,6 +167,19 @@ class ApiKeyCreateForm(forms.ModelForm[ApiKey]):
             if foreign:
                 raise forms.ValidationError(f"Workspaces of another organization: {', '.join(foreign)}")
         return cleaned
+
+
+class ApiKeyChangeForm(forms.ModelForm[ApiKey]):
+    class Meta:
+        model = ApiKey
+        fields = ["name", "revoked_at"]
+
+    def clean_revoked_at(self) -> Any:
+        revoked_at = self.cleaned_data.get("revoked_at")
+        if self.instance.revoked_at is not None and revoked_at != self.instance.revoked_at:
+            # Whoever held the key may still have it: issue a new key instead.
+            raise forms.ValidationError("A revoked key stays revoked; issue a new key instead.")
+        return revoked_at
 
 
 @admin.register(ApiKey)
@@ -183,6 +224,8 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
         if obj is None:
             kwargs["form"] = ApiKeyCreateForm
             kwargs["fields"] = ["organization", "name", "scope", "workspaces"]
+        else:
+            kwargs["form"] = ApiKeyChangeForm
         return super().get_form(request, obj, change=change, **kwargs)
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> Any:
@@ -225,7 +268,7 @@ class ApiKeyAdmin(OrganizationScopedAdmin):
         }
         return TemplateResponse(request, "admin/workspaces/apikey/created.html", context)
 
-    @admin.action(description="Revoke selected keys")
+    @admin.action(description="Revoke selected keys", permissions=["change"])
     def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         for api_key in queryset:
             services.api_key_revoke(api_key=api_key)

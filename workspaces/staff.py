@@ -3,10 +3,10 @@
 The console's tenant boundary, as ``workspaces.access`` is the API's:
 
 - a superuser sees every organization;
-- a staff account without a :class:`~workspaces.models.StaffMembership`
-  sees every organization;
-- a staff account with one sees only that organization (nothing when the
-  organization was deleted);
+- a staff account with a :class:`~workspaces.models.StaffMembership` sees
+  only that organization (nothing when the organization was deleted);
+- a staff account without one sees nothing: the boundary fails closed, so
+  an account created and never given a membership shows no tenant's data;
 - anyone else (inactive, not staff, anonymous) sees nothing.
 
 Every console page and every admin list of tenant data filters with
@@ -78,7 +78,7 @@ def _scope(user: Any) -> StaffScope:
         StaffMembership.objects.filter(user_id=user.pk).values_list("organization_id", flat=True)
     )
     if not memberships:
-        return EVERYTHING
+        return NOTHING
     return StaffScope(everything=False, organization_id=memberships[0])
 
 

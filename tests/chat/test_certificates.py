@@ -9,6 +9,10 @@ import base64
 import hashlib
 import json
 import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +26,7 @@ from tests.chat.helpers import answer, ingest_text, sse_events, stream_of
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def b64(data: bytes) -> str:
@@ -166,3 +171,36 @@ def test_prompt_traces_are_off_when_the_deployment_disables_them(
     )
     assert response.status_code == 403 and "PROMPT_TRACE_ENABLED" in response.json()["error"]["message"]
     assert not Session.objects.exists() and scripted.calls == []
+
+
+@pytest.mark.django_db(False)
+def test_concurrent_generators_on_an_empty_data_dir_end_with_one_key(tmp_path: Path) -> None:
+    """Several processes of ``make run`` starting on an empty DATA_DIR: each
+    generates its own signing key at the same moment, and all end with the
+    one that was written first (none overwritten, none half-read)."""
+    start = time.time() + 3
+    script = (
+        "import sys, time; from pathlib import Path;"
+        "from daneshyar.keygen import local_secrets_ensure;"
+        f"time.sleep(max(0.0, {start} - time.time()));"
+        "print(local_secrets_ensure(Path(sys.argv[1]))['CERTIFICATE_SIGNING_KEY'])"
+    )
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(8)
+    ]
+    outputs = [process.communicate(timeout=60) for process in processes]
+    assert all(process.returncode == 0 for process in processes), [err for _, err in outputs]
+    keys = {out.strip() for out, _ in outputs}
+    on_disk = (tmp_path / "certificate_signing_key").read_text().strip()
+    assert keys == {on_disk} and len(unb64(on_disk)) == 32
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["secret_key", "certificate_signing_key", "transcript_pseudonym_key", "api_key_hash_secret"]
+    )
+    assert all(p.stat().st_mode & 0o077 == 0 for p in tmp_path.iterdir())

@@ -1,7 +1,8 @@
-"""Who sees what in the console: staff see every organization; a staff
+"""Who sees what in the console: superusers see every organization; a staff
 account limited to one organization sees only its workspaces, everywhere in
 the console and the admin, and another organization's workspace, playground,
-transcripts, resources and passages are 404s, exactly like missing ones."""
+transcripts, resources and passages are 404s, exactly like missing ones;
+a staff account without a membership sees nothing."""
 
 from __future__ import annotations
 
@@ -139,12 +140,12 @@ def test_the_console_index_lists_only_the_accounts_workspaces(
     assert b'href="/admin/console/"' in root.client.get("/admin/").content
 
 
-def test_staff_without_a_membership_see_every_organization(owner: Tenant, outsider: Tenant) -> None:
+def test_staff_without_a_membership_see_no_organization(owner: Tenant, outsider: Tenant) -> None:
     staff = make_staff("staff")
     for tenant in (owner, outsider):
-        assert staff.client.get(f"/admin/console/{tenant.workspace.id}/dashboard/").status_code == 200
+        assert staff.client.get(f"/admin/console/{tenant.workspace.id}/dashboard/").status_code == 404
     listing = staff.client.get("/admin/workspaces/workspace/").content.decode()
-    assert owner.workspace.name in listing and outsider.workspace.name in listing
+    assert owner.workspace.name not in listing and outsider.workspace.name not in listing
 
 
 def test_an_account_whose_organization_was_deleted_sees_nothing(

@@ -9,6 +9,7 @@ import re
 import uuid
 
 import pytest
+from pytest_django import Settings
 
 from chat.models import Message, MessageRole, Session
 from tests.chat.helpers import ingest_text
@@ -174,3 +175,18 @@ def test_the_playground_shows_the_standalone_question_and_the_answerability(
     assert 'data-decision="answer"' in page
     status, page = _ask(curator, owner, question="What is the capital of France?")
     assert 'data-decision="no_answer"' in page
+
+
+def test_with_prompt_traces_off_the_playground_answers_without_the_prompt(
+    owner: Tenant, curator: Staff, documents: dict[str, uuid.UUID], settings: Settings
+) -> None:
+    """A deployment that keeps prompt traces off (the default outside make
+    run) still has a working playground: the answer, passages and decision,
+    not the exact prompt."""
+    settings.PROMPT_TRACE_ENABLED = False
+    status, page = _ask(curator, owner)
+    assert status == 200, page
+    reply = Message.objects.get(session__workspace=owner.workspace, role=MessageRole.ASSISTANT)
+    assert "thirty days" in reply.content and "thirty days" in page
+    assert 'id="prompt-trace-off"' in page and 'id="prompt-trace"' not in page
+    assert "PROMPT_TRACE_ENABLED" in page

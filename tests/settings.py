@@ -1,0 +1,20 @@
+"""The test suite's settings: ``daneshyar/settings.py`` with what a
+deployment must set given test values.
+
+The secrets are fresh for each run (nothing committed, nothing in DATA_DIR)
+and put in the environment, so the server and worker processes the tests
+start share them. Prompt traces are on, as under ``make run``; the tests of
+a deployment without them turn them off.
+"""
+
+from __future__ import annotations
+
+import os
+
+from daneshyar.keygen import new_secret
+
+for _name in ("SECRET_KEY", "CERTIFICATE_SIGNING_KEY", "TRANSCRIPT_PSEUDONYM_KEY", "API_KEY_HASH_SECRET"):
+    os.environ.setdefault(_name, new_secret(_name))
+os.environ.setdefault("PROMPT_TRACE_ENABLED", "true")
+
+from daneshyar.settings import *  # noqa: E402, F403
