@@ -1,0 +1,95 @@
+"""Limits and ingestion: the bodies, uploads, quotas and bounds of one
+document's ingestion, chunking.
+
+``daneshyar/settings.py`` imports these names; each is listed with its default
+in docs/configuration.md and .env.example.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ImproperlyConfigured
+
+from daneshyar.env import env_int
+
+__all__ = [
+    "BATCH_UPLOAD_MAX_BYTES",
+    "BATCH_UPLOAD_MAX_DOCUMENTS",
+    "CHUNK_OVERLAP_TOKENS",
+    "CHUNK_SIZE_TOKENS",
+    "DATA_UPLOAD_MAX_MEMORY_SIZE",
+    "DATA_UPLOAD_MAX_NUMBER_FIELDS",
+    "FILE_UPLOAD_MAX_MEMORY_SIZE",
+    "INGEST_BATCH_SIZE",
+    "INGEST_MAX_ARCHIVE_ENTRIES",
+    "INGEST_MAX_COMPRESSION_RATIO",
+    "INGEST_MAX_RETRIES",
+    "INGEST_MAX_UNCOMPRESSED_BYTES",
+    "INGEST_PARSE_TIMEOUT_SECONDS",
+    "INGEST_PDF_MAX_OBJECTS",
+    "INGEST_PDF_MAX_PAGES",
+    "INGEST_RETRY_BACKOFF_SECONDS",
+    "INGEST_STALE_AFTER_SECONDS",
+    "INGEST_SWEEP_INTERVAL_SECONDS",
+    "INGEST_TASK_SOFT_TIME_LIMIT",
+    "INGEST_TASK_TIME_LIMIT",
+    "MAX_EXTRACTED_CHARS",
+    "MAX_JSON_BODY_BYTES",
+    "MAX_UPLOAD_BYTES",
+    "ORG_QUOTA_BYTES",
+    "ORG_QUOTA_DOCUMENTS",
+]
+
+# --- Limits -------------------------------------------------------------------
+# JSON bodies (chat messages are at most 32,000 characters).
+MAX_JSON_BODY_BYTES = env_int("MAX_JSON_BODY_BYTES", 1_048_576, minimum=1024)
+MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 25 * 1024 * 1024, minimum=1024)
+MAX_EXTRACTED_CHARS = env_int("MAX_EXTRACTED_CHARS", 2_000_000, minimum=1000)
+# POST …/resources/batch/: the body (JSON, NDJSON or a zip) and the documents in it.
+BATCH_UPLOAD_MAX_BYTES = env_int("BATCH_UPLOAD_MAX_BYTES", 25 * 1024 * 1024, minimum=1024)
+BATCH_UPLOAD_MAX_DOCUMENTS = env_int("BATCH_UPLOAD_MAX_DOCUMENTS", 1000, minimum=1, maximum=10_000)
+# Quotas of one organization over all its workspaces (docs/ingestion.md,
+# "Quotas"); an organization's own quota, set in the console, overrides them.
+# 0: no quota.
+ORG_QUOTA_DOCUMENTS = env_int("ORG_QUOTA_DOCUMENTS", 100_000, minimum=0)
+ORG_QUOTA_BYTES = env_int("ORG_QUOTA_BYTES", 10 * 1024**3, minimum=0)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_JSON_BODY_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+
+# --- Ingestion, embeddings, retrieval ----------------------------------------
+CHUNK_SIZE_TOKENS = env_int("CHUNK_SIZE_TOKENS", 200, minimum=16, maximum=8192)
+CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 40, minimum=0, maximum=4096)
+if CHUNK_OVERLAP_TOKENS >= CHUNK_SIZE_TOKENS:
+    raise ImproperlyConfigured("CHUNK_OVERLAP_TOKENS must be smaller than CHUNK_SIZE_TOKENS")
+INGEST_STALE_AFTER_SECONDS = env_int("INGEST_STALE_AFTER_SECONDS", 900, minimum=30)
+INGEST_MAX_RETRIES = env_int("INGEST_MAX_RETRIES", 3, minimum=0, maximum=20)
+# First retry after this many seconds, then doubling (capped at 10 minutes).
+INGEST_RETRY_BACKOFF_SECONDS = env_int("INGEST_RETRY_BACKOFF_SECONDS", 10, minimum=0, maximum=600)
+# Resources one ingestion task embeds and stores together (docs/ingestion.md,
+# "Batches"): fewer transactions and trigger runs per document.
+INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 32, minimum=1, maximum=500)
+# How often beat runs the sweep that re-queues stale ingestions (docs/ingestion.md).
+INGEST_SWEEP_INTERVAL_SECONDS = env_int("INGEST_SWEEP_INTERVAL_SECONDS", 60, minimum=5)
+# Bounds of one document's ingestion (docs/ingestion.md, "Bounds"). Over a
+# bound the resource ends failed at once, without a retry.
+# Zip packages (DOCX): the sum of the entries' declared sizes, and the ratio
+# of every entry and of the whole, checked before anything is decompressed.
+INGEST_MAX_UNCOMPRESSED_BYTES = env_int(
+    "INGEST_MAX_UNCOMPRESSED_BYTES", 100 * 1024 * 1024, minimum=1024 * 1024
+)
+INGEST_MAX_COMPRESSION_RATIO = env_int("INGEST_MAX_COMPRESSION_RATIO", 100, minimum=2)
+INGEST_MAX_ARCHIVE_ENTRIES = env_int("INGEST_MAX_ARCHIVE_ENTRIES", 10_000, minimum=10)
+INGEST_PDF_MAX_PAGES = env_int("INGEST_PDF_MAX_PAGES", 2000, minimum=1)
+# Indirect objects in the cross-reference table(s).
+INGEST_PDF_MAX_OBJECTS = env_int("INGEST_PDF_MAX_OBJECTS", 200_000, minimum=100)
+# Checked while parsing (between pages, content-stream operators and text
+# blocks), so a slow document ends with ingest_timeout on any worker pool.
+INGEST_PARSE_TIMEOUT_SECONDS = env_int("INGEST_PARSE_TIMEOUT_SECONDS", 300, minimum=1)
+# Celery limits of one ingestion task (prefork pool; the solo pool has none).
+# Soft: SoftTimeLimitExceeded inside the task -> ingest_timeout. Hard: the pool
+# kills the child (a parse stuck in C code) and the worker marks ingest_timeout.
+INGEST_TASK_SOFT_TIME_LIMIT = env_int("INGEST_TASK_SOFT_TIME_LIMIT", 1800, minimum=1)
+# Below the Redis visibility timeout (3600 s), which would redeliver a task still running.
+INGEST_TASK_TIME_LIMIT = env_int("INGEST_TASK_TIME_LIMIT", 1920, minimum=2, maximum=3300)
+if INGEST_TASK_TIME_LIMIT <= INGEST_TASK_SOFT_TIME_LIMIT:
+    raise ImproperlyConfigured("INGEST_TASK_TIME_LIMIT must be greater than INGEST_TASK_SOFT_TIME_LIMIT")
