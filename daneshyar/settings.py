@@ -317,7 +317,11 @@ RATE_LIMIT_STORAGE_URL = (
 
 # --- API ----------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["workspaces.authentication.ApiKeyAuthentication"],
+    # X-API-Key or Bearer; end-user routes add EndUserTokenAuthentication.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "workspaces.authentication.ApiKeyAuthentication",
+        "workspaces.authentication.BearerKeyAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["workspaces.permissions.HasApiKey"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # JSON in (the contract); an upload view adds multipart itself. A form
