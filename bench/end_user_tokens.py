@@ -79,10 +79,13 @@ def main() -> int:
         with_key, with_token = APIClient(), APIClient()
         with_key.credentials(HTTP_X_API_KEY=key.plaintext)
         with_token.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-        origin = {"HTTP_ORIGIN": "https://shop.example"}
         timed("GET sessions, X-API-Key", runs, lambda: with_key.get(url, {"external_user_id": "alice"}))
         timed("GET sessions, end-user token", runs, lambda: with_token.get(url))
-        timed("GET sessions, end-user token + Origin (CORS)", runs, lambda: with_token.get(url, **origin))
+        timed(
+            "GET sessions, end-user token + Origin (CORS)",
+            runs,
+            lambda: with_token.get(url, HTTP_ORIGIN="https://shop.example"),
+        )
     finally:
         organization.delete()
     return 0
