@@ -218,7 +218,9 @@ class IdempotencyRecord(models.Model):
 
     api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+", null=True)
     # The owner of a record made with an end-user token (no API key).
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", null=True)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
     external_user_id = models.CharField(max_length=255, blank=True, default="")
     key = models.CharField(max_length=255)
     # SHA-256 of the method, path and body: the same key with another body is refused.
@@ -241,11 +243,10 @@ class IdempotencyRecord(models.Model):
                 condition=models.Q(api_key__isnull=True),
                 name="idempotency_unique_end_user_key",
             ),
-            # Exactly one owner: an API key, or a workspace's end user.
+            # An owner: an API key, or (an end-user token's) a workspace's end user.
             models.CheckConstraint(
-                condition=models.Q(api_key__isnull=False, workspace__isnull=True)
-                | models.Q(api_key__isnull=True, workspace__isnull=False),
-                name="idempotency_one_owner",
+                condition=models.Q(api_key__isnull=False) | models.Q(workspace__isnull=False),
+                name="idempotency_has_owner",
             ),
         ]
         indexes = [

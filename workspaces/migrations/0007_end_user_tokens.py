@@ -22,6 +22,7 @@ class Migration(migrations.Migration):
             model_name="idempotencyrecord",
             name="workspace",
             field=models.ForeignKey(
+                blank=True,
                 null=True,
                 on_delete=django.db.models.deletion.CASCADE,
                 related_name="+",
@@ -81,12 +82,8 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name="idempotencyrecord",
             constraint=models.CheckConstraint(
-                condition=models.Q(
-                    models.Q(("api_key__isnull", False), ("workspace__isnull", True)),
-                    models.Q(("api_key__isnull", True), ("workspace__isnull", False)),
-                    _connector="OR",
-                ),
-                name="idempotency_one_owner",
+                condition=models.Q(("api_key__isnull", False), ("workspace__isnull", False), _connector="OR"),
+                name="idempotency_has_owner",
             ),
         ),
     ]
