@@ -13,7 +13,7 @@ from pathlib import Path
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from daneshyar.config import generation
+from daneshyar.config import cors, generation
 from daneshyar.config.broker import broker_transport_options
 from daneshyar.config.databases import default_database, search_database
 from daneshyar.config.ingestion import *  # noqa: F403  (MAX_*, BATCH_UPLOAD_*, ORG_QUOTA_*, CHUNK_*, INGEST_*)
@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "axes",
     "rest_framework",
+    "corsheaders",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "daneshyar.apps.DaneshyarConfig",
@@ -87,6 +88,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that every answer to an allowed browser request carries the
+    # CORS headers, errors from the middleware below (413, 429) included.
+    "corsheaders.middleware.CorsMiddleware",
     "daneshyar.middleware.BodySizeLimitMiddleware",
     "daneshyar.middleware.NulRefusalMiddleware",
     "workspaces.concurrency.ConcurrencyMiddleware",  # a key's slot back when its response is done
@@ -281,7 +285,11 @@ CONCURRENCY_LEASE_SECONDS = env_int("CONCURRENCY_LEASE_SECONDS", 600, minimum=10
 
 # --- API ----------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["workspaces.authentication.ApiKeyAuthentication"],
+    # X-API-Key or Bearer; end-user routes add EndUserTokenAuthentication.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "workspaces.authentication.ApiKeyAuthentication",
+        "workspaces.authentication.BearerKeyAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["workspaces.permissions.HasApiKey"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # JSON in (the contract); an upload view adds multipart itself. A form
@@ -296,6 +304,8 @@ REST_FRAMEWORK = {
     ],
     "UNAUTHENTICATED_USER": None,
 }
+# CORS per workspace (django-cors-headers): the settings, and why, in daneshyar/config/cors.py.
+globals().update(cors.SETTINGS)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Daneshyar API",
     "DESCRIPTION": "Multi-tenant RAG chat: workspaces, documents, retrieval, chat sessions.",

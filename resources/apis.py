@@ -294,7 +294,7 @@ class ResourceBatchApi(WorkspaceApi):
     def post(self, request: Request, workspace_id: Any) -> Response:
         items = bulk.bulk_items(request.data)
         rate_limit_upload(
-            request, api_key=self.api_key, workspace=self.workspace, documents=len(items), counted=1
+            request, principal=self.principal, workspace=self.workspace, documents=len(items), counted=1
         )
         documents = [item.document for item in items if item.document is not None]
         outcomes = iter(services.resources_create_many(workspace=self.workspace, documents=documents))

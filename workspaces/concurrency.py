@@ -34,6 +34,7 @@ from rest_framework.throttling import BaseThrottle
 
 from daneshyar.exceptions import ApplicationError
 from workspaces.models import ApiKey
+from workspaces.principals import EndUser
 
 # Where a request keeps its slot, for the middleware.
 REQUEST_ATTRIBUTE = "_daneshyar_concurrency_slot"
@@ -172,14 +173,17 @@ def acquire(request: HttpRequest | Request, name: str, limit: int) -> None:
 
 
 class ConcurrencyThrottle(BaseThrottle):
-    """A slot per request of an API key (DRF throttle: it runs after
-    authentication and the per-minute limits, before the view)."""
+    """A slot per request of an API key, or of one end user with an
+    end-user token (DRF throttle: it runs after authentication and the
+    per-minute limits, before the view)."""
 
     def allow_request(self, request: Request, view: Any) -> bool:
         limit = int(settings.MAX_CONCURRENT_REQUESTS_PER_KEY)
-        api_key = request.auth
-        if limit > 0 and isinstance(api_key, ApiKey):
-            acquire(request, f"key:{api_key.id}", limit)
+        principal = request.auth
+        if limit > 0 and isinstance(principal, ApiKey):
+            acquire(request, f"key:{principal.id}", limit)
+        elif limit > 0 and isinstance(principal, EndUser):
+            acquire(request, f"end-user:{principal.workspace.id}:{principal.external_user_id}", limit)
         return True
 
 

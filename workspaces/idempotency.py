@@ -1,6 +1,7 @@
 """``Idempotency-Key`` on every creating POST.
 
-The first response to a (API key, key) pair is stored for 24 hours and
+The first response to a (API key, key) pair — (workspace, end user, key)
+with an end-user token — is stored for 24 hours and
 replayed to a retry with the same request (same method, path and body;
 ``Idempotent-Replayed: true`` marks the replay). The same key with another
 request is 422 ``idempotency_key_reused``; a retry while the first is still
@@ -45,6 +46,7 @@ from daneshyar.exceptions import (
 )
 from daneshyar.schema import IDEMPOTENT_ATTRIBUTE
 from workspaces.models import ApiKey, IdempotencyRecord, IdempotencyState, Workspace
+from workspaces.principals import EndUser, Principal
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 RETENTION = timedelta(hours=24)
@@ -84,8 +86,18 @@ def fingerprint(request: Request) -> str:
     return digest.hexdigest()
 
 
+def _owner(principal: Principal) -> dict[str, Any]:
+    if isinstance(principal, EndUser):
+        return {
+            "api_key": None,
+            "workspace": principal.workspace,
+            "external_user_id": principal.external_user_id,
+        }
+    return {"api_key": principal}
+
+
 def idempotency_begin(
-    request: Request, api_key: ApiKey, workspace: Workspace | None = None
+    request: Request, principal: Principal, workspace: Workspace | None = None
 ) -> tuple[Claim, Response | None]:
     """Claim the request's key: ``(claim, None)`` to run it, or ``(claim, response)`` to replay."""
     key = request.META.get(HEADER)
@@ -98,6 +110,7 @@ def idempotency_begin(
             fields={"Idempotency-Key": [f"1 to {MAX_KEY_LENGTH} printable characters."]},
         )
     print_ = fingerprint(request)
+    owner = _owner(principal)
     now = timezone.now()
     new = {
         "fingerprint": print_,
@@ -110,13 +123,14 @@ def idempotency_begin(
         "workspace": workspace,
         "external_user_id": "",
         "session_id": None,
+        **owner,  # an end user's record names its workspace and end user from the start
     }
     with transaction.atomic():
         try:
             with transaction.atomic():
-                return Claim(IdempotencyRecord.objects.create(api_key=api_key, key=key, **new)), None
+                return Claim(IdempotencyRecord.objects.create(key=key, **new)), None
         except IntegrityError:
-            record = IdempotencyRecord.objects.select_for_update().get(api_key=api_key, key=key)
+            record = IdempotencyRecord.objects.select_for_update().get(key=key, **owner)
         if record.expires_at <= now:
             _update(record, **new)
             return Claim(record), None
@@ -210,12 +224,12 @@ def idempotent(handler: Handler | None = None, *, replay: Replay | None = None) 
 
     @functools.wraps(handler)
     def wrapper(view: Any, request: Request, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        api_key = request.auth
-        if not isinstance(api_key, ApiKey):  # pragma: no cover - authentication runs first
+        principal = request.auth
+        if not isinstance(principal, ApiKey | EndUser):  # pragma: no cover - authentication runs first
             return handler(view, request, *args, **kwargs)
         workspace = getattr(view, "workspace", None)
         claim, stored = idempotency_begin(
-            request, api_key, workspace if isinstance(workspace, Workspace) else None
+            request, principal, workspace if isinstance(workspace, Workspace) else None
         )
         if stored is not None:
             return replay(stored) if replay is not None else stored

@@ -36,12 +36,16 @@ from chat.streaming import EventStreamNegotiation, NativeEvents, replay_stream, 
 from daneshyar.api import UUIDField, ok
 from daneshyar.exceptions import ApplicationError
 from daneshyar.schema import also_answers, envelope
-from workspaces.access import WorkspaceApi
+from workspaces.access import EndUserApi, WorkspaceApi
 from workspaces.idempotency import idempotency_finish, idempotency_owner_set, idempotent, request_claim
 
 
 class ChatInputSerializer(serializers.Serializer[Any]):
-    external_user_id = ExternalUserIdField(trim_whitespace=False)
+    external_user_id = ExternalUserIdField(
+        trim_whitespace=False,
+        help_text="The end user. With an end-user token it may be omitted (the token's) and, when sent, "
+        "must be the token's (403 otherwise).",
+    )
     message = serializers.CharField(
         min_length=1,
         max_length=32_000,
@@ -103,7 +107,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
     data = view.turn_input
     prepared = turn_prepare(
         TurnRequest(
-            api_key=view.api_key,
+            principal=view.principal,
             workspace=view.workspace,
             external_user_id=data["external_user_id"],
             conversation=conversation_of(data),
@@ -122,7 +126,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
     return prepared
 
 
-class ChatApi(WorkspaceApi):
+class ChatApi(EndUserApi):
     turn_methods = frozenset({"POST"})
     turn_serializer = ChatInputSerializer
 
@@ -139,7 +143,7 @@ class ChatApi(WorkspaceApi):
         request=ChatInputSerializer,
         responses=envelope("ChatTurn", ChatResultSchema),
     )
-    @also_answers(403)  # include_prompt_trace with a chat key
+    @also_answers(403)  # include_prompt_trace without an admin key; another end user's id with a token
     @idempotent
     def post(self, request: Request, workspace_id: str) -> Response:
         prepared = _prepare(self, request)
@@ -175,7 +179,7 @@ SSE_EVENT_SCHEMA = {
 }
 
 
-class ChatStreamApi(WorkspaceApi):
+class ChatStreamApi(EndUserApi):
     content_negotiation_class = EventStreamNegotiation
     turn_methods = frozenset({"POST"})
     turn_serializer = ChatInputSerializer
@@ -198,7 +202,7 @@ class ChatStreamApi(WorkspaceApi):
             )
         },
     )
-    @also_answers(403)  # include_prompt_trace with a chat key
+    @also_answers(403)  # include_prompt_trace without an admin key; another end user's id with a token
     @idempotent(replay=lambda stored: stream_response(replay_stream(stored.data)))
     def post(self, request: Request, workspace_id: str) -> StreamingHttpResponse:
         # Errors up to here (400/403/404) are ordinary JSON error responses.

@@ -39,8 +39,7 @@ from chat.services.turn import (
 )
 from chat.streaming import EventStreamNegotiation, turn_stream
 from daneshyar.exceptions import ApplicationError, ValidationFailed, exception_handler
-from workspaces.access import WorkspaceApi
-from workspaces.authentication import ApiKeyAuthentication, BearerKeyAuthentication
+from workspaces.access import EndUserApi
 from workspaces.idempotency import (
     Claim,
     idempotency_finish,
@@ -82,8 +81,8 @@ class OpenAIErrorSchema(serializers.Serializer[Any]):
         ref_name = "OpenAIError"
 
 
-class OpenAIApi(WorkspaceApi):
-    authentication_classes = [ApiKeyAuthentication, BearerKeyAuthentication]
+class OpenAIApi(EndUserApi):
+    # Keys as X-API-Key or Bearer, and end-user tokens (EndUserApi).
     # Read by daneshyar.schema.AutoSchema for the documented error responses.
     error_schema = OpenAIErrorSchema
 
@@ -92,6 +91,8 @@ class OpenAIApi(WorkspaceApi):
 
 
 class OpenAIModelsApi(OpenAIApi):
+    names_end_user = False
+
     @extend_schema(
         operation_id="openai_models_list",
         summary="List models (OpenAI-compatible)",
@@ -123,7 +124,8 @@ class CompletionInputSerializer(serializers.Serializer[Any]):
     messages = MessagesField()
     user = ExternalUserIdField(
         trim_whitespace=False,
-        help_text="The end user (Daneshyar's external_user_id): sessions are stored per end user.",
+        help_text="The end user (Daneshyar's external_user_id): sessions are stored per end user. With an "
+        "end-user token it may be omitted (the token's) and, when sent, must be the token's (403 otherwise).",
     )
     stream = serializers.BooleanField(required=False, default=False)
     stream_options = serializers.DictField(required=False, allow_null=True)
@@ -228,7 +230,7 @@ class ChatCompletionsApi(OpenAIApi):
         metadata = data.get("metadata") or {}
         session_id = metadata.get("session_id") or None
         return TurnRequest(
-            api_key=self.api_key,
+            principal=self.principal,
             workspace=self.workspace,
             external_user_id=data["user"],
             conversation=conversation_parse(data["messages"]),

@@ -11,12 +11,14 @@ import uuid
 from dataclasses import dataclass
 
 from chat.conversation import Conversation
-from workspaces.models import ApiKey, Workspace
+from workspaces.models import Workspace
+from workspaces.principals import Principal
 
 
 @dataclass(frozen=True)
 class TurnRequest:
-    api_key: ApiKey
+    # The API key, or the end user of an end-user token (never admin).
+    principal: Principal
     workspace: Workspace
     external_user_id: str
     # The question, the earlier turns and the integrator's note (a
@@ -26,6 +28,10 @@ class TurnRequest:
     # Search only these resources (empty: all of the workspace's); a repeated
     # id counts once.
     resource_ids: tuple[uuid.UUID, ...] = ()
+    # Retrieve only from these resources (None: no limit): an end-user
+    # token's resource_ids, set by turn_prepare from the principal
+    # (chat/services/turn/scope.py). A filter, where resource_ids widen.
+    allowed_resource_ids: tuple[uuid.UUID, ...] | None = None
     model: str | None = None
     include_prompt_trace: bool = False
     # Per-request generation options (the OpenAI-compatible endpoint's);
