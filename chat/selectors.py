@@ -12,6 +12,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from chat.models import Message, MessageRole, Session
 from chat.prompting import HistoryTurn
 from daneshyar.exceptions import NotFound
+from retrieval.models import Passage
 from workspaces.models import Workspace
 
 # The end users of the curation console's playground are named
@@ -83,6 +84,58 @@ def session_search(
 
 def message_list(*, session: Session) -> QuerySet[Message]:
     return Message.objects.filter(session=session)
+
+
+def message_sources(*, session: Session, message_id: uuid.UUID | str) -> list[dict[str, object]]:
+    """The passages an assistant message of ``session`` cites, in the order it
+    first cites them: what a client shows when a citation is opened.
+
+    A passage whose resource was deleted or re-ingested since is left out. A
+    message of another session, or a user message, is a 404.
+    """
+    try:
+        message_uuid = uuid.UUID(str(message_id))
+    except ValueError:
+        raise NotFound() from None
+    response = (
+        Message.objects.filter(session=session, id=message_uuid, role=MessageRole.ASSISTANT)
+        .values_list("response", flat=True)
+        .first()
+    )
+    if response is None:
+        raise NotFound()
+    cited = _cited_passages(response)
+    found = {
+        passage.id: passage
+        for passage in Passage.objects.filter(workspace_id=session.workspace_id, id__in=cited)
+        .select_related("resource")
+        .only("id", "text", "page", "resource__id", "resource__title")
+    }
+    return [
+        {
+            "passage_id": str(pid),
+            "resource_id": str(found[pid].resource.id),
+            "resource_title": found[pid].resource.title,
+            "page": found[pid].page,
+            "text": found[pid].text,
+        }
+        for pid in cited
+        if pid in found
+    ]
+
+
+def _cited_passages(response: object) -> list[uuid.UUID]:
+    """The passages a stored reply cites, each once, in the order it cites them."""
+    parts = response.get("parts", []) if isinstance(response, dict) else []
+    cited: dict[uuid.UUID, None] = {}
+    for part in parts:
+        source = part.get("source") if isinstance(part, dict) else None
+        if isinstance(source, dict) and isinstance(source.get("passage_id"), str):
+            try:
+                cited[uuid.UUID(source["passage_id"])] = None
+            except ValueError:
+                continue
+    return list(cited)
 
 
 def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) -> list[HistoryTurn]:

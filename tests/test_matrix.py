@@ -73,6 +73,7 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("PATCH", W + "sessions/<uuid:session_id>/"): END_USER,
     ("DELETE", W + "sessions/<uuid:session_id>/"): END_USER,
     ("GET", W + "sessions/<uuid:session_id>/messages/"): END_USER,
+    ("GET", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/sources/"): END_USER,
     ("POST", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/"): END_USER,
     ("GET", W + "openai/v1/models"): WORKSPACE,
     ("POST", W + "openai/v1/chat/completions"): END_USER,

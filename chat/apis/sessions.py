@@ -1,5 +1,5 @@
 """Sessions and their messages: list, read, rename, delete (an end user's
-own, or any with an admin key)."""
+own, or any with an admin key), and the passages a reply cites."""
 
 from __future__ import annotations
 
@@ -111,3 +111,32 @@ class SessionMessagesApi(WorkspaceApi):
             ordering=("sequence",),
             serialize=lambda rows: [message_data(m) for m in rows],
         )
+
+
+class SourceSchema(serializers.Serializer[Any]):
+    passage_id = serializers.UUIDField()
+    resource_id = serializers.UUIDField()
+    resource_title = serializers.CharField()
+    page = serializers.IntegerField(allow_null=True, help_text="1-based, when the document has pages.")
+    text = serializers.CharField(help_text="The passage as retrieved.")
+
+    class Meta:
+        ref_name = "MessageSource"
+
+
+class MessageSourcesApi(WorkspaceApi):
+    """What a client shows when the user opens a citation: readable by the
+    end user who owns the session, unlike the resource's passage list."""
+
+    @extend_schema(
+        operation_id="sessions_message_sources",
+        parameters=[USER_PARAM],
+        responses=list_envelope("MessageSourceList", SourceSchema),
+        description="The passages an assistant message cites, in the order it first cites them "
+        "(each once; next_cursor is always null). A passage whose document was deleted or "
+        "re-ingested since is left out.",
+    )
+    def get(self, request: Request, workspace_id: str, session_id: str, message_id: str) -> Response:
+        session = _session(self, request, session_id)
+        items = selectors.message_sources(session=session, message_id=message_id)
+        return ok({"items": items, "next_cursor": None})
