@@ -69,7 +69,10 @@ def test_a_user_message_is_404_and_a_deleted_document_is_left_out(
     scripted.replies = [answer(("A month.", 1), ("Free shipping.", 2))]
     data = _ask(owner)
     client = owner.client("chat")
-    assert client.get(_sources_url(owner, data, "user_message"), {"external_user_id": "alice"}).status_code == 404
+    assert (
+        client.get(_sources_url(owner, data, "user_message"), {"external_user_id": "alice"}).status_code
+        == 404
+    )
     cited = data["assistant_message"]["response"]["parts"][0]["source"]
     Resource.objects.filter(id=cited["resource_id"]).delete()
     assert not Passage.objects.filter(id=cited["passage_id"]).exists()
