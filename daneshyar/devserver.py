@@ -32,6 +32,8 @@ def main() -> int:
 
     _start_database(data_dir)
     state = _prepare()
+    # The widget's demo page serves the demo workspace (local runs only).
+    os.environ["WIDGET_DEMO_WORKSPACE"] = state["workspace_id"]
     children = [_start_web(host, port), _start_worker(data_dir)]
 
     stopping = False
@@ -178,6 +180,7 @@ def _banner(base: str, state: dict[str, str]) -> str:
 Daneshyar is running at {base}/
   API docs      {base}/api/docs/
   admin console {base}/admin/   (user admin / {state["admin_password"]})
+  chat widget   {base}/widget/demo/
   API key       {key}
   workspace     {state["workspace_id"]}
 

@@ -8,6 +8,7 @@ names the variable.
 from __future__ import annotations
 
 import hashlib
+import uuid
 from pathlib import Path
 
 import django_stubs_ext
@@ -81,6 +82,7 @@ INSTALLED_APPS = [
     "retrieval",
     "chat",
     "console",
+    "widget",
 ]
 
 MIDDLEWARE = [
@@ -370,6 +372,15 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+
+# Local runs only: the widget's demo page (/widget/demo/) for this workspace,
+# with a same-origin token view. `make run` sets it; unset, both are 404.
+WIDGET_DEMO_WORKSPACE = env_optional_str("WIDGET_DEMO_WORKSPACE")
+if WIDGET_DEMO_WORKSPACE is not None:
+    try:
+        WIDGET_DEMO_WORKSPACE = str(uuid.UUID(WIDGET_DEMO_WORKSPACE))
+    except ValueError:
+        raise ImproperlyConfigured("WIDGET_DEMO_WORKSPACE must be a workspace id (a UUID)") from None
 
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))
 LOGGING = {
