@@ -465,7 +465,10 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
         const data = await this.getData(`sessions/${id}/messages/?limit=100&${this._userQuery()}`);
         this._log.replaceChildren();
         this._store(id);
-        for (const message of data.items) this._render(message, false);
+        data.items.forEach((/** @type {ChatMessage} */ message, /** @type {number} */ i) => {
+          // A form is live only while it is the conversation's last word.
+          this._render(message, i === data.items.length - 1);
+        });
         this._log.scrollTop = this._log.scrollHeight;
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) this._store(null);
@@ -485,6 +488,9 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       if (!message || this._busy) return;
       this._busy = true;
       this._send.toggleAttribute("disabled", true);
+      for (const control of this._log.querySelectorAll("form.answer :is(input,select,textarea,button)")) {
+        control.setAttribute("disabled", "");
+      }
       this._input.value = "";
       this._render({ id: "", role: "user", content: message }, true);
       const bubble = this._bubble("assistant");
@@ -674,7 +680,8 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       } else {
         queueMicrotask(() => {
           const first = /** @type {HTMLElement | null} */ (form.querySelector("input,select,textarea"));
-          if (first) first.focus();
+          // Only while the user is in the widget: a restored form never takes the page's focus.
+          if (first && this.shadowRoot?.activeElement) first.focus();
         });
       }
       return form;

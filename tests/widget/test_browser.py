@@ -1,0 +1,191 @@
+"""<daneshyar-chat> in a real browser (headless Chromium, tests/browser.py),
+embedded in an integrator's page on another origin (tests/widget/host.py),
+against a live server, real PostgreSQL + pgvector, the real embedding model
+and the embedded extractive engine (which asks back with a form when a
+question could mean two documents).
+
+The happy path saves a screenshot of the widget (``artifacts/`` by default;
+scripts/console_screenshots writes docs/images/widget.png).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pytest_django.live_server_helper import LiveServer
+
+from chat.models import Session
+from tests.browser import ARTIFACTS
+from tests.chat.helpers import ingest_text
+from tests.conftest import Tenant, api_client
+from tests.widget.host import host_site
+from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.shadowroot import ShadowRoot
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+KETTLE = "Kettle K1 manual.\n\nThe Kettle K1 comes with a two-year warranty from the date of purchase."
+TOASTER = "Toaster T2 manual.\n\nThe Toaster T2 comes with a one-year warranty from the date of purchase."
+USER = "acme-user-42"
+
+# Records what the answer bubble showed while it was still streaming
+# (aria-busy), so the test sees the answer arrive before the final event.
+WATCH_STREAM = """
+const root = document.querySelector("daneshyar-chat").shadowRoot;
+window.streamed = [];
+new MutationObserver(() => {
+  const busy = root.querySelector('.msg[aria-busy="true"] .content');
+  if (busy && busy.textContent) window.streamed.push(busy.textContent);
+}).observe(root, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def _wait(driver: WebDriver, timeout: float = 60) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.2)
+
+
+def _shadow(driver: WebDriver) -> ShadowRoot:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.TAG_NAME, "daneshyar-chat").shadow_root
+
+
+def _state(driver: WebDriver) -> str | None:
+    state: str | None = driver.execute_script(
+        'return document.querySelector("daneshyar-chat").getAttribute("state")'
+    )
+    return state
+
+
+def _workspace(owner: Tenant, origins: list[str]) -> None:
+    owner.workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
+    owner.workspace.save()
+    ingest_text(owner.workspace, "Kettle K1", KETTLE)
+    ingest_text(owner.workspace, "Toaster T2", TOASTER)
+    response = api_client(owner.admin_key).patch(
+        f"/api/v1/workspaces/{owner.workspace.id}/", {"allowed_origins": origins}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+
+
+def _ask(driver: WebDriver, question: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    box = _shadow(driver).find_element(By.CSS_SELECTOR, "textarea")
+    box.send_keys(question)
+    box.send_keys(Keys.ENTER)
+
+
+def _answer_the_form(driver: WebDriver, choice: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    root = _shadow(driver)
+    form = _wait(driver).until(
+        lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, "form.answer select:enabled")
+    )
+    select = form[0]
+    assert sorted(o.text for o in Select(select).options[1:]) == ["Kettle K1", "Toaster T2"]
+    Select(select).select_by_visible_text(choice)
+    root.find_element(By.CSS_SELECTOR, "form.answer button[type=submit]").click()
+
+
+def test_an_embedded_widget_asks_answers_with_citations_and_keeps_the_session(
+    browser: WebDriver, live_server: LiveServer, owner: Tenant
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    with host_site(
+        service=live_server.url, workspace_id=str(owner.workspace.id), admin_key=owner.admin_key, user=USER
+    ) as site:
+        _workspace(owner, [site.url])
+        browser.get(site.url + "/")
+        _wait(browser).until(lambda d: _state(d) == "ready")
+        browser.execute_script(WATCH_STREAM)
+
+        _ask(browser, "How long is the warranty?")
+        _answer_the_form(browser, "Toaster T2")
+        # The form's answer went back as the next message, as the contract says.
+        _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, ".msg.assistant")) == 2)
+        root = _shadow(browser)
+        assert [m.text for m in root.find_elements(By.CSS_SELECTOR, ".msg.user")][1].endswith(
+            "subject: Toaster T2"
+        )
+        answer = root.find_elements(By.CSS_SELECTOR, ".msg.assistant")[1]
+        assert "one-year warranty" in answer.text
+        assert browser.execute_script("return window.streamed.length") > 0
+        assert root.find_element(By.CSS_SELECTOR, ".log").get_attribute("aria-live") == "polite"
+
+        marker = answer.find_element(By.CSS_SELECTOR, "button.cite")
+        assert marker.text == "[1]"
+        marker.click()
+        dialog = root.find_element(By.CSS_SELECTOR, "dialog")
+        _wait(browser).until(
+            lambda d: "one-year warranty" in dialog.find_element(By.CSS_SELECTOR, "blockquote").text
+        )
+        assert dialog.find_element(By.CSS_SELECTOR, "h3").text == "Toaster T2"
+        _save_screenshot(browser)
+        dialog.send_keys(Keys.ESCAPE)
+        _wait(browser).until(lambda d: not dialog.get_attribute("open"))
+
+        session = Session.objects.get(workspace=owner.workspace)
+        assert session.external_user_id == USER and session.messages.count() == 4
+
+        browser.refresh()
+        _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, ".msg")) == 4)
+        assert (
+            "one-year warranty" in _shadow(browser).find_elements(By.CSS_SELECTOR, ".msg.assistant")[1].text
+        )
+        _shadow(browser).find_element(By.CSS_SELECTOR, "header button[aria-expanded]").click()
+        listed = _wait(browser).until(
+            lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, "nav button[data-session]")
+        )
+        assert [b.get_attribute("data-session") for b in listed] == [str(session.id)]
+        assert listed[0].get_attribute("aria-current") == "true"
+        assert site.token_requests
+
+
+def _save_screenshot(driver: WebDriver) -> None:
+    from selenium.webdriver.common.by import By
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.find_element(By.TAG_NAME, "daneshyar-chat").screenshot(str(ARTIFACTS / "widget.png"))
+
+
+def test_a_page_on_an_origin_not_allowed_is_refused_by_the_browser(
+    browser: WebDriver, live_server: LiveServer, owner: Tenant
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    with (
+        host_site(
+            service=live_server.url,
+            workspace_id=str(owner.workspace.id),
+            admin_key=owner.admin_key,
+            user=USER,
+        ) as allowed,
+        host_site(
+            service=live_server.url,
+            workspace_id=str(owner.workspace.id),
+            admin_key=owner.admin_key,
+            user=USER,
+        ) as other,
+    ):
+        _workspace(owner, [allowed.url])
+        browser.get(other.url + "/")
+        _wait(browser).until(lambda d: _state(d) == "ready")
+        _ask(browser, "How long is the warranty of the kettle?")
+        _wait(browser).until(lambda d: _state(d) == "error")
+        error = _shadow(browser).find_element(By.CSS_SELECTOR, "[role=alert]")
+        assert "cannot be reached" in error.text
+        # The preflight was refused: the question never reached the service.
+        assert not Session.objects.filter(workspace=owner.workspace).exists()
+        assert other.token_requests
