@@ -152,7 +152,7 @@ def _run(
         started = time.perf_counter()
         prepared = turn_prepare(
             TurnRequest(
-                api_key=key,
+                principal=key,
                 workspace=workspace,
                 external_user_id=f"bench-{model}",
                 conversation=Conversation.single(claim),

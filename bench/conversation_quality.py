@@ -206,7 +206,7 @@ def run_turn(
     from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 
     request = TurnRequest(
-        api_key=api_key,
+        principal=api_key,
         workspace=workspace,
         external_user_id=user,
         conversation=conversation_parse(messages),

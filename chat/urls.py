@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from chat.apis import certificates, chat, feedback, guard, models, sessions
+from chat.apis import certificates, chat, end_user_tokens, feedback, guard, models, sessions
 from daneshyar.api import WORKSPACE_ROUTE
 
 urlpatterns: list[URLPattern] = [
@@ -12,6 +12,11 @@ urlpatterns: list[URLPattern] = [
     path("certificates/keys", certificates.CertificateKeysApi.as_view(), name="certificate-keys"),
     path("certificates/verify", certificates.CertificateVerifyApi.as_view(), name="certificate-verify"),
     path(f"{WORKSPACE_ROUTE}chat/", chat.ChatApi.as_view(), name="chat"),
+    path(
+        f"{WORKSPACE_ROUTE}end-user-tokens/",
+        end_user_tokens.EndUserTokenApi.as_view(),
+        name="end-user-tokens",
+    ),
     path(f"{WORKSPACE_ROUTE}guard-rules/", guard.GuardRulesApi.as_view(), name="guard-rules"),
     path(f"{WORKSPACE_ROUTE}chat/stream/", chat.ChatStreamApi.as_view(), name="chat-stream"),
     path(f"{WORKSPACE_ROUTE}sessions/", sessions.SessionListApi.as_view(), name="session-list"),

@@ -92,7 +92,7 @@ def playground_turn(
     external_user_id = playground_user_id(username, label)
     prepared = turn_prepare(
         TurnRequest(
-            api_key=console_principal(workspace),
+            principal=console_principal(workspace),
             workspace=workspace,
             external_user_id=external_user_id,
             conversation=Conversation.single(question),

@@ -68,6 +68,19 @@ class Forbidden(ApplicationError):
     default_message = "This API key's scope does not allow this operation."
 
 
+class TokenInvalid(drf.AuthenticationFailed):
+    """An end-user token that is malformed, badly signed, revoked (its
+    signing secret was rotated), or for another workspace: 401 ``token_invalid``."""
+
+    default_detail = "Invalid end-user token."
+
+
+class TokenExpired(drf.AuthenticationFailed):
+    """An end-user token past its ``exp``: 401 ``token_expired`` (mint a new one)."""
+
+    default_detail = "The end-user token has expired."
+
+
 class PayloadTooLarge(ApplicationError):
     status_code = 413
     code = "payload_too_large"
@@ -192,13 +205,34 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     wait = getattr(exc, "wait", None)
     if isinstance(exc, drf.Throttled) and wait is not None:
         headers["Retry-After"] = str(int(wait) + 1)
-    if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
+    if isinstance(exc, TokenInvalid | TokenExpired):
+        headers["WWW-Authenticate"] = 'Bearer realm="api", error="invalid_token"'
+    elif isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
         headers["WWW-Authenticate"] = "X-API-Key"
+    if isinstance(exc, drf.NotAuthenticated) and _sent_end_user_token(context):
+        message = END_USER_ROUTES_ONLY
     return Response(error_body(code, message, fields, details), status=status, headers=headers)
+
+
+END_USER_ROUTES_ONLY = (
+    "End-user tokens are accepted only on the end-user routes (chat, stream, OpenAI completions and "
+    "models, the user's sessions and messages, feedback, GET /models/); this operation needs an API key."
+)
+
+
+def _sent_end_user_token(context: dict[str, Any]) -> bool:
+    """Whether the refused request carried a bearer credential that is not an API key."""
+    request = context.get("request")
+    header = str(getattr(request, "META", {}).get("HTTP_AUTHORIZATION", ""))
+    scheme, _, credentials = header.partition(" ")
+    credentials = credentials.strip()
+    return scheme.lower() == "bearer" and bool(credentials) and not credentials.startswith("dk_")
 
 
 # DRF exceptions whose detail is the message shown: their status and code.
 _DETAIL_IS_MESSAGE: tuple[tuple[type[drf.APIException], int, str], ...] = (
+    (TokenInvalid, 401, "token_invalid"),
+    (TokenExpired, 401, "token_expired"),
     (drf.NotAuthenticated, 401, "unauthenticated"),
     (drf.AuthenticationFailed, 401, "unauthenticated"),
     (drf.MethodNotAllowed, 405, "method_not_allowed"),

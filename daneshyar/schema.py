@@ -58,7 +58,9 @@ ERROR_SCHEMA_ATTRIBUTE = "error_schema"
 ERROR_DESCRIPTIONS = {
     400: "validation_error: malformed JSON, a missing or invalid field, an unknown id in the body, "
     "an invalid Idempotency-Key.",
-    401: "unauthenticated: missing, unknown or revoked key.",
+    401: "unauthenticated: missing, unknown or revoked key; on the end-user routes, token_expired (an "
+    "end-user token past its exp) or token_invalid (malformed, badly signed, revoked by a rotation of "
+    "the signing secret, or for another workspace).",
     403: "forbidden: the key's scope does not allow the operation.",
     404: "not_found: no such object visible to this key.",
     409: "request_in_progress: a request with this Idempotency-Key is still running.",

@@ -14,7 +14,7 @@ from pathlib import Path
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from daneshyar.config import generation
+from daneshyar.config import cors, generation
 from daneshyar.config.broker import broker_transport_options
 from daneshyar.config.databases import default_database, search_database
 from daneshyar.config.keys import certificate_signing_key, secret_key
@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
+    "corsheaders",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "daneshyar.apps.DaneshyarConfig",
@@ -86,6 +87,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that every answer to an allowed browser request carries the
+    # CORS headers, errors from the middleware below (413, 429) included.
+    "corsheaders.middleware.CorsMiddleware",
     "daneshyar.middleware.BodySizeLimitMiddleware",
     "workspaces.ratelimit.RateLimitHeadersMiddleware",
     # Server-Timing header when SERVER_TIMING is on (daneshyar/timing.py); a no-op otherwise.
@@ -319,7 +323,11 @@ RATE_LIMIT_STORAGE_URL = (
 
 # --- API ----------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["workspaces.authentication.ApiKeyAuthentication"],
+    # X-API-Key or Bearer; end-user routes add EndUserTokenAuthentication.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "workspaces.authentication.ApiKeyAuthentication",
+        "workspaces.authentication.BearerKeyAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["workspaces.permissions.HasApiKey"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # JSON in (the contract); an upload view adds multipart itself. A form
@@ -331,6 +339,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["workspaces.ratelimit.KeyRateThrottle"],
     "UNAUTHENTICATED_USER": None,
 }
+# CORS per workspace (django-cors-headers): the settings, and why, in daneshyar/config/cors.py.
+globals().update(cors.SETTINGS)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Daneshyar API",
     "DESCRIPTION": "Multi-tenant RAG chat: workspaces, documents, retrieval, chat sessions.",

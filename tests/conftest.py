@@ -49,6 +49,13 @@ def api_client(key: str | None) -> APIClient:
     return client
 
 
+def token_client(token: str) -> APIClient:
+    """A client that sends an end-user token (``Authorization: Bearer``), as a browser would."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return client
+
+
 def make_tenant(name: str = "Owner") -> Tenant:
     organization = OrganizationFactory.create(name=name)
     workspace = WorkspaceFactory.create(organization=organization)

@@ -4,34 +4,41 @@ For every API route and method, every key class that must be refused gets
 its expected status — no key, a bad key, a revoked key, another
 organization's admin key, a chat key on an admin operation, a key limited to
 another workspace, and (for reads scoped to an end user) another
-``external_user_id`` — and no response ever carries a byte of a foreign
-object (its id, title or content). The table must name every route and
+``external_user_id`` — and every end-user token class its outcome: a valid
+token of the workspace (accepted on the end-user routes, 401 elsewhere), a
+token of another end user (404 on the first one's data), a token of another
+organization's workspace (401 ``token_invalid``) and an expired one (401) —
+and no response ever carries a byte of a foreign object (its id, title or
+content). The table must name every route and
 method of the URLconf: a new route without its row fails the first test.
 
-Generation is the extractive engine (the embedded default): the rows that
-reach a chat turn are refused before it anyway.
+Generation is the extractive engine (the embedded default): the valid
+token's chat turns run it.
 """
 
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import jwt
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.views import APIView
 
 from chat.models import Session
 from tests.chat.helpers import ingest_text
-from tests.conftest import Tenant, api_client, make_tenant
+from tests.conftest import Tenant, api_client, make_tenant, token_client
 from tests.factories import WorkspaceFactory
 from tests.responses import response_body
 from tests.transcripts.factories import conversation, feedback
-from workspaces import services
+from workspaces import services, tokens
 from workspaces.access import WorkspaceApi
+from workspaces.authentication import accepts_end_user_tokens
 from workspaces.models import ApiKeyScope
 
 pytestmark = pytest.mark.django_db
@@ -42,10 +49,23 @@ _CONVERTER = re.compile(r"<(?:(?P<kind>\w+):)?(?P<name>\w+)>")
 # Expected status per key class. Omitted classes do not apply to the route:
 # "chat" only where the chat scope is refused, "other_user" only where the
 # route reads or writes one end user's data.
-NO_KEY = {"none": 401, "bad": 401, "revoked": 401}
+# "token*": end-user tokens (Authorization: Bearer); "token" is alice's, of
+# the owner's workspace; "token_other_user" is bob's. Routes that do not take
+# tokens answer 401 to every one of them.
+TOKENS_REFUSED = {"token": 401, "token_foreign": 401, "token_expired": 401}
+NO_KEY = {"none": 401, "bad": 401, "revoked": 401, **TOKENS_REFUSED}
 WORKSPACE = {**NO_KEY, "foreign": 404, "limited": 404}
 ADMIN = {**WORKSPACE, "chat": 403}
-END_USER = {**WORKSPACE, "other_user": 404}
+
+
+def end_user(ok: int, *, mine_only: bool = True) -> dict[str, int]:
+    """An end-user route: ``ok`` for alice's token; another user's data is 404."""
+    row = {**WORKSPACE, "token": ok, "token_foreign": 401, "token_expired": 401}
+    if mine_only:
+        row |= {"other_user": 404, "token_other_user": 404}
+    return row
+
+
 W = "api/v1/workspaces/<uuid:workspace_id>/"
 TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("GET", "api/v1/workspaces/"): {**NO_KEY, "chat": 403},
@@ -53,9 +73,12 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("GET", W): ADMIN,
     ("PATCH", W): ADMIN,
     ("DELETE", W): ADMIN,
-    ("GET", "api/v1/models/"): NO_KEY,
+    # Names no workspace: any workspace's valid token lists the models.
+    ("GET", "api/v1/models/"): {**NO_KEY, "token": 200, "token_foreign": 200},
     ("GET", "api/v1/certificates/keys"): NO_KEY,
     ("POST", "api/v1/certificates/verify"): NO_KEY,
+    ("POST", W + "end-user-tokens/"): ADMIN,
+    ("POST", W + "signing-secret/"): ADMIN,
     ("GET", W + "resources/"): WORKSPACE,
     ("POST", W + "resources/"): ADMIN,
     ("POST", W + "resources/batch/"): ADMIN,
@@ -64,19 +87,19 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("POST", W + "resources/<uuid:resource_id>/reingest/"): ADMIN,
     ("GET", W + "resources/<uuid:resource_id>/passages/"): WORKSPACE,
     ("POST", W + "search/"): WORKSPACE,
-    ("POST", W + "chat/"): END_USER,
-    ("POST", W + "chat/stream/"): END_USER,
+    ("POST", W + "chat/"): end_user(200),
+    ("POST", W + "chat/stream/"): end_user(200),
     ("GET", W + "guard-rules/"): ADMIN,
     ("PUT", W + "guard-rules/"): ADMIN,
-    ("GET", W + "sessions/"): WORKSPACE,
-    ("GET", W + "sessions/<uuid:session_id>/"): END_USER,
-    ("PATCH", W + "sessions/<uuid:session_id>/"): END_USER,
-    ("DELETE", W + "sessions/<uuid:session_id>/"): END_USER,
-    ("GET", W + "sessions/<uuid:session_id>/messages/"): END_USER,
-    ("GET", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/sources/"): END_USER,
-    ("POST", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/"): END_USER,
-    ("GET", W + "openai/v1/models"): WORKSPACE,
-    ("POST", W + "openai/v1/chat/completions"): END_USER,
+    ("GET", W + "sessions/"): end_user(200, mine_only=False),
+    ("GET", W + "sessions/<uuid:session_id>/"): end_user(200),
+    ("PATCH", W + "sessions/<uuid:session_id>/"): end_user(200),
+    ("DELETE", W + "sessions/<uuid:session_id>/"): end_user(204),
+    ("GET", W + "sessions/<uuid:session_id>/messages/"): end_user(200),
+    ("GET", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/sources/"): end_user(200),
+    ("POST", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/"): end_user(200),
+    ("GET", W + "openai/v1/models"): end_user(200, mine_only=False),
+    ("POST", W + "openai/v1/chat/completions"): end_user(200),
     ("GET", W + "transcripts/"): ADMIN,
     ("DELETE", W + "end-users/<path:external_user_id>/"): ADMIN,
 }
@@ -143,6 +166,7 @@ def _world() -> World:
     limited = services.api_key_create(
         organization=owner.organization, name="limited", scope=ApiKeyScope.ADMIN, workspace_ids=[other.id]
     )
+    secret = tokens.signing_secret_rotate(workspace=owner.workspace, grace_seconds=0)
     return World(
         owner=owner,
         foreign=foreign,
@@ -168,8 +192,23 @@ def _world() -> World:
             "chat": owner.chat_key,
             "limited": limited.plaintext,
             "other_user": owner.chat_key,
+            "token": _token(owner, "alice"),
+            "token_other_user": _token(owner, "bob"),
+            "token_foreign": _token(foreign, "alice"),
+            "token_expired": _expired_token(owner, secret, "alice"),
         },
     )
+
+
+def _token(tenant: Tenant, user: str) -> str:
+    return tokens.end_user_token_mint(workspace=tenant.workspace, external_user_id=user).token
+
+
+def _expired_token(tenant: Tenant, secret: str, user: str) -> str:
+    """Minted offline (as an integrator's server would), an hour ago, for 15 minutes."""
+    claims = {"wid": str(tenant.workspace.id), "sub": user, "scope": "chat", "jti": uuid.uuid4().hex}
+    now = int(time.time())
+    return jwt.encode({**claims, "iat": now - 3600, "exp": now - 2700}, secret, algorithm="HS256")
 
 
 def _path(pattern: str, ids: dict[str, str]) -> str:
@@ -200,8 +239,13 @@ def _body(method: str, pattern: str, user: str) -> Any:
     return {"external_user_id": user, "message": "hi", "session_id": None}
 
 
+def _client(key: str | None) -> Any:
+    # An end-user token is a JWT (its header starts "eyJ"); keys are dk_live_….
+    return token_client(key) if key is not None and key.startswith("eyJ") else api_client(key)
+
+
 def _call(key: str | None, method: str, pattern: str, ids: dict[str, str], user: str) -> Any:
-    client = api_client(key)
+    client = _client(key)
     path = _path(pattern, ids)
     query = (
         {"external_user_id": user} if method in ("GET", "PATCH", "DELETE") and "sessions/" in pattern else {}
@@ -228,9 +272,10 @@ def _body_text(response: Any) -> str:
 def test_every_cell_is_refused_as_expected_and_leaks_nothing() -> None:
     world = _world()
     failures: list[str] = []
-    for method, pattern in CELLS:
+    # Deletions last: the valid token deletes alice's session.
+    for method, pattern in sorted(CELLS, key=lambda cell: cell[0] == "DELETE"):
         for key_class, expected in _row((method, pattern)).items():
-            user = "bob" if key_class == "other_user" else "alice"
+            user = "bob" if key_class in ("other_user", "token_other_user") else "alice"
             response = _call(world.keys[key_class], method, pattern, world.ids, user)
             text = _body_text(response)
             if response.status_code != expected:
@@ -262,7 +307,10 @@ def test_foreign_objects_inside_an_own_workspace_are_404_and_never_shown() -> No
             continue
         view = views[pattern]
         admin_only = issubclass(view, WorkspaceApi) and method in view.admin_methods
-        for key in (world.owner.admin_key,) if admin_only else (world.owner.admin_key, world.owner.chat_key):
+        keys = [world.owner.admin_key] if admin_only else [world.owner.admin_key, world.owner.chat_key]
+        if accepts_end_user_tokens(view):
+            keys.append(world.keys["token"])
+        for key in keys:
             response = _call(key, method, pattern, ids, "alice")
             text = _body_text(response)
             if response.status_code != 404:

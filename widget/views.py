@@ -18,7 +18,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from daneshyar.api import timestamp
 from workspaces.models import Workspace
+from workspaces.tokens import end_user_token_mint
 
 DEMO_TOKEN_TTL_SECONDS = 900
 
@@ -54,9 +56,7 @@ def demo_token(request: HttpRequest) -> JsonResponse:
     if not isinstance(user, str):
         user = f"demo-{secrets.token_hex(6)}"
         request.session["widget_demo_user"] = user
-    token, expires_at = _mint(workspace, user)
-    return JsonResponse({"token": token, "expires_at": expires_at})
-
-
-def _mint(workspace: Workspace, external_user_id: str) -> tuple[str, str]:
-    raise NotImplementedError
+    minted = end_user_token_mint(
+        workspace=workspace, external_user_id=user, ttl_seconds=DEMO_TOKEN_TTL_SECONDS
+    )
+    return JsonResponse({"token": minted.token, "expires_at": timestamp(minted.expires_at)})

@@ -12,10 +12,11 @@ from rest_framework.views import APIView
 from daneshyar.api import PageParamsSerializer, ok, paginate
 from daneshyar.exceptions import Forbidden
 from daneshyar.schema import envelope, list_envelope
-from workspaces import selectors, services
+from workspaces import selectors, services, tokens
 from workspaces.access import WorkspaceApi, request_api_key
 from workspaces.idempotency import idempotent
 from workspaces.models import GenerationFallback, Workspace
+from workspaces.origins import MAX_ORIGINS, ORIGIN_MAX_LENGTH, origins_normalize
 from workspaces.permissions import IsAdminKey
 
 
@@ -59,7 +60,22 @@ class WorkspaceSettingsMixin(serializers.Serializer[Any]):
         "the retrieved passages answers the question) for which the documents are taken to answer; "
         "below it the reply is no_answer_text. Higher abstains more often.",
     )
+    allowed_origins = serializers.ListField(
+        child=serializers.CharField(max_length=ORIGIN_MAX_LENGTH, trim_whitespace=False),
+        required=False,
+        max_length=MAX_ORIGINS,
+        help_text="Origins (scheme://host[:port], no path, no wildcard) whose pages may call the end-user "
+        "routes with an end-user token (CORS). Stored as browsers send them: lower case, no default port. "
+        "Empty (default): no browser origin.",
+    )
 
+    def validate_allowed_origins(self, value: list[str]) -> list[str]:
+        origins, problems = origins_normalize(value)
+        if problems:
+            # Keyed by position, as DRF's list fields do: reported as allowed_origins[i].
+            detail: dict[Any, list[str]] = {index: [problem] for index, problem in problems.items()}
+            raise serializers.ValidationError(detail)
+        return origins
 
     def validate_answerability_threshold(self, value: float) -> float:
         if not math.isfinite(value):
@@ -135,3 +151,53 @@ class WorkspaceDetailApi(WorkspaceApi):
     def delete(self, request: Request, workspace_id: str) -> Response:
         services.workspace_delete(workspace=self.workspace)
         return Response(status=204)
+
+
+class SigningSecretApi(WorkspaceApi):
+    """Make or rotate the workspace's signing secret for end-user tokens."""
+
+    admin_methods = frozenset({"POST"})
+
+    class InputSerializer(serializers.Serializer[Any]):
+        grace_seconds = serializers.IntegerField(
+            required=False,
+            min_value=0,
+            max_value=tokens.MAX_GRACE_SECONDS,
+            default=tokens.DEFAULT_GRACE_SECONDS,
+            help_text="How long tokens signed with the secret being replaced stay valid (default 900; "
+            "0: revoke them at once). A secret older than the one replaced stops now.",
+        )
+
+        class Meta:
+            ref_name = "SigningSecretInput"
+
+    class OutputSerializer(serializers.Serializer[Any]):
+        signing_secret = serializers.CharField(
+            help_text="HS256 key for end-user tokens (use the string as is). Shown only here, once."
+        )
+        rotated_at = serializers.DateTimeField()
+        previous_valid_until = serializers.DateTimeField(
+            allow_null=True, help_text="Until when tokens signed with the previous secret are accepted."
+        )
+
+        class Meta:
+            ref_name = "SigningSecret"
+
+    @extend_schema(
+        operation_id="workspaces_signing_secret_rotate",
+        request=InputSerializer,
+        responses={201: envelope("SigningSecretRotated", OutputSerializer)},
+    )
+    def post(self, request: Request, workspace_id: str) -> Response:
+        # Not idempotent on purpose: a replay would have to store the secret.
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        secret = tokens.signing_secret_rotate(
+            workspace=self.workspace, grace_seconds=serializer.validated_data["grace_seconds"]
+        )
+        data = {
+            "signing_secret": secret,
+            "rotated_at": self.workspace.token_secret_rotated_at,
+            "previous_valid_until": self.workspace.token_secret_previous_until,
+        }
+        return ok(self.OutputSerializer(data).data, status=201)

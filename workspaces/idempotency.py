@@ -1,6 +1,7 @@
 """``Idempotency-Key`` on every creating POST.
 
-The first response to a (API key, key) pair is stored for 24 hours and
+The first response to a (API key, key) pair — (workspace, end user, key)
+with an end-user token — is stored for 24 hours and
 replayed to a retry with the same request (same method, path and body;
 ``Idempotent-Replayed: true`` marks the replay). The same key with another
 request is 422 ``idempotency_key_reused``; a retry while the first is still
@@ -37,6 +38,7 @@ from daneshyar.exceptions import (
 )
 from daneshyar.schema import IDEMPOTENT_ATTRIBUTE
 from workspaces.models import ApiKey, IdempotencyRecord, IdempotencyState
+from workspaces.principals import EndUser, Principal
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 RETENTION = timedelta(hours=24)
@@ -76,7 +78,17 @@ def fingerprint(request: Request) -> str:
     return digest.hexdigest()
 
 
-def idempotency_begin(request: Request, api_key: ApiKey) -> tuple[Claim, Response | None]:
+def _owner(principal: Principal) -> dict[str, Any]:
+    if isinstance(principal, EndUser):
+        return {
+            "api_key": None,
+            "workspace": principal.workspace,
+            "external_user_id": principal.external_user_id,
+        }
+    return {"api_key": principal}
+
+
+def idempotency_begin(request: Request, principal: Principal) -> tuple[Claim, Response | None]:
     """Claim the request's key: ``(claim, None)`` to run it, or ``(claim, response)`` to replay."""
     key = request.META.get(HEADER)
     if key is None:
@@ -88,6 +100,7 @@ def idempotency_begin(request: Request, api_key: ApiKey) -> tuple[Claim, Respons
             fields={"Idempotency-Key": [f"1 to {MAX_KEY_LENGTH} printable characters."]},
         )
     print_ = fingerprint(request)
+    owner = _owner(principal)
     now = timezone.now()
     new = {
         "fingerprint": print_,
@@ -101,9 +114,9 @@ def idempotency_begin(request: Request, api_key: ApiKey) -> tuple[Claim, Respons
     with transaction.atomic():
         try:
             with transaction.atomic():
-                return Claim(IdempotencyRecord.objects.create(api_key=api_key, key=key, **new)), None
+                return Claim(IdempotencyRecord.objects.create(key=key, **owner, **new)), None
         except IntegrityError:
-            record = IdempotencyRecord.objects.select_for_update().get(api_key=api_key, key=key)
+            record = IdempotencyRecord.objects.select_for_update().get(key=key, **owner)
         if record.expires_at <= now:
             _update(record, **new)
             return Claim(record), None
@@ -169,10 +182,10 @@ def idempotent(handler: Handler | None = None, *, replay: Replay | None = None) 
 
     @functools.wraps(handler)
     def wrapper(view: Any, request: Request, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        api_key = request.auth
-        if not isinstance(api_key, ApiKey):  # pragma: no cover - authentication runs first
+        principal = request.auth
+        if not isinstance(principal, ApiKey | EndUser):  # pragma: no cover - authentication runs first
             return handler(view, request, *args, **kwargs)
-        claim, stored = idempotency_begin(request, api_key)
+        claim, stored = idempotency_begin(request, principal)
         if stored is not None:
             return replay(stored) if replay is not None else stored
         request.idempotency = claim  # type: ignore[attr-defined]

@@ -7,6 +7,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from workspaces.origins import ORIGIN_MAX_LENGTH, origins_validate
+
 
 class RateLimitOverrides(models.Model):
     """Per-minute rate limits that override the deployment's defaults
@@ -95,6 +97,26 @@ class Workspace(RateLimitOverrides):
     answerability_threshold = models.FloatField(
         default=DEFAULT_ANSWERABILITY_THRESHOLD, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
     )
+    # Browser origins ("https://shop.example") allowed to call the end-user
+    # routes with an end-user token (CORS, workspaces/cors.py).
+    allowed_origins = ArrayField(
+        models.CharField(max_length=ORIGIN_MAX_LENGTH),
+        blank=True,
+        default=list,
+        validators=[origins_validate],
+        help_text="Origins (scheme://host[:port], no path) whose pages may call the end-user routes "
+        "with an end-user token. One per line or comma-separated; empty: none.",
+    )
+    # The secret that signs end-user tokens (HS256), encrypted with a key
+    # derived from API_KEY_HASH_SECRET (workspaces/tokens.py): it must be
+    # readable to verify, but a database dump alone must not mint tokens.
+    # Empty until the first token or signing-secret request.
+    token_secret = models.TextField(blank=True, default="", editable=False)
+    # The secret before the last rotation, still accepted until
+    # token_secret_previous_until (the rotation's grace period).
+    token_secret_previous = models.TextField(blank=True, default="", editable=False)
+    token_secret_previous_until = models.DateTimeField(null=True, blank=True, editable=False)
+    token_secret_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -191,9 +213,13 @@ class IdempotencyState(models.TextChoices):
 
 class IdempotencyRecord(models.Model):
     """The outcome of a creating POST sent with an ``Idempotency-Key``, kept
-    for 24 hours per (API key, key) and replayed to a retry (workspaces/idempotency.py)."""
+    for 24 hours per (API key, key) — or per (workspace, end user, key) for a
+    request with an end-user token — and replayed to a retry (workspaces/idempotency.py)."""
 
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+", null=True)
+    # The owner of a record made with an end-user token (no API key).
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", null=True)
+    external_user_id = models.CharField(max_length=255, blank=True, default="")
     key = models.CharField(max_length=255)
     # SHA-256 of the method, path and body: the same key with another body is refused.
     fingerprint = models.CharField(max_length=64)
@@ -210,6 +236,17 @@ class IdempotencyRecord(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["api_key", "key"], name="idempotency_unique_key"),
+            models.UniqueConstraint(
+                fields=["workspace", "external_user_id", "key"],
+                condition=models.Q(api_key__isnull=True),
+                name="idempotency_unique_end_user_key",
+            ),
+            # Exactly one owner: an API key, or a workspace's end user.
+            models.CheckConstraint(
+                condition=models.Q(api_key__isnull=False, workspace__isnull=True)
+                | models.Q(api_key__isnull=True, workspace__isnull=False),
+                name="idempotency_one_owner",
+            ),
         ]
         indexes = [
             # The cleanup of expired records.

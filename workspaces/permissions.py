@@ -6,6 +6,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 from workspaces.models import ApiKey
+from workspaces.principals import EndUser
 
 
 class HasApiKey(BasePermission):
@@ -15,6 +16,16 @@ class HasApiKey(BasePermission):
 
     def has_permission(self, request: Request, view: Any) -> bool:
         return isinstance(request.auth, ApiKey)
+
+
+class HasApiKeyOrEndUser(HasApiKey):
+    """A key, or an end-user token: the end-user routes (chat, sessions,
+    feedback, models), whose views also list EndUserTokenAuthentication."""
+
+    message = "An API key or an end-user token is required."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return isinstance(request.auth, ApiKey | EndUser)
 
 
 class IsAdminKey(HasApiKey):

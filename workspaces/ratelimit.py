@@ -14,6 +14,12 @@ chat_user     chat turns of one end user of a key             RATE_LIMIT_CHAT_PE
 uploads       document uploads of a key                       RATE_LIMIT_UPLOADS_PER_MINUTE
 ============  ==============================================  =====================================
 
+An end-user token counts where a key would: its workspace's end-user tokens
+share the per-key ``chat`` bucket (``EndUser.rate_identity``), each end user
+has a ``requests`` bucket of their own (so one user cannot lock the others
+out), and ``chat_user`` is per end user as with a key. The limits are its
+workspace's and organization's.
+
 A workspace's own limit, else its organization's, else the setting applies
 (``RateLimitOverrides``, edited in the console). Over a limit: 429
 ``rate_limited`` with ``Retry-After``; every limited response (successes
@@ -40,6 +46,7 @@ from rest_framework.throttling import BaseThrottle
 
 from daneshyar.exceptions import ApplicationError
 from workspaces.models import ApiKey, Organization, Workspace
+from workspaces.principals import EndUser, Principal, rate_identity
 
 BUCKET_SETTINGS = {
     "requests": ("rate_requests_per_minute", "RATE_LIMIT_REQUESTS_PER_MINUTE"),
@@ -132,27 +139,31 @@ class KeyRateThrottle(BaseThrottle):
     after authentication, before the view)."""
 
     def allow_request(self, request: Request, view: Any) -> bool:
-        api_key = request.auth
-        if isinstance(api_key, ApiKey):
-            limit = limit_for("requests", workspace=None, organization=api_key.organization)
-            consume(request, "requests", limit, str(api_key.id))
+        principal = request.auth
+        if isinstance(principal, ApiKey):
+            limit = limit_for("requests", workspace=None, organization=principal.organization)
+            consume(request, "requests", limit, str(principal.id))
+        elif isinstance(principal, EndUser):
+            limit = limit_for("requests", workspace=principal.workspace, organization=principal.organization)
+            consume(request, "requests", limit, principal.rate_identity, principal.external_user_id)
         return True
 
 
-def rate_limit_turn(request: Request, *, api_key: ApiKey, workspace: Workspace, end_user: str | None) -> None:
+def rate_limit_turn(
+    request: Request, *, principal: Principal, workspace: Workspace, end_user: str | None
+) -> None:
     """A chat turn: the key's ``chat`` bucket, then its end user's."""
-    organization = api_key.organization
-    consume(
-        request, "chat", limit_for("chat", workspace=workspace, organization=organization), str(api_key.id)
-    )
+    organization = principal.organization
+    identity = rate_identity(principal)
+    consume(request, "chat", limit_for("chat", workspace=workspace, organization=organization), identity)
     if end_user:
         limit = limit_for("chat_user", workspace=workspace, organization=organization)
-        consume(request, "chat_user", limit, str(api_key.id), str(workspace.id), end_user)
+        consume(request, "chat_user", limit, identity, str(workspace.id), end_user)
 
 
-def rate_limit_upload(request: Request, *, api_key: ApiKey, workspace: Workspace) -> None:
-    limit = limit_for("uploads", workspace=workspace, organization=api_key.organization)
-    consume(request, "uploads", limit, str(api_key.id))
+def rate_limit_upload(request: Request, *, principal: Principal, workspace: Workspace) -> None:
+    limit = limit_for("uploads", workspace=workspace, organization=principal.organization)
+    consume(request, "uploads", limit, rate_identity(principal))
 
 
 class RateLimitHeadersMiddleware:

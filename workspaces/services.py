@@ -24,6 +24,7 @@ WORKSPACE_SETTINGS = (
     "no_answer_text",
     "small_talk_text",
     "answerability_threshold",
+    "allowed_origins",
 )
 WORKSPACE_FIELDS = ("name", "system_prompt", *WORKSPACE_SETTINGS)
 

@@ -9,4 +9,9 @@ from workspaces import apis
 urlpatterns: list[URLPattern] = [
     path("workspaces/", apis.WorkspaceListCreateApi.as_view(), name="workspace-list"),
     path("workspaces/<uuid:workspace_id>/", apis.WorkspaceDetailApi.as_view(), name="workspace-detail"),
+    path(
+        "workspaces/<uuid:workspace_id>/signing-secret/",
+        apis.SigningSecretApi.as_view(),
+        name="workspace-signing-secret",
+    ),
 ]

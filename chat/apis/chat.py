@@ -30,12 +30,18 @@ from chat.streaming import EventStreamNegotiation, NativeEvents, replay_stream, 
 from daneshyar.api import UUIDField, ok
 from daneshyar.exceptions import ApplicationError
 from daneshyar.schema import also_answers, envelope
-from workspaces.access import WorkspaceApi
+from workspaces.access import EndUserApi, WorkspaceApi, with_end_user
 from workspaces.idempotency import idempotency_finish, idempotent, request_claim
 
 
 class ChatInputSerializer(serializers.Serializer[Any]):
-    external_user_id = serializers.CharField(min_length=1, max_length=255, trim_whitespace=False)
+    external_user_id = serializers.CharField(
+        min_length=1,
+        max_length=255,
+        trim_whitespace=False,
+        help_text="The end user. With an end-user token it may be omitted (the token's) and, when sent, "
+        "must be the token's (403 otherwise).",
+    )
     message = serializers.CharField(
         min_length=1,
         max_length=32_000,
@@ -93,12 +99,12 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
 
 def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
     claim = request_claim(request)
-    serializer = ChatInputSerializer(data=request.data)
+    serializer = ChatInputSerializer(data=with_end_user(request.data, view.principal))
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
     return turn_prepare(
         TurnRequest(
-            api_key=view.api_key,
+            principal=view.principal,
             workspace=view.workspace,
             external_user_id=data["external_user_id"],
             conversation=conversation_of(data),
@@ -112,7 +118,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
     )
 
 
-class ChatApi(WorkspaceApi):
+class ChatApi(EndUserApi):
     turn_methods = frozenset({"POST"})
 
     @extend_schema(
@@ -120,7 +126,7 @@ class ChatApi(WorkspaceApi):
         request=ChatInputSerializer,
         responses=envelope("ChatTurn", ChatResultSchema),
     )
-    @also_answers(403)  # include_prompt_trace with a chat key
+    @also_answers(403)  # include_prompt_trace without an admin key; another end user's id with a token
     @idempotent
     def post(self, request: Request, workspace_id: str) -> Response:
         prepared = _prepare(self, request)
@@ -156,7 +162,7 @@ SSE_EVENT_SCHEMA = {
 }
 
 
-class ChatStreamApi(WorkspaceApi):
+class ChatStreamApi(EndUserApi):
     content_negotiation_class = EventStreamNegotiation
     turn_methods = frozenset({"POST"})
 
@@ -171,7 +177,7 @@ class ChatStreamApi(WorkspaceApi):
             )
         },
     )
-    @also_answers(403)  # include_prompt_trace with a chat key
+    @also_answers(403)  # include_prompt_trace without an admin key; another end user's id with a token
     @idempotent(replay=lambda stored: stream_response(replay_stream(stored.data)))
     def post(self, request: Request, workspace_id: str) -> StreamingHttpResponse:
         # Errors up to here (400/403/404) are ordinary JSON error responses.

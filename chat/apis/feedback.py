@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from chat.models import Feedback, FeedbackRating
 from chat.services import feedback as feedback_services
 from daneshyar.api import ok
-from daneshyar.schema import envelope
-from workspaces.access import WorkspaceApi
+from daneshyar.schema import also_answers, envelope
+from workspaces.access import EndUserApi, with_end_user
 from workspaces.idempotency import idempotent
 
 
@@ -36,9 +36,13 @@ class FeedbackOutputSerializer(serializers.ModelSerializer[Feedback]):
         ref_name = "Feedback"
 
 
-class FeedbackApi(WorkspaceApi):
+class FeedbackApi(EndUserApi):
     class InputSerializer(serializers.Serializer[Any]):
-        external_user_id = serializers.CharField(min_length=1, max_length=255)
+        external_user_id = serializers.CharField(
+            min_length=1,
+            max_length=255,
+            help_text="The end user. With an end-user token it may be omitted (the token's).",
+        )
         rating = serializers.ChoiceField(choices=FeedbackRating.choices)
         comment = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
 
@@ -53,9 +57,10 @@ class FeedbackApi(WorkspaceApi):
             200: envelope("FeedbackReplaced", FeedbackOutputSerializer),
         },
     )
+    @also_answers(403)  # another end user's id with an end-user token
     @idempotent
     def post(self, request: Request, workspace_id: Any, session_id: Any, message_id: Any) -> Response:
-        body = self.InputSerializer(data=request.data)
+        body = self.InputSerializer(data=with_end_user(request.data, self.principal))
         body.is_valid(raise_exception=True)
         feedback, created = feedback_services.feedback_upsert(
             workspace=self.workspace,

@@ -12,11 +12,18 @@ from rest_framework.views import APIView
 from chat.services.models import model_list
 from daneshyar.api import ok
 from daneshyar.schema import envelope
-from workspaces.permissions import HasApiKey
+from workspaces.authentication import (
+    ApiKeyAuthentication,
+    BearerKeyAuthentication,
+    EndUserTokenAuthentication,
+)
+from workspaces.permissions import HasApiKeyOrEndUser
 
 
 class ModelListApi(APIView):
-    permission_classes = [HasApiKey]
+    # An end-user route: any workspace's end-user token may list the models.
+    authentication_classes = [ApiKeyAuthentication, BearerKeyAuthentication, EndUserTokenAuthentication]
+    permission_classes = [HasApiKeyOrEndUser]
 
     @extend_schema(
         operation_id="models_list",

@@ -17,23 +17,25 @@ from chat.services import sessions as session_services
 from daneshyar.api import PageParamsSerializer, ok, paginate
 from daneshyar.exceptions import ValidationFailed
 from daneshyar.schema import envelope, list_envelope
-from workspaces.access import WorkspaceApi
+from workspaces.access import EndUserApi, WorkspaceApi, end_user_resolve
 
 USER_PARAM = OpenApiParameter(
     "external_user_id",
     str,
-    description="The end user. Required for chat keys; admin keys may omit it.",
+    description="The end user. Required for chat keys; admin keys may omit it; with an end-user token "
+    "it may be omitted (the token's) and, when sent, must be the token's (403 otherwise).",
 )
 
 
 def _end_user(view: WorkspaceApi, request: Request) -> str | None:
-    """``external_user_id`` from the query: required for chat keys."""
-    value = request.query_params.get("external_user_id")
+    """``external_user_id`` from the query: required for chat keys; a token's own."""
+    value = end_user_resolve(view.principal, request.query_params.get("external_user_id"))
+    assert value is None or isinstance(value, str)
     if value is not None and not 1 <= len(value) <= 255:
         raise ValidationFailed(
             "Invalid external_user_id.", fields={"external_user_id": ["Must be 1 to 255 characters."]}
         )
-    if value is None and not view.api_key.is_admin:
+    if value is None and not view.principal.is_admin:
         raise ValidationFailed(
             "external_user_id is required.", fields={"external_user_id": ["This field is required."]}
         )
@@ -46,7 +48,7 @@ def _session(view: WorkspaceApi, request: Request, session_id: str) -> Session:
     )
 
 
-class SessionListApi(WorkspaceApi):
+class SessionListApi(EndUserApi):
     @extend_schema(
         operation_id="sessions_list",
         parameters=[USER_PARAM, PageParamsSerializer],
@@ -61,7 +63,7 @@ class SessionListApi(WorkspaceApi):
         )
 
 
-class SessionDetailApi(WorkspaceApi):
+class SessionDetailApi(EndUserApi):
     class UpdateSerializer(serializers.Serializer[Any]):
         title = serializers.CharField(min_length=1, max_length=200)
 
@@ -97,7 +99,7 @@ class SessionDetailApi(WorkspaceApi):
         return Response(status=204)
 
 
-class SessionMessagesApi(WorkspaceApi):
+class SessionMessagesApi(EndUserApi):
     @extend_schema(
         operation_id="sessions_messages",
         parameters=[USER_PARAM, PageParamsSerializer],
@@ -124,7 +126,7 @@ class SourceSchema(serializers.Serializer[Any]):
         ref_name = "MessageSource"
 
 
-class MessageSourcesApi(WorkspaceApi):
+class MessageSourcesApi(EndUserApi):
     """What a client shows when the user opens a citation: readable by the
     end user who owns the session, unlike the resource's passage list."""
 

@@ -39,9 +39,9 @@ from chat.services.turn import (
 )
 from chat.streaming import EventStreamNegotiation, turn_stream
 from daneshyar.exceptions import ApplicationError, ValidationFailed, exception_handler
-from workspaces.access import WorkspaceApi
-from workspaces.authentication import ApiKeyAuthentication, BearerKeyAuthentication
+from workspaces.access import EndUserApi, with_end_user
 from workspaces.idempotency import Claim, idempotency_finish, idempotent, request_claim
+from workspaces.principals import EndUser
 
 
 def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -76,8 +76,8 @@ class OpenAIErrorSchema(serializers.Serializer[Any]):
         ref_name = "OpenAIError"
 
 
-class OpenAIApi(WorkspaceApi):
-    authentication_classes = [ApiKeyAuthentication, BearerKeyAuthentication]
+class OpenAIApi(EndUserApi):
+    # Keys as X-API-Key or Bearer, and end-user tokens (EndUserApi).
     # Read by daneshyar.schema.AutoSchema for the documented error responses.
     error_schema = OpenAIErrorSchema
 
@@ -114,7 +114,8 @@ class CompletionInputSerializer(serializers.Serializer[Any]):
         min_length=1,
         max_length=255,
         trim_whitespace=False,
-        help_text="The end user (Daneshyar's external_user_id): sessions are stored per end user.",
+        help_text="The end user (Daneshyar's external_user_id): sessions are stored per end user. With an "
+        "end-user token it may be omitted (the token's) and, when sent, must be the token's (403 otherwise).",
     )
     stream = serializers.BooleanField(required=False, default=False)
     stream_options = serializers.DictField(required=False, allow_null=True)
@@ -163,6 +164,8 @@ class ChatCompletionsApi(OpenAIApi):
     turn_methods = frozenset({"POST"})
 
     def end_user_of(self, request: Request) -> str | None:
+        if isinstance(self.principal, EndUser):
+            return self.principal.external_user_id
         data = request.data
         value = data.get("user") if isinstance(data, dict) else None
         return value if isinstance(value, str) and value else None
@@ -197,7 +200,7 @@ class ChatCompletionsApi(OpenAIApi):
     @idempotent(replay=completion_replay)
     def post(self, request: Request, workspace_id: Any) -> Response | StreamingHttpResponse:
         claim = request_claim(request)
-        body = CompletionInputSerializer(data=request.data)
+        body = CompletionInputSerializer(data=with_end_user(request.data, self.principal, "user"))
         body.is_valid(raise_exception=True)
         data = body.validated_data
         prepared = turn_prepare(self._turn_request(data, claim.resume))
@@ -215,7 +218,7 @@ class ChatCompletionsApi(OpenAIApi):
         metadata = data.get("metadata") or {}
         session_id = metadata.get("session_id") or None
         return TurnRequest(
-            api_key=self.api_key,
+            principal=self.principal,
             workspace=self.workspace,
             external_user_id=data["user"],
             conversation=conversation_parse(data["messages"]),

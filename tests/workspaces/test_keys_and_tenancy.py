@@ -123,10 +123,25 @@ def test_a_bearer_key_of_another_organization_gets_404(owner: Tenant, outsider: 
 
 
 @pytest.mark.django_db
-def test_the_native_api_does_not_take_a_bearer_key(owner: Tenant) -> None:
-    response = api_client(None).get("/api/v1/models/", HTTP_AUTHORIZATION=f"Bearer {owner.chat_key}")
-    assert response.status_code == 401
-    assert response.json()["error"]["code"] == "unauthenticated"
+def test_the_native_api_takes_a_bearer_key_like_x_api_key(owner: Tenant, outsider: Tenant) -> None:
+    client = api_client(None)
+    assert client.get("/api/v1/models/", HTTP_AUTHORIZATION=f"Bearer {owner.chat_key}").status_code == 200
+    own = client.get(
+        f"/api/v1/workspaces/{owner.workspace.id}/", HTTP_AUTHORIZATION=f"Bearer {owner.admin_key}"
+    )
+    assert own.status_code == 200
+    # The same rules as X-API-Key: scope (403), tenancy (404), revocation (401).
+    scoped = client.get(
+        f"/api/v1/workspaces/{owner.workspace.id}/", HTTP_AUTHORIZATION=f"Bearer {owner.chat_key}"
+    )
+    assert scoped.status_code == 403
+    foreign = client.get(
+        f"/api/v1/workspaces/{owner.workspace.id}/", HTTP_AUTHORIZATION=f"Bearer {outsider.admin_key}"
+    )
+    assert foreign.status_code == 404
+    unknown = client.get("/api/v1/models/", HTTP_AUTHORIZATION="Bearer dk_live_" + "x" * 43)
+    assert unknown.status_code == 401
+    assert unknown.json()["error"]["code"] == "unauthenticated"
 
 
 @pytest.mark.django_db

@@ -3,6 +3,8 @@ question, retrieve, compose the prompt."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.conf import settings
 
 from chat.backends import get_backend, resolve_model
@@ -16,6 +18,7 @@ from chat.services.turn.context import turn_context
 from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval, turn_retrieve
+from chat.services.turn.scope import turn_resource_ids
 from chat.services.turn.smalltalk import is_small_talk
 from daneshyar.exceptions import Forbidden, ValidationFailed
 from resources.selectors import ready_resources_exist
@@ -29,6 +32,10 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
     stored with a new session, checked against an existing one.
     """
     _trace_check(request)
+    resource_ids = turn_resource_ids(
+        principal=request.principal, workspace=request.workspace, requested=request.resource_ids
+    )
+    request = replace(request, resource_ids=resource_ids)
     plan = _plan(request)
     if plan.generative:
         _question_check(request, plan)
@@ -63,7 +70,7 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
 def _trace_check(request: TurnRequest) -> None:
     if request.include_prompt_trace and not settings.PROMPT_TRACE_ENABLED:
         raise Forbidden("Prompt traces are not enabled on this deployment (PROMPT_TRACE_ENABLED).")
-    if request.include_prompt_trace and not request.api_key.is_admin:
+    if request.include_prompt_trace and not request.principal.is_admin:
         raise Forbidden("include_prompt_trace needs an API key with the admin scope.")
 
 

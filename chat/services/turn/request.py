@@ -11,12 +11,14 @@ import uuid
 from dataclasses import dataclass
 
 from chat.conversation import Conversation
-from workspaces.models import ApiKey, Workspace
+from workspaces.models import Workspace
+from workspaces.principals import Principal
 
 
 @dataclass(frozen=True)
 class TurnRequest:
-    api_key: ApiKey
+    # The API key, or the end user of an end-user token (never admin).
+    principal: Principal
     workspace: Workspace
     external_user_id: str
     # The question, the earlier turns and the integrator's note (a

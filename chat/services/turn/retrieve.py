@@ -43,11 +43,14 @@ def turn_retrieve(
         rewrite = query_rewrite(rewriter, question=question, turns=context.turns)
     queries = retrieval_queries(question, context.earlier, rewrite=rewrite)
     named = list(resource_ids)
-    if context.chosen is not None:
-        named = [context.chosen]
+    # The chosen document narrows the filter; it never widens it (an answer
+    # naming a document outside an end-user token's resources is ignored).
+    chosen = context.chosen if context.chosen is not None and (not named or context.chosen in named) else None
+    if chosen is not None:
+        named = [chosen]
     passages = contextual_search(
         workspace=workspace, queries=queries, resource_ids=named, cited_resource_ids=context.cited
     )
-    if context.chosen is not None:
-        passages = [p for p in passages if p.resource_id == context.chosen]
+    if chosen is not None:
+        passages = [p for p in passages if p.resource_id == chosen]
     return Retrieval(passages=passages, queries=queries)

@@ -1,0 +1,75 @@
+"""``POST …/end-user-tokens/``: an admin key mints a token for one end user
+(workspaces/tokens.py). Here rather than in workspaces because it checks the
+named resources."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from daneshyar.api import UUIDField, ok
+from daneshyar.schema import envelope
+from retrieval.search import named_resources_validate
+from workspaces import tokens
+from workspaces.access import WorkspaceApi
+from workspaces.idempotency import idempotent
+
+
+class EndUserTokenApi(WorkspaceApi):
+    admin_methods = frozenset({"POST"})
+
+    class InputSerializer(serializers.Serializer[Any]):
+        external_user_id = serializers.CharField(min_length=1, max_length=255, trim_whitespace=False)
+        ttl_seconds = serializers.IntegerField(
+            required=False,
+            min_value=1,
+            max_value=tokens.MAX_TTL_SECONDS,
+            default=tokens.DEFAULT_TTL_SECONDS,
+            help_text="The token's lifetime in seconds (default 900, at most 3600).",
+        )
+        resource_ids = serializers.ListField(
+            child=UUIDField(),
+            required=False,
+            min_length=1,
+            max_length=tokens.MAX_RESOURCE_IDS,
+            help_text="Retrieval for this end user's turns only from these resources of the workspace.",
+        )
+
+        class Meta:
+            ref_name = "EndUserTokenInput"
+
+    class OutputSerializer(serializers.Serializer[Any]):
+        token = serializers.CharField(
+            help_text="Send as Authorization: Bearer <token> on the end-user routes of this workspace."
+        )
+        expires_at = serializers.DateTimeField()
+
+        class Meta:
+            ref_name = "EndUserToken"
+
+    @extend_schema(
+        operation_id="end_user_tokens_create",
+        request=InputSerializer,
+        responses={201: envelope("EndUserTokenCreated", OutputSerializer)},
+    )
+    @idempotent
+    def post(self, request: Request, workspace_id: str) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        resource_ids = named_resources_validate(
+            workspace=self.workspace, resource_ids=data.get("resource_ids", [])
+        )
+        minted = tokens.end_user_token_mint(
+            workspace=self.workspace,
+            external_user_id=data["external_user_id"],
+            ttl_seconds=data["ttl_seconds"],
+            resource_ids=resource_ids,
+        )
+        return ok(
+            self.OutputSerializer({"token": minted.token, "expires_at": minted.expires_at}).data, status=201
+        )
