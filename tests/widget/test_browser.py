@@ -10,6 +10,7 @@ scripts/console_screenshots writes docs/images/widget.png).
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,6 +21,7 @@ from tests.browser import ARTIFACTS
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant, api_client
 from tests.widget.host import host_site
+from workspaces import tokens
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
 
 if TYPE_CHECKING:
@@ -31,6 +33,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 KETTLE = "Kettle K1 manual.\n\nThe Kettle K1 comes with a two-year warranty from the date of purchase."
 TOASTER = "Toaster T2 manual.\n\nThe Toaster T2 comes with a one-year warranty from the date of purchase."
 USER = "acme-user-42"
+# An assistant message once its answer is complete.
+DONE = ".msg.assistant:not([aria-busy])"
 
 # Records what the answer bubble showed while it was still streaming
 # (aria-busy), so the test sees the answer arrive before the final event.
@@ -114,12 +118,12 @@ def test_an_embedded_widget_asks_answers_with_citations_and_keeps_the_session(
         _ask(browser, "How long is the warranty?")
         _answer_the_form(browser, "Toaster T2")
         # The form's answer went back as the next message, as the contract says.
-        _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, ".msg.assistant")) == 2)
+        _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, DONE)) == 2)
         root = _shadow(browser)
         assert [m.text for m in root.find_elements(By.CSS_SELECTOR, ".msg.user")][1].endswith(
             "subject: Toaster T2"
         )
-        answer = root.find_elements(By.CSS_SELECTOR, ".msg.assistant")[1]
+        answer = root.find_elements(By.CSS_SELECTOR, DONE)[1]
         assert "one-year warranty" in answer.text
         assert browser.execute_script("return window.streamed.length") > 0
         assert root.find_element(By.CSS_SELECTOR, ".log").get_attribute("aria-live") == "polite"
@@ -154,10 +158,15 @@ def test_an_embedded_widget_asks_answers_with_citations_and_keeps_the_session(
 
 
 def _save_screenshot(driver: WebDriver) -> None:
-    from selenium.webdriver.common.by import By
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    driver.find_element(By.TAG_NAME, "daneshyar-chat").screenshot(str(ARTIFACTS / "widget.png"))
+    """The page with the citation's dialog open (the dialog is centred on
+    the viewport, so the shot is the viewport at a modest size)."""
+    size = driver.get_window_size()
+    driver.set_window_size(720, 840)
+    try:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(ARTIFACTS / "widget.png"))
+    finally:
+        driver.set_window_size(size["width"], size["height"])
 
 
 def test_a_page_on_an_origin_not_allowed_is_refused_by_the_browser(
@@ -189,3 +198,50 @@ def test_a_page_on_an_origin_not_allowed_is_refused_by_the_browser(
         # The preflight was refused: the question never reached the service.
         assert not Session.objects.filter(workspace=owner.workspace).exists()
         assert other.token_requests
+
+
+def test_a_token_is_renewed_before_it_expires(
+    browser: WebDriver, live_server: LiveServer, owner: Tenant
+) -> None:
+    """Announced to expire in 4 s: renewed at half its life, with no request failing first."""
+    with host_site(
+        service=live_server.url,
+        workspace_id=str(owner.workspace.id),
+        admin_key=owner.admin_key,
+        user=USER,
+        announce_in=4,
+    ) as site:
+        browser.get(site.url + "/")
+        _wait(browser).until(lambda d: _state(d) == "ready")
+        _wait(browser, timeout=15).until(lambda d: len(site.token_requests) >= 2)
+        assert _state(browser) == "ready"
+
+
+def test_an_expired_token_is_replaced_after_401_token_expired(
+    browser: WebDriver, live_server: LiveServer, owner: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first token lives 1 s but is announced for a day; the question
+    sent with it gets 401 token_expired, and the widget asks its provider
+    function for a new token and sends the question again."""
+    from selenium.webdriver.common.by import By
+
+    # The live server runs in this process: no clock-skew leeway, so 1 s is 1 s.
+    monkeypatch.setattr(tokens, "LEEWAY_SECONDS", 0)
+
+    with host_site(
+        service=live_server.url,
+        workspace_id=str(owner.workspace.id),
+        admin_key=owner.admin_key,
+        user=USER,
+        provider="function",
+        ttls=(1, 600),
+        announce_in=86400,
+    ) as site:
+        _workspace(owner, [site.url])
+        browser.get(site.url + "/")
+        _wait(browser).until(lambda d: _state(d) == "ready")
+        time.sleep(2.5)
+        _ask(browser, "How long is the warranty of the kettle?")
+        answer = _wait(browser).until(lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, DONE))[0]
+        assert "two-year warranty" in answer.text and _state(browser) == "ready"
+        assert len(site.token_requests) == 2

@@ -28,6 +28,8 @@
 
   // Renew a token this long before it expires (or at half its life if shorter).
   const REFRESH_MARGIN_MS = 60_000;
+  // setTimeout fires at once past this (about 24.8 days).
+  const MAX_TIMER_MS = 2 ** 31 - 1;
 
   /** @type {Record<string, Record<string, string>>} */
   const TEXTS = {
@@ -231,8 +233,14 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
 
     constructor() {
       super();
+      // A provider set on the element before this script upgraded it is an
+      // own property that would hide the accessor: take it over.
+      const preset = Object.prototype.hasOwnProperty.call(this, "tokenProvider")
+        ? /** @type {any} */ (this).tokenProvider
+        : null;
+      delete (/** @type {any} */ (this).tokenProvider);
       /** @type {(() => Promise<TokenAnswer | string>) | null} */
-      this.tokenProvider = null;
+      this._provider = typeof preset === "function" ? preset : null;
       /** @type {{token: string, expiresAt: number} | null} */
       this._token = null;
       /** @type {Promise<string> | null} */
@@ -250,10 +258,28 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
 
     connectedCallback() {
       this._applyTexts();
-      if (!this._started) {
-        this._started = true;
-        queueMicrotask(() => this._restore());
-      }
+      queueMicrotask(() => this._start());
+    }
+
+    /** A function returning a token (or {token, expires_at}), instead of the `token-provider` URL. */
+    get tokenProvider() {
+      return this._provider;
+    }
+
+    set tokenProvider(provider) {
+      this._provider = typeof provider === "function" ? provider : null;
+      if (this.isConnected) this._start();
+    }
+
+    /** Once connected and given a way to get tokens: restore the user's session. */
+    _start() {
+      if (this._started || (!this._provider && !this.getAttribute("token-provider"))) return;
+      this._started = true;
+      this._restore();
+    }
+
+    disconnectedCallback() {
+      if (this._timer) clearTimeout(this._timer);
     }
 
     attributeChangedCallback() {
@@ -349,8 +375,8 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       /** @type {TokenAnswer | string} */
       let answer;
       const provider = this.getAttribute("token-provider");
-      if (typeof this.tokenProvider === "function") {
-        answer = await this.tokenProvider();
+      if (this._provider) {
+        answer = await this._provider();
       } else if (provider) {
         const response = await fetch(provider, {
           method: (this.getAttribute("token-method") || "POST").toUpperCase(),
@@ -368,7 +394,8 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       this._token = { token, expiresAt: Date.now() + Math.max(0, life - Math.min(REFRESH_MARGIN_MS, life / 2)) };
       if (this._timer) clearTimeout(this._timer);
       // Renewed in the background too, so a long idle page has a token ready.
-      this._timer = setTimeout(() => this.token(true).catch(() => {}), Math.max(1_000, this._token.expiresAt - Date.now()));
+      const delay = Math.min(MAX_TIMER_MS, Math.max(1_000, this._token.expiresAt - Date.now()));
+      this._timer = setTimeout(() => this.token(true).catch(() => {}), delay);
       const sub = subjectOf(token);
       if (sub !== this._user) {
         this._user = sub;
@@ -593,7 +620,8 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
         content.append(marker, " ");
       }
       if (reply.type === "form" && reply.form) {
-        content.append(this._form(reply.form, live));
+        const asked = reply.parts.map((part) => part.text.trim()).join(" ");
+        content.append(this._form(reply.form, live, reply.form.title.trim() !== asked));
       }
       return bubble;
     }
@@ -648,10 +676,12 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
      * A form of the reply, every field type native; its answers go back as
      * the next message. Only the latest reply's form is live.
      * @param {{title: string, fields: Field[]}} spec @param {boolean} live
+     * @param {boolean} titled whether to show the title (not when it repeats the question)
      */
-    _form(spec, live) {
+    _form(spec, live, titled) {
       const form = /** @type {HTMLFormElement} */ (h("form", { class: "answer", part: "form" }));
-      if (spec.title) form.append(h("strong", {}, [spec.title]));
+      if (spec.title) form.setAttribute("aria-label", spec.title);
+      if (spec.title && titled) form.append(h("strong", {}, [spec.title]));
       for (const field of spec.fields) form.append(this._field(field));
       const submit = h("button", { type: "submit", class: "primary" }, [this.t("submit")]);
       form.append(submit);
