@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from pytest_django import Settings
 from pytest_django.live_server_helper import LiveServer
 
 from chat.models import Session
@@ -111,6 +112,7 @@ def test_an_embedded_widget_asks_answers_with_citations_and_keeps_the_session(
         service=live_server.url, workspace_id=str(owner.workspace.id), admin_key=owner.admin_key, user=USER
     ) as site:
         _workspace(owner, [site.url])
+        browser.set_window_size(720, 840)  # the size of the screenshot
         browser.get(site.url + "/")
         _wait(browser).until(lambda d: _state(d) == "ready")
         browser.execute_script(WATCH_STREAM)
@@ -158,15 +160,9 @@ def test_an_embedded_widget_asks_answers_with_citations_and_keeps_the_session(
 
 
 def _save_screenshot(driver: WebDriver) -> None:
-    """The page with the citation's dialog open (the dialog is centred on
-    the viewport, so the shot is the viewport at a modest size)."""
-    size = driver.get_window_size()
-    driver.set_window_size(720, 840)
-    try:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(ARTIFACTS / "widget.png"))
-    finally:
-        driver.set_window_size(size["width"], size["height"])
+    """The page (its window a phone-to-tablet size) with the citation's dialog open."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / "widget.png"))
 
 
 def test_a_page_on_an_origin_not_allowed_is_refused_by_the_browser(
@@ -245,3 +241,30 @@ def test_an_expired_token_is_replaced_after_401_token_expired(
         answer = _wait(browser).until(lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, DONE))[0]
         assert "two-year warranty" in answer.text and _state(browser) == "ready"
         assert len(site.token_requests) == 2
+
+
+def test_the_demo_page_runs_the_widget_right_to_left(
+    browser: WebDriver, live_server: LiveServer, owner: Tenant, settings: Settings
+) -> None:
+    """The demo page of `make run` (same origin, its own token view), in
+    Persian: the widget's texts follow `lang` and its layout mirrors."""
+    from selenium.webdriver.common.by import By
+
+    settings.WIDGET_DEMO_WORKSPACE = str(owner.workspace.id)
+    ingest_text(owner.workspace, "Kettle K1", KETTLE)
+    browser.get(f"{live_server.url}/widget/demo/?lang=fa&dir=rtl")
+    _wait(browser).until(lambda d: _state(d) == "ready")
+    root = _shadow(browser)
+    send = root.find_element(By.CSS_SELECTOR, "button[type=submit]")
+    assert send.text == "ارسال"
+    box = root.find_element(By.CSS_SELECTOR, "textarea")
+    # Right to left: the send button sits to the left of the question box.
+    assert send.rect["x"] < box.rect["x"]
+    _ask(browser, "How long is the warranty of the kettle?")
+    question = _wait(browser).until(lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, ".msg.user"))[0]
+    answer = _wait(browser).until(lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, DONE))[0]
+    assert "two-year warranty" in answer.text
+    # Mirrored: the answer on the start side (right), the user's message on the end side (left).
+    assert answer.rect["x"] + answer.rect["width"] > question.rect["x"] + question.rect["width"]
+    assert question.rect["x"] < answer.rect["x"]
+    assert Session.objects.get(workspace=owner.workspace).external_user_id.startswith("demo-")

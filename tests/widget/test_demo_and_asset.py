@@ -6,6 +6,7 @@ import gzip
 import subprocess
 from pathlib import Path
 
+import jwt
 import pytest
 from django.test import Client
 from pytest_django import Settings
@@ -55,3 +56,31 @@ def test_the_demo_page_embeds_the_widget_for_the_demo_workspace(
     assert f'workspace="{owner.workspace.id}"' in page
     assert 'token-provider="/widget/demo/token"' in page and 'dir="rtl"' in page
     assert "/static/daneshyar/chat.js" in page and "dk_live_" not in page
+
+
+@pytest.mark.django_db
+def test_the_demo_token_is_one_end_user_s_and_works_on_the_end_user_routes(
+    client: Client, settings: Settings, owner: Tenant
+) -> None:
+    settings.WIDGET_DEMO_WORKSPACE = str(owner.workspace.id)
+    assert client.get("/widget/demo/token").status_code == 405
+    first = client.post("/widget/demo/token")
+    assert first.status_code == 200 and first["Cache-Control"].startswith("max-age=0")
+    token = first.json()["token"]
+    user = jwt.decode(token, options={"verify_signature": False})["sub"]
+    assert user.startswith("demo-")
+    # The same browser (session cookie) stays the same end user.
+    again = jwt.decode(client.post("/widget/demo/token").json()["token"], options={"verify_signature": False})
+    assert again["sub"] == user
+    other = jwt.decode(
+        Client().post("/widget/demo/token").json()["token"], options={"verify_signature": False}
+    )
+    assert other["sub"] != user
+    sessions = Client().get(
+        f"/api/v1/workspaces/{owner.workspace.id}/sessions/", HTTP_AUTHORIZATION=f"Bearer {token}"
+    )
+    assert sessions.status_code == 200 and sessions.json()["data"]["items"] == []
+    admin = Client().get(
+        f"/api/v1/workspaces/{owner.workspace.id}/resources/", HTTP_AUTHORIZATION=f"Bearer {token}"
+    )
+    assert admin.status_code in (401, 403)

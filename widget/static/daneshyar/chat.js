@@ -645,6 +645,7 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
         h("div", { class: "actions" }, [close]),
       );
       this._dialog.showModal();
+      this._place(opener);
       close.focus();
       try {
         const passages = await this._passages(messageId);
@@ -658,6 +659,18 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       } catch (error) {
         text.textContent = this.t("failed");
       }
+    }
+
+    /** The dialog just below its marker (above it when there is no room), inside the viewport. */
+    _place(/** @type {HTMLElement} */ opener) {
+      const dialog = this._dialog;
+      const at = opener.getBoundingClientRect();
+      Object.assign(dialog.style, { margin: "0", inset: "auto", top: "0px", left: "0px" });
+      const box = dialog.getBoundingClientRect();
+      const below = at.bottom + 8;
+      const top = below + box.height <= innerHeight - 8 ? below : Math.max(8, at.top - 8 - box.height);
+      const left = Math.min(at.left + at.width / 2 - box.width / 2, innerWidth - box.width - 8);
+      Object.assign(dialog.style, { top: `${top}px`, left: `${Math.max(8, left)}px` });
     }
 
     /** The passages a message cites, read once per message. @param {string} messageId */
