@@ -18,7 +18,7 @@ from chat.services.turn.context import turn_context
 from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval, turn_retrieve
-from chat.services.turn.scope import turn_resource_ids
+from chat.services.turn.scope import turn_resource_scope
 from chat.services.turn.smalltalk import is_small_talk
 from daneshyar.exceptions import Forbidden, ValidationFailed
 from resources.selectors import ready_resources_exist
@@ -32,10 +32,10 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
     stored with a new session, checked against an existing one.
     """
     _trace_check(request)
-    resource_ids = turn_resource_ids(
+    allowed = turn_resource_scope(
         principal=request.principal, workspace=request.workspace, requested=request.resource_ids
     )
-    request = replace(request, resource_ids=resource_ids)
+    request = replace(request, allowed_resource_ids=allowed)
     plan = _plan(request)
     if plan.generative:
         _question_check(request, plan)
@@ -53,6 +53,7 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
             workspace=request.workspace,
             context=context,
             resource_ids=request.resource_ids,
+            allowed=request.allowed_resource_ids,
             rewriter=plan.backend if plan.generative else None,
         )
         decision = turn_decide(

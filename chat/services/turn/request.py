@@ -28,6 +28,10 @@ class TurnRequest:
     # Search only these resources (empty: all of the workspace's); a repeated
     # id counts once.
     resource_ids: tuple[uuid.UUID, ...] = ()
+    # Retrieve only from these resources (None: no limit): an end-user
+    # token's resource_ids, set by turn_prepare from the principal
+    # (chat/services/turn/scope.py). A filter, where resource_ids widen.
+    allowed_resource_ids: tuple[uuid.UUID, ...] | None = None
     model: str | None = None
     include_prompt_trace: bool = False
     # Per-request generation options (the OpenAI-compatible endpoint's);

@@ -32,20 +32,26 @@ def turn_retrieve(
     context: TurnContext,
     resource_ids: Sequence[uuid.UUID],
     rewriter: BaseBackend | None = None,
+    allowed: Sequence[uuid.UUID] | None = None,
 ) -> Retrieval:
-    """The workspace's passages for the turn's question, best first (only
-    from ``resource_ids`` when given; only from the chosen document after a
-    "which one do you mean?" form). ``rewriter``: a generative backend that
-    may make a follow-up standalone first."""
+    """The workspace's passages for the turn's question, best first (widened
+    towards ``resource_ids`` when given; only from the chosen document after a
+    "which one do you mean?" form; never from outside ``allowed``, an
+    end-user token's resources, when given). ``rewriter``: a generative
+    backend that may make a follow-up standalone first."""
     question = context.focus
     rewrite = None
     if rewriter is not None and needs_context(question, context.earlier):
         rewrite = query_rewrite(rewriter, question=question, turns=context.turns)
     queries = retrieval_queries(question, context.earlier, rewrite=rewrite)
     named = list(resource_ids)
-    # The chosen document narrows the filter; it never widens it (an answer
-    # naming a document outside an end-user token's resources is ignored).
-    chosen = context.chosen if context.chosen is not None and (not named or context.chosen in named) else None
+    chosen = context.chosen
+    if allowed is not None:
+        # A choice outside an end-user token's resources is ignored; without
+        # a request-level choice each allowed resource is named, so each is
+        # represented before the others are filtered out.
+        chosen = chosen if chosen in allowed else None
+        named = named or list(allowed)
     if chosen is not None:
         named = [chosen]
     passages = contextual_search(
@@ -53,4 +59,6 @@ def turn_retrieve(
     )
     if chosen is not None:
         passages = [p for p in passages if p.resource_id == chosen]
+    if allowed is not None:
+        passages = [p for p in passages if p.resource_id in allowed]
     return Retrieval(passages=passages, queries=queries)
