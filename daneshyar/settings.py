@@ -8,7 +8,6 @@ names the variable.
 from __future__ import annotations
 
 import hashlib
-import uuid
 from pathlib import Path
 
 import django_stubs_ext
@@ -26,6 +25,7 @@ from daneshyar.env import (
     env_json,
     env_list,
     env_optional_str,
+    env_optional_uuid,
     env_str,
     env_url,
 )
@@ -382,15 +382,8 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
-
-# Local runs only: the widget's demo page (/widget/demo/) for this workspace,
-# with a same-origin token view. `make run` sets it; unset, both are 404.
-WIDGET_DEMO_WORKSPACE = env_optional_str("WIDGET_DEMO_WORKSPACE")
-if WIDGET_DEMO_WORKSPACE is not None:
-    try:
-        WIDGET_DEMO_WORKSPACE = str(uuid.UUID(WIDGET_DEMO_WORKSPACE))
-    except ValueError:
-        raise ImproperlyConfigured("WIDGET_DEMO_WORKSPACE must be a workspace id (a UUID)") from None
+# Local runs only (`make run` sets it): the widget's demo page for this workspace.
+WIDGET_DEMO_WORKSPACE = env_optional_uuid("WIDGET_DEMO_WORKSPACE")
 
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))
 LOGGING = {
