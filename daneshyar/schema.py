@@ -61,7 +61,8 @@ ERROR_DESCRIPTIONS = {
     401: "unauthenticated: missing, unknown or revoked key; on the end-user routes, token_expired (an "
     "end-user token past its exp) or token_invalid (malformed, badly signed, revoked by a rotation of "
     "the signing secret, or for another workspace).",
-    403: "forbidden: the key's scope does not allow the operation.",
+    403: "forbidden: the key's scope does not allow the operation; with an end-user token, an "
+    "external_user_id (or user) other than the token's.",
     404: "not_found: no such object visible to this key.",
     409: "request_in_progress: a request with this Idempotency-Key is still running.",
     413: "payload_too_large: the body or the upload is over the limit.",

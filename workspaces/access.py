@@ -157,3 +157,9 @@ class EndUserApi(WorkspaceApi):
     # with with_end_user / end_user_resolve, never from the body alone.
     authentication_classes = [ApiKeyAuthentication, BearerKeyAuthentication, EndUserTokenAuthentication]
     permission_classes = [HasApiKeyOrEndUser]
+    # Whether the operations name an end user (a token sending another one: 403).
+    names_end_user: ClassVar[bool] = True
+
+    def method_error_statuses(self, method: str) -> frozenset[int]:
+        statuses = super().method_error_statuses(method)
+        return statuses | {403} if self.names_end_user else statuses

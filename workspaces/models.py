@@ -104,8 +104,8 @@ class Workspace(RateLimitOverrides):
         blank=True,
         default=list,
         validators=[origins_validate],
-        help_text="Origins (scheme://host[:port], no path) whose pages may call the end-user routes "
-        "with an end-user token. One per line or comma-separated; empty: none.",
+        help_text="Origins (scheme://host[:port], no path, no wildcard) whose pages may call the "
+        "end-user routes with an end-user token (CORS). Empty: none.",
     )
     # The secret that signs end-user tokens (HS256), encrypted with a key
     # derived from API_KEY_HASH_SECRET (workspaces/tokens.py): it must be

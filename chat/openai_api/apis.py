@@ -86,6 +86,8 @@ class OpenAIApi(EndUserApi):
 
 
 class OpenAIModelsApi(OpenAIApi):
+    names_end_user = False
+
     @extend_schema(
         operation_id="openai_models_list",
         responses={

@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
                 base_field=models.CharField(max_length=200),
                 blank=True,
                 default=list,
-                help_text="Origins (scheme://host[:port], no path) whose pages may call the end-user routes with an end-user token. One per line or comma-separated; empty: none.",
+                help_text="Origins (scheme://host[:port], no path, no wildcard) whose pages may call the end-user routes with an end-user token (CORS). Empty: none.",
                 size=None,
                 validators=[workspaces.origins.origins_validate],
             ),
