@@ -10,6 +10,7 @@ scripts/console_screenshots writes docs/images/widget.png).
 
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -17,9 +18,10 @@ import pytest
 from pytest_django import Settings
 from pytest_django.live_server_helper import LiveServer
 
-from chat.models import Session
+from chat.backends.scripted import ScriptedBackend
+from chat.models import Message, Session
 from tests.browser import ARTIFACTS
-from tests.chat.helpers import ingest_text
+from tests.chat.helpers import answer, ingest_text
 from tests.conftest import Tenant, api_client
 from tests.widget.host import host_site
 from workspaces import tokens
@@ -69,10 +71,15 @@ def _state(driver: WebDriver) -> str | None:
 
 
 def _workspace(owner: Tenant, origins: list[str]) -> None:
+    """The two manuals (a question about "the warranty" is asked back), and the allowed origins."""
     owner.workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
     owner.workspace.save()
     ingest_text(owner.workspace, "Kettle K1", KETTLE)
     ingest_text(owner.workspace, "Toaster T2", TOASTER)
+    _allow(owner, origins)
+
+
+def _allow(owner: Tenant, origins: list[str]) -> None:
     response = api_client(owner.admin_key).patch(
         f"/api/v1/workspaces/{owner.workspace.id}/", {"allowed_origins": origins}, format="json"
     )
@@ -268,3 +275,93 @@ def test_the_demo_page_runs_the_widget_right_to_left(
     assert answer.rect["x"] + answer.rect["width"] > question.rect["x"] + question.rect["width"]
     assert question.rect["x"] < answer.rect["x"]
     assert Session.objects.get(workspace=owner.workspace).external_user_id.startswith("demo-")
+
+
+def _field(name: str, kind: str, required: bool, options: list[str] | None = None, **extra: Any) -> Any:
+    label = name.capitalize()
+    return {"name": name, "label": label, "type": kind, "required": required, "options": options, **extra}
+
+
+# Every field type of the contract, as a generative model would ask.
+EVERY_FIELD: dict[str, Any] = {
+    "type": "form",
+    "question": "A few details, please.",
+    "title": "Your visit",
+    "fields": [
+        _field("name", "text", True, placeholder="Ada"),
+        _field("notes", "textarea", False),
+        _field("age", "number", True),
+        _field("day", "date", True),
+        _field("email", "email", False),
+        _field("department", "select", True, ["Cardiology", "Neurology"]),
+        _field("slot", "radio", True, ["Morning", "Afternoon"]),
+        _field("topics", "checkbox", True, ["Visits", "Costs", "Parking"]),
+        _field("reminder", "checkbox", False),
+    ],
+}
+
+
+def test_every_field_type_is_a_native_control_and_the_answers_are_the_next_message(
+    browser: WebDriver, live_server: LiveServer, owner: Tenant, scripted: ScriptedBackend
+) -> None:
+    """Generation is the scripted stand-in for a generative model (it runs in
+    the live server's process): it asks with EVERY_FIELD, then answers."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    scripted.replies = [json.dumps(EVERY_FIELD), answer(("Booked.", None))]
+    with host_site(
+        service=live_server.url, workspace_id=str(owner.workspace.id), admin_key=owner.admin_key, user=USER
+    ) as site:
+        _allow(owner, [site.url])  # no documents: the model answers from general knowledge
+        browser.get(site.url + "/")
+        _wait(browser).until(lambda d: _state(d) == "ready")
+        _ask(browser, "Book me a visit")
+        _wait(browser).until(
+            lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, "form.answer button:enabled")
+        )
+        form = _shadow(browser).find_element(By.CSS_SELECTOR, "form.answer")
+        controls = {
+            name: form.find_elements(By.CSS_SELECTOR, f"[name={name}]")
+            for name in [field["name"] for field in EVERY_FIELD["fields"]]
+        }
+        kinds = {
+            name: [(c.tag_name, c.get_attribute("type")) for c in found] for name, found in controls.items()
+        }
+        assert kinds == {
+            "name": [("input", "text")],
+            "notes": [("textarea", "textarea")],
+            "age": [("input", "number")],
+            "day": [("input", "date")],
+            "email": [("input", "email")],
+            "department": [("select", "select-one")],
+            "slot": [("input", "radio")] * 2,
+            "topics": [("input", "checkbox")] * 3,
+            "reminder": [("input", "checkbox")],
+        }
+        assert controls["name"][0].get_attribute("placeholder") == "Ada"
+        assert controls["reminder"][0].get_attribute("role") == "switch"
+        # Each control is labelled: by its <label>, or by its group's <legend>.
+        legends = [e.text for e in form.find_elements(By.CSS_SELECTOR, "fieldset > legend")]
+        assert legends == ["Slot*", "Topics*"]
+
+        submit = form.find_element(By.CSS_SELECTOR, "button[type=submit]")
+        submit.click()  # required fields empty: nothing is sent
+        assert len(_shadow(browser).find_elements(By.CSS_SELECTOR, ".msg.user")) == 1
+        controls["name"][0].send_keys("Ada Lovelace")
+        controls["age"][0].send_keys("36")
+        browser.execute_script("arguments[0].value = '2026-12-24'", controls["day"][0])
+        Select(controls["department"][0]).select_by_visible_text("Neurology")
+        controls["slot"][1].click()
+        controls["topics"][0].click()
+        controls["topics"][2].click()
+        submit.click()
+        _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, DONE)) == 2)
+
+    user_messages = Message.objects.filter(session__workspace=owner.workspace, role="user").order_by(
+        "sequence"
+    )
+    assert user_messages.last().content == (  # type: ignore[union-attr]
+        "name: Ada Lovelace\nage: 36\nday: 2026-12-24\ndepartment: Neurology\nslot: Afternoon\n"
+        "topics: Visits, Parking\nreminder: no"
+    )

@@ -748,9 +748,10 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
         return group;
       }
       if (field.type === "checkbox") {
+        // A yes/no toggle always has an answer (unticked is "no"): never
+        // "required" in the HTML sense, which would only accept "yes".
         const toggle = h("input", { type: "checkbox", name: field.name, value: "yes", id, role: "switch" });
-        if (field.required) toggle.setAttribute("required", "");
-        return h("label", { class: "choice", for: id }, [toggle, field.label, ...star]);
+        return h("label", { class: "choice", for: id }, [toggle, field.label]);
       }
       /** @type {HTMLElement} */
       let control;
