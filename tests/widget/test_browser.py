@@ -358,10 +358,9 @@ def test_every_field_type_is_a_native_control_and_the_answers_are_the_next_messa
         submit.click()
         _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, DONE)) == 2)
 
-    user_messages = Message.objects.filter(session__workspace=owner.workspace, role="user").order_by(
-        "sequence"
-    )
-    assert user_messages.last().content == (  # type: ignore[union-attr]
+    asked = Message.objects.filter(session__workspace=owner.workspace, role="user")
+    sent = asked.order_by("sequence").last()
+    assert sent is not None and sent.content == (
         "name: Ada Lovelace\nage: 36\nday: 2026-12-24\ndepartment: Neurology\nslot: Afternoon\n"
         "topics: Visits, Parking\nreminder: no"
     )
