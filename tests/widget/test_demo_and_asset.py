@@ -84,3 +84,10 @@ def test_the_demo_token_is_one_end_user_s_and_works_on_the_end_user_routes(
         f"/api/v1/workspaces/{owner.workspace.id}/resources/", HTTP_AUTHORIZATION=f"Bearer {token}"
     )
     assert admin.status_code in (401, 403)
+
+
+def test_the_make_run_banner_links_the_demo_page() -> None:
+    from daneshyar.devserver import _banner
+
+    state = {"api_key": "dk_live_x", "admin_password": "pw", "workspace_id": "w"}
+    assert "chat widget   http://127.0.0.1:8000/widget/demo/" in _banner("http://127.0.0.1:8000", state)
