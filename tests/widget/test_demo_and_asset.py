@@ -36,6 +36,8 @@ def test_the_service_serves_the_widget_as_javascript(client: Client) -> None:
     assert content_type.startswith(("text/javascript", "application/javascript"))
     # Its texts include non-ASCII (Persian): the page's encoding must not matter.
     assert "utf-8" in content_type
+    # Not a hashed name: a short cache lifetime, so a new version reaches pages within a minute.
+    assert response["Cache-Control"] == "max-age=60, public"
     body = b"".join(response.streaming_content) if response.streaming else response.content  # type: ignore[attr-defined]
     assert b'customElements.define("daneshyar-chat"' in body
 
