@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Sequence
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
@@ -86,12 +87,15 @@ def message_list(*, session: Session) -> QuerySet[Message]:
     return Message.objects.filter(session=session)
 
 
-def message_sources(*, session: Session, message_id: uuid.UUID | str) -> list[dict[str, object]]:
+def message_sources(
+    *, session: Session, message_id: uuid.UUID | str, resource_ids: Sequence[uuid.UUID] | None = None
+) -> list[dict[str, object]]:
     """The passages an assistant message of ``session`` cites, in the order it
     first cites them: what a client shows when a citation is opened.
 
-    A passage whose resource was deleted or re-ingested since is left out. A
-    message of another session, or a user message, is a 404.
+    A passage whose resource was deleted or re-ingested since is left out, and
+    so is one outside ``resource_ids`` when given. A message of another
+    session, or a user message, is a 404.
     """
     try:
         message_uuid = uuid.UUID(str(message_id))
@@ -105,11 +109,14 @@ def message_sources(*, session: Session, message_id: uuid.UUID | str) -> list[di
     if response is None:
         raise NotFound()
     cited = _cited_passages(response)
+    passages = Passage.objects.filter(workspace_id=session.workspace_id, id__in=cited)
+    if resource_ids is not None:
+        passages = passages.filter(resource_id__in=resource_ids)
     found = {
         passage.id: passage
-        for passage in Passage.objects.filter(workspace_id=session.workspace_id, id__in=cited)
-        .select_related("resource")
-        .only("id", "text", "page", "resource__id", "resource__title")
+        for passage in passages.select_related("resource").only(
+            "id", "text", "page", "resource__id", "resource__title"
+        )
     }
     return [
         {

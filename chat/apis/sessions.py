@@ -18,6 +18,7 @@ from daneshyar.api import PageParamsSerializer, ok, paginate
 from daneshyar.exceptions import ValidationFailed
 from daneshyar.schema import envelope, list_envelope
 from workspaces.access import EndUserApi, WorkspaceApi, end_user_resolve
+from workspaces.principals import EndUser
 
 USER_PARAM = OpenApiParameter(
     "external_user_id",
@@ -136,9 +137,14 @@ class MessageSourcesApi(EndUserApi):
         responses=list_envelope("MessageSourceList", SourceSchema),
         description="The passages an assistant message cites, in the order it first cites them "
         "(each once; next_cursor is always null). A passage whose document was deleted or "
-        "re-ingested since is left out.",
+        "re-ingested since is left out, and so is one outside an end-user token's resource_ids.",
     )
     def get(self, request: Request, workspace_id: str, session_id: str, message_id: str) -> Response:
         session = _session(self, request, session_id)
-        items = selectors.message_sources(session=session, message_id=message_id)
+        # A token narrowed to some documents reads no other document's text,
+        # even where an earlier turn of the session (asked with a key) cited it.
+        allowed = self.principal.resource_ids if isinstance(self.principal, EndUser) else None
+        items = selectors.message_sources(
+            session=session, message_id=message_id, resource_ids=allowed or None
+        )
         return ok({"items": items, "next_cursor": None})

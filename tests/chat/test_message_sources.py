@@ -11,7 +11,7 @@ from chat.backends.scripted import ScriptedBackend
 from resources.models import Resource
 from retrieval.models import Passage
 from tests.chat.helpers import answer, ingest_text
-from tests.conftest import Tenant
+from tests.conftest import Tenant, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +78,44 @@ def test_a_user_message_is_404_and_a_deleted_document_is_left_out(
     assert not Passage.objects.filter(id=cited["passage_id"]).exists()
     items = client.get(_sources_url(owner, data), {"external_user_id": "alice"}).json()["data"]["items"]
     assert len(items) == 1 and items[0]["passage_id"] != cited["passage_id"]
+
+
+def _token(tenant: Tenant, user: str, resource_ids: list[str] | None = None) -> str:
+    body: dict[str, Any] = {"external_user_id": user}
+    if resource_ids is not None:
+        body["resource_ids"] = resource_ids
+    response = tenant.client("admin").post(
+        f"/api/v1/workspaces/{tenant.workspace.id}/end-user-tokens/", body, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    token: str = response.json()["data"]["token"]
+    return token
+
+
+def test_an_end_user_token_reads_its_own_reply_s_sources_not_another_user_s(
+    owner: Tenant, scripted: ScriptedBackend
+) -> None:
+    ingest_text(owner.workspace, "Refunds", "Refunds take 30 days.")
+    scripted.replies = [answer(("A month.", 1))]
+    url = _sources_url(owner, _ask(owner))
+    mine = token_client(_token(owner, "alice")).get(url)
+    assert mine.status_code == 200 and [i["text"] for i in mine.json()["data"]["items"]] == [
+        "Refunds take 30 days."
+    ]
+    assert token_client(_token(owner, "bob")).get(url).status_code == 404
+
+
+def test_a_token_narrowed_to_some_documents_reads_no_other_document_s_passage(
+    owner: Tenant, scripted: ScriptedBackend
+) -> None:
+    """The session's earlier turn (asked with a key) cited both documents;
+    the user's token now only allows Shipping."""
+    ingest_text(owner.workspace, "Refunds", "Refunds take 30 days.")
+    shipping = ingest_text(owner.workspace, "Shipping", "Shipping is free over 50 euros.")
+    scripted.replies = [answer(("A month.", 1), ("Free shipping.", 2))]
+    url = _sources_url(owner, _ask(owner))
+    narrowed = token_client(_token(owner, "alice", [str(shipping.id)])).get(url)
+    assert narrowed.status_code == 200
+    assert [i["resource_title"] for i in narrowed.json()["data"]["items"]] == ["Shipping"]
+    unnarrowed = token_client(_token(owner, "alice")).get(url).json()["data"]["items"]
+    assert sorted(i["resource_title"] for i in unnarrowed) == ["Refunds", "Shipping"]
