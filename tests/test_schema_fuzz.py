@@ -121,9 +121,8 @@ def _strategy(operation: Any, mode: GenerationMode, key: str, world: World) -> A
     The key is always sent (as configured auth too, so that ``ignored_auth``
     knows it is valid and probes without it and with a wrong one): invalid
     data goes in the body, the query, the path and the other headers."""
-    headers = {"X-API-Key": key}
-    if "/openai/" in operation.path:  # its other scheme, Authorization: Bearer, is sent too
-        headers["Authorization"] = f"Bearer {key}"
+    # Every operation's other scheme, the key as Authorization: Bearer, is sent too.
+    headers = {"X-API-Key": key, "Authorization": f"Bearer {key}"}
     names = {p.name for p in operation.path_parameters}
     query = {p.name for p in operation.query}
     real = operation.as_strategy(

@@ -208,8 +208,8 @@ def end_user_token_verify(token: str) -> EndUser:
     workspace = _token_workspace(token)
     claims = _verified_claims(token, workspace)
     sub, scope = claims["sub"], claims["scope"]
-    if not isinstance(sub, str) or not 1 <= len(sub) <= 255:
-        raise TokenInvalid("The token's sub (the end user) must be 1 to 255 characters.")
+    if not isinstance(sub, str) or not 1 <= len(sub) <= 255 or not _storable(sub):
+        raise TokenInvalid("The token's sub (the end user) must be 1 to 255 characters, without NUL.")
     if not isinstance(scope, str) or SCOPE not in scope.split():
         raise TokenInvalid(f'The token\'s scope must include "{SCOPE}".')
     if not isinstance(claims["iat"], int | float) or claims["exp"] - claims["iat"] > MAX_TTL_SECONDS:
@@ -221,6 +221,11 @@ def end_user_token_verify(token: str) -> EndUser:
         token_id=str(claims["jti"]),
         expires_at=dt.datetime.fromtimestamp(claims["exp"], tz=dt.UTC),
     )
+
+
+def _storable(text: str) -> bool:
+    """Text PostgreSQL can store: no NUL, no lone surrogate (the sub becomes an external_user_id)."""
+    return "\x00" not in text and not any("\ud800" <= c <= "\udfff" for c in text)
 
 
 def _resource_ids(value: object) -> tuple[uuid.UUID, ...]:

@@ -7,11 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib import admin
+from django.forms.models import model_to_dict
+from django.test import Client, RequestFactory
 from pytest_django import Settings
 
 from tests.conftest import Tenant, api_client, token_client
 from tests.factories import WorkspaceFactory
 from workspaces import tokens
+from workspaces.models import Workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -183,10 +187,19 @@ def test_allowed_origins_are_validated_and_stored_as_browsers_send_them(owner: T
 
 
 def test_the_console_form_shows_and_validates_allowed_origins(owner: Tenant, admin_user: Any) -> None:
-    from django.test import Client
-
     client = Client()
     client.force_login(admin_user)
     page = client.get(f"/admin/workspaces/workspace/{owner.workspace.id}/change/")
     assert page.status_code == 200 and 'name="allowed_origins"' in page.content.decode()
     assert "token_secret" not in page.content.decode()
+    request = RequestFactory().get("/")
+    request.user = admin_user
+    form_class = admin.site._registry[Workspace].get_form(request, owner.workspace, change=True)
+    data = {k: v for k, v in model_to_dict(owner.workspace).items() if v is not None}
+    data["organization"] = owner.organization.pk
+    for value, valid in (
+        ("https://shop.example,http://localhost:8080", True),
+        ("https://shop.example/x", False),
+    ):
+        form = form_class({**data, "allowed_origins": value}, instance=owner.workspace)
+        assert form.is_valid() is valid, form.errors

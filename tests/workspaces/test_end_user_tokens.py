@@ -123,6 +123,8 @@ def test_an_expired_token_is_401_token_expired(owner: Tenant) -> None:
         {"scope": "admin"},
         {"sub": ""},
         {"sub": "x" * 256},
+        {"sub": "ali\x00ce"},
+        {"sub": "ali\ud800ce"},
         {"wid": "not-a-uuid"},
         {"exp": int(time.time()) + 7200},  # lives longer than 3600 s
         {"resource_ids": "all"},
