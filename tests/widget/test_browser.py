@@ -163,6 +163,18 @@ def test_an_embedded_widget_asks_answers_with_citations_and_keeps_the_session(
         )
         assert [b.get_attribute("data-session") for b in listed] == [str(session.id)]
         assert listed[0].get_attribute("aria-current") == "true"
+
+        # A new conversation survives a reload too; the earlier one is a click away.
+        _shadow(browser).find_element(By.CSS_SELECTOR, "header button:not([aria-expanded])").click()
+        assert _shadow(browser).find_elements(By.CSS_SELECTOR, ".msg") == []
+        browser.refresh()
+        _wait(browser).until(lambda d: _state(d) == "ready")
+        assert _shadow(browser).find_elements(By.CSS_SELECTOR, ".msg") == []
+        _shadow(browser).find_element(By.CSS_SELECTOR, "header button[aria-expanded]").click()
+        _wait(browser).until(lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, "nav button[data-session]"))[
+            0
+        ].click()
+        _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, ".msg")) == 4)
         assert site.token_requests
 
 

@@ -307,7 +307,9 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       this._heading = h("h2", { id: this._titleId, part: "title" });
       this._sessionsButton = h("button", { type: "button", "aria-expanded": "false", part: "sessions-button" });
       this._newButton = h("button", { type: "button", part: "new-button" });
-      this._sessionsPanel = h("nav", { class: "sessions", hidden: "" });
+      const panelId = id("sessions");
+      this._sessionsButton.setAttribute("aria-controls", panelId);
+      this._sessionsPanel = h("nav", { class: "sessions", id: panelId, hidden: "" });
       this._error = h("div", { class: "error", role: "alert", hidden: "", part: "error" });
       this._log = h("div", { class: "log", role: "log", "aria-live": "polite", "aria-relevant": "additions text" });
       this._inputId = id("input");
@@ -335,6 +337,12 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
         }
       });
       this._sessionsButton.addEventListener("click", () => this._toggleSessions());
+      this._sessionsPanel.addEventListener("keydown", (event) => {
+        if (event.key !== "Escape") return;
+        this._sessionsPanel.hidden = true;
+        this._sessionsButton.setAttribute("aria-expanded", "false");
+        this._sessionsButton.focus();
+      });
       this._newButton.addEventListener("click", () => this.newConversation());
       this._dialog.addEventListener("close", () => {
         if (this._opener) this._opener.focus();
