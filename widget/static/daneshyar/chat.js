@@ -448,7 +448,7 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       for (let attempt = 0; ; attempt++) {
         const token = await this.token(attempt > 0);
         const headers = { ...(init.headers || {}), Authorization: `Bearer ${token}` };
-        const response = await fetch(`${this.baseUrl}/api/v1/workspaces/${this.workspace}/${path}`, {
+        const response = await fetch(`${this.baseUrl}/api/v1/workspaces/${encodeURIComponent(this.workspace)}/${path}`, {
           ...init,
           headers,
           credentials: "omit",
