@@ -3,8 +3,9 @@ real API (the Django test client, real PostgreSQL, real embeddings, the
 extractive engine).
 
 Two organizations with two workspaces each, an ``admin``, a ``chat`` and a
-workspace-limited ``admin`` key per organization, and end users whose
-``external_user_id`` is the same in both organizations ("ana", "bo"). Rules
+workspace-limited ``admin`` key per organization, end users whose
+``external_user_id`` is the same in both organizations ("ana", "bo"), and
+an end-user token of each for the first workspace of its organization. Rules
 create, upload (some documents ingested inline, so that chat and search
 retrieve them), chat, list, read, search, export and delete, each with a
 random actor against a random workspace and object, their own or not.
@@ -18,7 +19,9 @@ Invariants, after every response:
   unless the request itself carried it;
 - **foreign is 404**: the status is what ``tests/test_matrix.py`` expects:
   404 for a workspace or object the key may not see, 403 for a ``chat`` key
-  on an admin operation in its own workspace, success otherwise.
+  on an admin operation in its own workspace, success otherwise; for a
+  token, 401 on any route that is not an end-user route and on any other
+  workspace (or its own, deleted), 404 for another user's session.
 
 ``tests/test_isolation_property.py`` runs a few sequences in the suite;
 ``bench/isolation.py`` runs hundreds and prints the count.
@@ -39,11 +42,11 @@ from rest_framework.test import APIClient
 
 from resources.ingestion import resource_ingest
 from tests.responses import response_body
-from workspaces import services
+from workspaces import services, tokens
 from workspaces.models import ApiKeyScope, Organization
 
 USERS = ("ana", "bo")
-SCOPES = ("admin", "chat", "limited")
+SCOPES = ("admin", "chat", "limited", "token")
 
 
 def marker(kind: str) -> str:
@@ -58,13 +61,19 @@ def _coin(data: st.DataObject, label: str) -> bool:
 @dataclass
 class Actor:
     org: int
-    scope: str  # admin | chat | limited (admin scope, allowed one workspace)
+    scope: str  # admin | chat | limited (admin scope, allowed one workspace) | token (an end-user token)
     user: str
-    key: str
+    key: str  # the API key, or the end-user token
+    # A token's workspace.
+    workspace: str | None = None
 
     @property
     def admin(self) -> bool:
-        return self.scope != "chat"
+        return self.scope not in ("chat", "token")
+
+    @property
+    def token(self) -> bool:
+        return self.scope == "token"
 
     def __repr__(self) -> str:  # what a failing example prints
         return f"Actor(org{self.org}, {self.scope}, {self.user})"
@@ -116,6 +125,7 @@ class IsolationMachine(RuleBasedStateMachine):
                 self.items.append(Item("workspace", org, str(workspace.id), str(workspace.id), tokens={name}))
                 if index == 0:
                     self.first_workspace[org] = str(workspace.id)
+                    first = workspace
             keys = {
                 "admin": services.api_key_create(
                     organization=organization, name="a", scope=ApiKeyScope.ADMIN
@@ -130,7 +140,11 @@ class IsolationMachine(RuleBasedStateMachine):
             }
             for scope in SCOPES:
                 for user in USERS:
-                    self.actors.append(Actor(org, scope, user, keys[scope].plaintext))
+                    if scope == "token":
+                        token = tokens.end_user_token_mint(workspace=first, external_user_id=user).token
+                        self.actors.append(Actor(org, scope, user, token, workspace=str(first.id)))
+                    else:
+                        self.actors.append(Actor(org, scope, user, keys[scope].plaintext))
             for item in self.items:
                 if item.org == org:
                     item.tokens.add(item.id)
@@ -156,10 +170,12 @@ class IsolationMachine(RuleBasedStateMachine):
         return next(i for i in self.workspaces() if i.id == workspace_id)
 
     def reaches(self, actor: Actor, workspace_id: str) -> bool:
-        """The key may see this workspace (else 404)."""
+        """The key may see this workspace (else 404; a token: else 401)."""
         workspace = self.workspace_item(workspace_id)
         if workspace.deleted or workspace.org != actor.org:
             return False
+        if actor.token:
+            return workspace_id == actor.workspace
         return actor.scope != "limited" or workspace_id == self.first_workspace[actor.org]
 
     def visible(self, actor: Actor, item: Item, context: str | None) -> bool:
@@ -187,7 +203,10 @@ class IsolationMachine(RuleBasedStateMachine):
         query: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         client = APIClient()
-        client.credentials(HTTP_X_API_KEY=actor.key)
+        if actor.token:
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {actor.key}")
+        else:
+            client.credentials(HTTP_X_API_KEY=actor.key)
         url = f"/api/v1/{path}"
         if method == "get":
             response = client.get(url, query or {})
@@ -211,11 +230,23 @@ class IsolationMachine(RuleBasedStateMachine):
         data = json.loads(text) if text and response["Content-Type"].startswith("application/json") else text
         return response.status_code, data
 
-    def expect(self, status: int, actor: Actor, workspace: str, *, admin: bool, found: bool = True) -> None:
+    def expect(
+        self,
+        status: int,
+        actor: Actor,
+        workspace: str,
+        *,
+        admin: bool,
+        found: bool = True,
+        end_user: bool = False,
+    ) -> None:
         """What test_matrix expects: 404 for a workspace the key may not see,
         then 403 for a chat key on an admin operation, then 404 for an object
-        it may not see."""
-        if not self.reaches(actor, workspace):
+        it may not see. A token: 401 off the end-user routes and off its
+        workspace, then 404 for an object it may not see."""
+        if actor.token and not (end_user and self.reaches(actor, workspace)):
+            assert status == 401, (actor, status)
+        elif not self.reaches(actor, workspace):
             assert status == 404, (actor, status)
         elif admin and not actor.admin:
             assert status == 403, (actor, status)
@@ -282,7 +313,7 @@ class IsolationMachine(RuleBasedStateMachine):
         own = session is None or (
             not session.deleted and session.workspace == workspace.id and session.user == actor.user
         )
-        self.expect(status, actor, workspace.id, admin=False, found=own)
+        self.expect(status, actor, workspace.id, admin=False, found=own, end_user=True)
         if status != 200:
             return
         turn = reply["data"]
@@ -318,7 +349,7 @@ class IsolationMachine(RuleBasedStateMachine):
         status, body = self.call(
             actor, "get", f"workspaces/{workspace.id}/sessions/", workspace.id, query=query
         )
-        self.expect(status, actor, workspace.id, admin=False)
+        self.expect(status, actor, workspace.id, admin=False, end_user=True)
         if status == 200:
             shown = {s["id"] for s in body["data"]["items"]}
             expected = {
@@ -338,7 +369,7 @@ class IsolationMachine(RuleBasedStateMachine):
         path = f"workspaces/{workspace.id}/sessions/{session.id}/" + ("messages/" if messages else "")
         status, _ = self.call(actor, "get", path, workspace.id, query={"external_user_id": actor.user})
         found = not session.deleted and session.workspace == workspace.id and session.user == actor.user
-        self.expect(status, actor, workspace.id, admin=False, found=found)
+        self.expect(status, actor, workspace.id, admin=False, found=found, end_user=True)
 
     @rule(data=st.data(), who=actor_index, part=st.sampled_from(["", "passages/"]))
     def read_resource(self, data: st.DataObject, who: int, part: str) -> None:
@@ -391,7 +422,7 @@ class IsolationMachine(RuleBasedStateMachine):
         actor = self.actors[who]
         status, body = self.call(actor, "get", "workspaces/", None)
         if not actor.admin:
-            assert status == 403
+            assert status == (401 if actor.token else 403)
             return
         shown = {w["id"] for w in body["data"]["items"]}
         assert shown == {w.id for w in self.workspaces() if self.visible(actor, w, None)}
@@ -424,7 +455,7 @@ class IsolationMachine(RuleBasedStateMachine):
             query={"external_user_id": actor.user},
         )
         found = not session.deleted and session.workspace == workspace.id and session.user == actor.user
-        self.expect(status, actor, workspace.id, admin=False, found=found)
+        self.expect(status, actor, workspace.id, admin=False, found=found, end_user=True)
         if status == 204:
             session.deleted = True
 
@@ -460,8 +491,8 @@ class IsolationMachine(RuleBasedStateMachine):
         actor = self.actors[who]
         name = marker("wsname")
         status, body = self.call(actor, "post", "workspaces/", None, {"name": name})
-        if actor.scope != "admin":  # a chat key, or a key limited to some workspaces
-            assert status == 403
+        if actor.scope != "admin":  # a chat key, or a key limited to some workspaces; a token: 401
+            assert status == (401 if actor.token else 403)
             return
         assert status == 201
         workspace_id = body["data"]["id"]

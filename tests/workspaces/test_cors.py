@@ -14,6 +14,7 @@ from pytest_django import Settings
 
 from tests.conftest import Tenant, api_client, token_client
 from tests.factories import WorkspaceFactory
+from tests.responses import response_body
 from workspaces import tokens
 from workspaces.models import Workspace
 
@@ -94,6 +95,11 @@ def test_a_token_request_from_a_listed_origin_gets_the_headers(listed: Tenant) -
     assert {"ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after"} <= exposed
     assert "access-control-allow-credentials" not in headers
     assert "origin" in response["Vary"].lower()
+    stream = token_client(token(listed)).post(
+        url(listed, "chat/stream/"), {"message": "Hi"}, format="json", HTTP_ORIGIN=SHOP
+    )
+    assert stream.status_code == 200 and cors_headers(stream)["access-control-allow-origin"] == SHOP
+    assert response_body(stream).startswith(b"event: session")
 
 
 def test_api_key_requests_never_get_cors_headers(listed: Tenant) -> None:
