@@ -17,6 +17,7 @@ COPY resources ./resources
 COPY retrieval ./retrieval
 COPY chat ./chat
 COPY console ./console
+COPY widget ./widget
 COPY manage.py ./
 # DANESHYAR_BUILD: these steps import settings without any secret, and write
 # none: the image carries no key (docs/deployment.md, "Secrets").

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Sequence
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from chat.models import CONSOLE_USER_PREFIX, Message, MessageRole, Session
 from chat.prompting import HistoryTurn
 from daneshyar.exceptions import NotFound
+from retrieval.models import Passage
 from workspaces.models import Workspace
 
 
@@ -89,6 +91,64 @@ def session_search(
 
 def message_list(*, session: Session) -> QuerySet[Message]:
     return Message.objects.filter(session=session)
+
+
+def message_sources(
+    *, session: Session, message_id: uuid.UUID | str, resource_ids: Sequence[uuid.UUID] | None = None
+) -> list[dict[str, object]]:
+    """The passages an assistant message of ``session`` cites, in the order it
+    first cites them: what a client shows when a citation is opened.
+
+    A passage whose resource was deleted or re-ingested since is left out, and
+    so is one outside ``resource_ids`` when given. A message of another
+    session, or a user message, is a 404.
+    """
+    try:
+        message_uuid = uuid.UUID(str(message_id))
+    except ValueError:
+        raise NotFound() from None
+    response = (
+        Message.objects.filter(session=session, id=message_uuid, role=MessageRole.ASSISTANT)
+        .values_list("response", flat=True)
+        .first()
+    )
+    if response is None:
+        raise NotFound()
+    cited = _cited_passages(response)
+    passages = Passage.objects.filter(workspace_id=session.workspace_id, id__in=cited)
+    if resource_ids is not None:
+        passages = passages.filter(resource_id__in=resource_ids)
+    found = {
+        passage.id: passage
+        for passage in passages.select_related("resource").only(
+            "id", "text", "page", "resource__id", "resource__title"
+        )
+    }
+    return [
+        {
+            "passage_id": str(pid),
+            "resource_id": str(found[pid].resource.id),
+            "resource_title": found[pid].resource.title,
+            "page": found[pid].page,
+            "text": found[pid].text,
+        }
+        for pid in cited
+        if pid in found
+    ]
+
+
+def _cited_passages(response: object) -> list[uuid.UUID]:
+    """The passages a stored reply cites, each once, in the order it cites them."""
+    parts = response.get("parts", []) if isinstance(response, dict) else []
+    cited: dict[uuid.UUID, None] = {}
+    for part in parts:
+        source = part.get("source") if isinstance(part, dict) else None
+        if isinstance(source, dict) and isinstance(source.get("passage_id"), str):
+            try:
+                cited[uuid.UUID(source["passage_id"])] = None
+            except ValueError:
+                continue
+    return list(cited)
 
 
 def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) -> list[HistoryTurn]:

@@ -31,6 +31,11 @@ urlpatterns: list[URLPattern] = [
         name="session-messages",
     ),
     path(
+        f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/messages/<uuid:message_id>/sources/",
+        sessions.MessageSourcesApi.as_view(),
+        name="message-sources",
+    ),
+    path(
         f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/",
         feedback.FeedbackApi.as_view(),
         name="message-feedback",

@@ -60,6 +60,8 @@ def main() -> int:
 
     _start_database(data_dir)
     state = _prepare()
+    # The widget's demo page serves the demo workspace (local runs only).
+    os.environ["WIDGET_DEMO_WORKSPACE"] = state["workspace_id"]
     # gunicorn listens on a socket in a private directory: only the proxy reaches it.
     socket_dir = Path(tempfile.mkdtemp(prefix="daneshyar-web-"))
     upstream = f"unix:{socket_dir / 'web.sock'}"
@@ -259,6 +261,7 @@ def _banner(base: str, state: dict[str, str]) -> str:
 Daneshyar is running at {base}/
   API docs      {base}/api/docs/
   admin console {base}/admin/   (user admin / {state["admin_password"]})
+  chat widget   {base}/widget/demo/
   API key       {key}
   workspace     {state["workspace_id"]}
 

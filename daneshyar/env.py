@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,6 +33,17 @@ def env_str(name: str, default: str) -> str:
 def env_optional_str(name: str) -> str | None:
     value = _raw(name)
     return value or None
+
+
+def env_optional_uuid(name: str) -> str | None:
+    """A UUID in its canonical form, or None when unset."""
+    value = _raw(name)
+    if not value:
+        return None
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a UUID; got {value!r}") from None
 
 
 def env_bool(name: str, default: bool) -> bool:

@@ -29,6 +29,7 @@ from daneshyar.env import (
     env_json,
     env_list,
     env_optional_str,
+    env_optional_uuid,
     env_str,
     env_url,
 )
@@ -85,6 +86,7 @@ INSTALLED_APPS = [
     "retrieval",
     "chat",
     "console",
+    "widget",
 ]
 
 MIDDLEWARE = [
@@ -352,6 +354,8 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+# Local runs only (`make run` sets it): the widget's demo page for this workspace.
+WIDGET_DEMO_WORKSPACE = env_optional_uuid("WIDGET_DEMO_WORKSPACE")
 
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))
 LOGGING = {

@@ -30,6 +30,9 @@ urlpatterns = [
     # The curation console: pages inside the admin (same login), by name.
     path("admin/console/", include("console.urls")),
     path("admin/", admin.site.urls),
+    # The embeddable chat's demo page (local runs only; the widget itself is
+    # the static file daneshyar/chat.js).
+    path("widget/", include("widget.urls")),
 ]
 
 handler400 = "daneshyar.exceptions.handler400"

@@ -13,7 +13,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "console")
+PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "console", "widget")
 LINT_IMPORTS = str(Path(sys.executable).parent / "lint-imports")
 
 

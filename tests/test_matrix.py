@@ -96,6 +96,7 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("PATCH", W + "sessions/<uuid:session_id>/"): end_user(200),
     ("DELETE", W + "sessions/<uuid:session_id>/"): end_user(204),
     ("GET", W + "sessions/<uuid:session_id>/messages/"): end_user(200),
+    ("GET", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/sources/"): end_user(200),
     ("POST", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/"): end_user(200),
     ("GET", W + "openai/v1/models"): end_user(200, mine_only=False),
     ("POST", W + "openai/v1/chat/completions"): end_user(200),

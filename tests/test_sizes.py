@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "console")
+PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "console", "widget")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 MAX_PARAMETERS = 8

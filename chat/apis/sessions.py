@@ -1,5 +1,5 @@
 """Sessions and their messages: list, read, rename, delete (an end user's
-own, or any with an admin key)."""
+own, or any with an admin key), and the passages a reply cites."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from daneshyar.api import PageParamsSerializer, ok, paginate
 from daneshyar.exceptions import ValidationFailed
 from daneshyar.schema import envelope, list_envelope
 from workspaces.access import EndUserApi, WorkspaceApi, end_user_resolve
+from workspaces.principals import EndUser
 
 USER_PARAM = OpenApiParameter(
     "external_user_id",
@@ -140,3 +141,37 @@ class SessionMessagesApi(EndUserApi):
             ordering=("sequence",),
             serialize=lambda rows: [message_data(m) for m in rows],
         )
+
+
+class SourceSchema(serializers.Serializer[Any]):
+    passage_id = serializers.UUIDField()
+    resource_id = serializers.UUIDField()
+    resource_title = serializers.CharField()
+    page = serializers.IntegerField(allow_null=True, help_text="1-based, when the document has pages.")
+    text = serializers.CharField(help_text="The passage as retrieved.")
+
+    class Meta:
+        ref_name = "MessageSource"
+
+
+class MessageSourcesApi(EndUserApi):
+    """What a client shows when the user opens a citation: readable by the
+    end user who owns the session, unlike the resource's passage list."""
+
+    @extend_schema(
+        operation_id="sessions_message_sources",
+        parameters=[USER_PARAM],
+        responses=list_envelope("MessageSourceList", SourceSchema),
+        description="The passages an assistant message cites, in the order it first cites them "
+        "(each once; next_cursor is always null). A passage whose document was deleted or "
+        "re-ingested since is left out, and so is one outside an end-user token's resource_ids.",
+    )
+    def get(self, request: Request, workspace_id: str, session_id: str, message_id: str) -> Response:
+        session = _session(self, request, session_id)
+        # A token narrowed to some documents reads no other document's text,
+        # even where an earlier turn of the session (asked with a key) cited it.
+        allowed = self.principal.resource_ids if isinstance(self.principal, EndUser) else None
+        items = selectors.message_sources(
+            session=session, message_id=message_id, resource_ids=allowed or None
+        )
+        return ok({"items": items, "next_cursor": None})

@@ -51,6 +51,7 @@ def test_database_url_is_parsed() -> None:
         ("GENERATION_BACKEND", "llamacpp", "GENERATION_BACKEND must be one of"),
         ("DATABASE_URL", "sqlite:///db.sqlite3", "DATABASE_URL must be a URL with scheme"),
         ("DEBUG", "sometimes", "DEBUG must be a boolean"),
+        ("WIDGET_DEMO_WORKSPACE", "demo", "WIDGET_DEMO_WORKSPACE must be a UUID"),
         ("GENERATION_MODELS", "[{", "GENERATION_MODELS must be valid JSON"),
         ("EMBEDDING_BACKEND", "tensorflow", "EMBEDDING_BACKEND must be one of"),
         ("EMBEDDING_ONNX_PRECISION", "int4", "EMBEDDING_ONNX_PRECISION must be one of"),
