@@ -216,6 +216,14 @@ class SigningSecretApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="workspaces_signing_secret_rotate",
+        summary="Rotate the token signing secret",
+        description=(
+            "A new signing secret for end-user tokens, shown only in this response (mint tokens "
+            "offline with it). Tokens signed with the previous one stay valid for `grace_seconds` "
+            "(default 900), then are refused; older secrets stop at once. Not idempotent: a retry "
+            "rotates again. Admin keys only."
+        ),
+        tags=["End-user tokens"],
         request=InputSerializer,
         responses={201: envelope("SigningSecretRotated", OutputSerializer)},
     )

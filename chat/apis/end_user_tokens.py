@@ -54,6 +54,14 @@ class EndUserTokenApi(WorkspaceApi):
 
     @extend_schema(
         operation_id="end_user_tokens_create",
+        summary="Mint an end-user token",
+        description=(
+            "A short-lived token (JWT, HS256, signed with the workspace's signing secret) that lets a "
+            "browser act for one end user on the end-user routes (chat, stream, that user's sessions "
+            "and messages, feedback, models) with `Authorization: Bearer`. `ttl_seconds` at most "
+            "3600 (default 900); `resource_ids` narrow what this user's turns retrieve. Admin keys only."
+        ),
+        tags=["End-user tokens"],
         request=InputSerializer,
         responses={201: envelope("EndUserTokenCreated", OutputSerializer)},
     )

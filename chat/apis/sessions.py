@@ -160,6 +160,8 @@ class MessageSourcesApi(EndUserApi):
 
     @extend_schema(
         operation_id="sessions_message_sources",
+        summary="Read a reply's sources",
+        tags=["Sessions"],
         parameters=[USER_PARAM],
         responses=list_envelope("MessageSourceList", SourceSchema),
         description="The passages an assistant message cites, in the order it first cites them "

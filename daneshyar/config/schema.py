@@ -9,6 +9,10 @@ TAGS: list[dict[str, str]] = [
     {"name": "Search", "description": "The passages a chat turn would retrieve, inspectable."},
     {"name": "Chat", "description": "Chat turns, plain or streamed, answered with cited passages."},
     {"name": "Sessions", "description": "An end user's conversations and their messages."},
+    {
+        "name": "End-user tokens",
+        "description": "Short-lived tokens that let a browser act for one end user (minted with admin keys).",
+    },
     {"name": "Feedback", "description": "End users' ratings of replies."},
     {"name": "Transcripts", "description": "Export conversations; delete an end user's data (admin keys)."},
     {"name": "Guard", "description": "Rules checked on every reply before it leaves (admin keys)."},
