@@ -15,9 +15,9 @@ from pytest_django import Settings
 
 from chat.backends.scripted import ScriptedBackend
 from tests.chat.helpers import answer, stream_of
-from tests.conftest import Tenant
+from tests.conftest import Tenant, token_client
 from tests.live import SCRIPTED_REPLY, live_server
-from workspaces import concurrency
+from workspaces import concurrency, tokens
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -107,3 +107,23 @@ def test_a_stream_gives_its_slot_back_when_its_client_goes_away(owner: Tenant) -
         while (status := client.get(listing).status_code) == 429 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert status == 200
+
+
+def test_an_end_user_token_is_capped_per_end_user(
+    owner: Tenant, settings: Settings, scripted: ScriptedBackend
+) -> None:
+    """A browser's requests count per end user: one user at the cap does not
+    hold the workspace's other users (they share no key)."""
+    settings.MAX_CONCURRENT_REQUESTS_PER_KEY = 1
+    scripted.default = answer(("An answer.", None))
+    alice, bob = (
+        token_client(tokens.end_user_token_mint(workspace=owner.workspace, external_user_id=user).token)
+        for user in ("alice", "bob")
+    )
+    url = f"/api/v1/workspaces/{owner.workspace.id}/"
+    held = alice.post(f"{url}chat/stream/", {"message": "Tell me"}, format="json")
+    assert held.status_code == 200
+    assert alice.get(f"{url}sessions/").status_code == 429
+    assert bob.get(f"{url}sessions/").status_code == 200
+    held.close()
+    assert alice.get(f"{url}sessions/").status_code == 200
