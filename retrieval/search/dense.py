@@ -8,10 +8,13 @@ pgvector applies the ``WHERE`` clause *after* the HNSW scan: with the default
   (:mod:`retrieval.search.stats`) is searched exactly (its rows through the
   ``(workspace, resource)`` index, every distance computed): cheap at that
   size, and exact;
-- a larger one uses the HNSW index with iterative scans (pgvector >= 0.8):
-  the scan goes on past ``ef_search`` until ``limit`` rows pass the filter.
-  A workspace this large holds enough of the index that the scan stops well
-  within ``hnsw.max_scan_tuples``.
+- a larger one is searched through an HNSW index: its own once the periodic
+  task has built it (:mod:`retrieval.workspace_index`; the planner picks the
+  partial index by itself, no filtering is left to lose rows), the shared
+  one until then, with iterative scans (pgvector >= 0.8): the scan goes on
+  past ``ef_search`` until ``limit`` rows pass the filter. A workspace this
+  large holds enough of the index that the scan stops well within
+  ``hnsw.max_scan_tuples``.
 
 bench/retrieval_latency measures both (recall@10 against exact search).
 """
