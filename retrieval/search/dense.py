@@ -31,8 +31,10 @@ from resources.models import ResourceStatus
 
 # Up to this many passages a workspace is searched exactly (bench/retrieval_latency).
 EXACT_MAX_PASSAGES = 10_000
-# HNSW candidate list per scan step; iterative scans continue past it.
-HNSW_EF_SEARCH = 100
+# HNSW candidate list per scan step; iterative scans continue past it. 200:
+# recall@10 0.977 against exact search for a 300,000-passage workspace on its
+# own index (100: 0.935), hybrid p95 70 ms (bench/retrieval_latency, 1,000,000).
+HNSW_EF_SEARCH = 200
 # Stop an iterative scan after visiting this many index tuples (pgvector's
 # default is 20,000). Only a workspace that is a tiny share of a huge index
 # could reach it, and such a workspace is small enough for exact search.
