@@ -32,7 +32,7 @@ def _small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _workspace(passages: int, *, seed: int, status: str = ResourceStatus.READY) -> Workspace:
-    workspace = WorkspaceFactory()
+    workspace = WorkspaceFactory.create()
     texts = [f"passage {i} of {workspace.name}" for i in range(passages)]
     make_resource(
         workspace, "Doc", texts, vectors=vectors_near(QUERY, passages, noise=0.02, seed=seed), status=status
