@@ -9,21 +9,26 @@ Layout below 1,000,000 passages: 100 small workspaces of SMALL passages
 each (two resources of ten) and one large workspace with the rest. From
 1,000,000 on, the multi-tenant layout (:func:`tenant_plan`): 10,000
 workspaces, three very large ones (30%, 15% and 5% of the passages), one of
-12,000 passages (just past the exact-search limit, so on the index path as a
-small share of the index) and 9,996 whose sizes follow a log-normal
-distribution (median about 16, a long tail into the thousands). Everything
-lives in one table and one HNSW index, in the database
-``daneshyar_bench_latency_<size>`` (kept between runs). Passage vectors are
-SciFact abstract embeddings plus Gaussian noise, re-normalised (so the index
-sees realistic, clustered data, not uniform random vectors); texts are the
-matching abstracts, so the lexical leg works on real words. Queries are
-SciFact claims.
+12,000 passages (just past the exact-search limit) and 9,996 whose sizes
+follow a log-normal distribution (median about 16, a long tail into the
+thousands). Everything lives in one table, in the database
+``daneshyar_bench_latency_<size>`` (kept between runs; ``--reload`` loads
+again). Loading is :mod:`bench.bulk_load`: binary COPY without indexes or
+triggers, then the lexeme counts, the b-tree and GIN indexes, each
+workspace past ``OWN_INDEX_MIN_PASSAGES`` its own HNSW index (as the
+periodic task builds it) and the shared HNSW index (``--no-shared-index``
+skips it). Passage vectors are SciFact abstract embeddings plus Gaussian
+noise, re-normalised (so the index sees realistic, clustered data, not
+uniform random vectors); texts are the matching abstracts, so the lexical
+leg works on real words. Queries are SciFact claims.
 
 Figures: load and index build times, table and index sizes, p50/p95 of
-``retrieval.search.search`` with the query embedding taken out (a
-precomputed vector is served), the query embedding itself measured
-separately, and recall@10 of the dense leg's index path against exact
-search.
+``retrieval.search.search`` (dense, hybrid, hybrid with two named
+resources) with the query embedding taken out (a precomputed vector is
+served), the query embedding itself measured separately, recall@10 of the
+dense leg's index path against exact search, and the load average; also
+written to ``bench/results/retrieval_latency_<size>.json`` (``--no-json``:
+not).
 """
 
 from __future__ import annotations
