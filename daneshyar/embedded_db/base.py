@@ -14,8 +14,10 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def get_connection_params(self) -> dict[str, Any]:
         params: dict[str, Any] = super().get_connection_params()
         data_dir = Path(self.settings_dict["OPTIONS"].get("embedded_data_dir", ""))
+        settings = self.settings_dict["OPTIONS"].get("embedded_server_settings") or {}
         params.pop("embedded_data_dir", None)
-        params["host"] = ensure_server(data_dir)
+        params.pop("embedded_server_settings", None)
+        params["host"] = ensure_server(data_dir, settings=settings)
         params["user"] = "postgres"
         params.pop("port", None)
         return params

@@ -216,7 +216,7 @@ def _scores(
             )
     if not legs.lexical:
         return CandidateScores(similarity, dense=similarity)
-    lexemes = lexical.query_lexemes(cursor, query)
+    lexemes = lexical.query_frequencies(cursor, workspace_id=workspace_id, text=query)
     found = lexical.bm25(
         cursor,
         workspace_id=workspace_id,

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from celery import shared_task
+
+from retrieval import workspace_index
+
+
+@shared_task(name="retrieval.workspace_indexes_sweep", ignore_result=True)
+def workspace_indexes_sweep() -> dict[str, list[str]]:
+    """Periodic (CELERY_BEAT_SCHEDULE): an HNSW index of its own for every
+    workspace past ``OWN_INDEX_MIN_PASSAGES`` (retrieval/workspace_index.py).
+
+    Safe to run twice or concurrently: one build runs at a time (an advisory
+    lock); a sweep that finds the lock taken skips that workspace until the
+    next run.
+    """
+    return workspace_index.sweep()
