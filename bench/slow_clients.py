@@ -15,7 +15,7 @@ For each topology, starts gunicorn with the project's settings
 * ``devproxy``: daneshyar/devproxy.py (``make run``'s proxy);
 * ``gevent``: nothing, gunicorn's gevent worker instead of gthread (one of
   the options for ``make run``; needs ``gevent`` importable, e.g.
-  ``pip install --target /tmp/gevent gevent`` and ``PYTHONPATH=/tmp/gevent``;
+  ``pip install --target .data/gevent gevent`` and ``PYTHONPATH=.data/gevent``;
   not a dependency of the project).
 
 Then prints how many connections that each sent half a request line

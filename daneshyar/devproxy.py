@@ -1,6 +1,6 @@
 """``make run``'s buffering front: a small asyncio reverse proxy before gunicorn.
 
-    python -m daneshyar.devproxy --bind 127.0.0.1:8000 --upstream unix:/tmp/…/web.sock
+    python -m daneshyar.devproxy --bind 127.0.0.1:8000 --upstream unix:.data/run/web.sock
 
 The same job as nginx in the compose deployment (deploy/nginx.conf), for a
 machine where nginx is not installed: gunicorn's gthread worker gives a
