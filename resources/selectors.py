@@ -45,3 +45,9 @@ def ready_resource_titled(*, workspace: Workspace, title: str) -> uuid.UUID | No
         .values_list("id", flat=True)[:2]
     )
     return ids[0] if len(ids) == 1 else None
+
+
+def ingestion_waiting() -> bool:
+    """Whether any resource, of any workspace, is pending or being ingested
+    (one indexed lookup): background work yields to ingestion."""
+    return Resource.objects.filter(status__in=[ResourceStatus.PENDING, ResourceStatus.PROCESSING]).exists()

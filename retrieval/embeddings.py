@@ -15,10 +15,17 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
 from django.conf import settings
+
+# A text's vector as the scorer and search read it.
+Vector = npt.NDArray[np.float32]
 
 
 class Embedder(Protocol):
@@ -159,6 +166,44 @@ def get_embedder() -> Embedder:
                 embedder = _load(configured)
                 _embedders[configured] = embedder
     return embedder
+
+
+# Recent texts' vectors, per process: a turn's question is embedded once for
+# search and read again by the answerability check (chat/backends/scoring.py),
+# and a unit without a stored vector (retrieval/unit_vectors.py) once per process.
+_vectors: OrderedDict[tuple[int, str], Vector] = OrderedDict()
+_vectors_lock = threading.Lock()
+VECTOR_CACHE_SIZE = 20_000
+
+
+def embed_cached(texts: Sequence[str]) -> list[Vector]:
+    """The vectors of ``texts`` (float32 arrays: a cache of 20,000 is 30 MB,
+    and the garbage collector does not walk them), the recent ones from a
+    per-process cache keyed by the embedder that made them, the others
+    embedded in one call."""
+    embedder = get_embedder()
+    keys = [(id(embedder), text) for text in texts]
+    with _vectors_lock:
+        missing = [key for key in dict.fromkeys(keys) if key not in _vectors]
+    fresh: dict[tuple[int, str], Vector] = {}
+    if missing:
+        made = embedder.embed_documents([t for _, t in missing])
+        fresh = {key: np.asarray(vector, dtype=np.float32) for key, vector in zip(missing, made, strict=True)}
+    with _vectors_lock:
+        _vectors.update(fresh)
+        out = []
+        for key in keys:
+            vector = fresh.get(key)
+            if vector is None:
+                vector = _vectors.get(key)
+            if vector is None:  # evicted by another thread meanwhile
+                vector = np.asarray(embedder.embed_documents([key[1]])[0], dtype=np.float32)
+            else:
+                _vectors.move_to_end(key)
+            out.append(vector)
+        while len(_vectors) > VECTOR_CACHE_SIZE:
+            _vectors.popitem(last=False)
+    return out
 
 
 def embedding_readiness() -> None:

@@ -1,4 +1,5 @@
-"""Writing a resource's passages: embed its chunks, replace or delete its passages.
+"""Writing a resource's passages: embed its chunks (and their answer units,
+retrieval/unit_vectors.py), replace or delete its passages.
 
 Retrieval owns the ``Passage`` table; this module is the only way passages are
 written. Its one caller in the ingestion pipeline is ``resources/ingestion/write.py``
@@ -12,18 +13,24 @@ the old passages or the new ones, never both nor a part.
 
 from __future__ import annotations
 
+import logging
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from resources.chunking import Chunk
 from resources.models import Resource
+from resources.selectors import ingestion_waiting
 from retrieval.embeddings import get_embedder
-from retrieval.models import Passage
+from retrieval.models import Passage, PassageUnits
+from retrieval.unit_vectors import pack, unit_texts
+
+logger = logging.getLogger(__name__)
 
 # Passages embedded per model call; ``on_progress`` runs between calls (the
 # ingestion's heartbeat).
@@ -59,7 +66,8 @@ def chunking_params() -> ChunkingParams:
 
 
 def chunks_embed(*, chunks: Sequence[Chunk], on_progress: Callable[[], None] | None = None) -> EmbeddedChunks:
-    """Embed ``chunks`` in slices; ``on_progress`` runs between slices."""
+    """Embed ``chunks`` in slices; ``on_progress`` runs between slices. (Their
+    answer units are embedded later, by :func:`unit_vectors_fill`.)"""
     embedder = get_embedder()
     vectors: list[list[float]] = []
     for offset in range(0, len(chunks), EMBED_SLICE):
@@ -90,7 +98,7 @@ def passages_replace_many(*, items: Sequence[tuple[Resource, EmbeddedChunks]]) -
     if not items:
         return {}
     Passage.objects.filter(resource_id__in=[resource.pk for resource, _ in items]).delete()
-    Passage.objects.bulk_create(
+    written = Passage.objects.bulk_create(
         [
             Passage(
                 workspace_id=resource.workspace_id,
@@ -109,9 +117,82 @@ def passages_replace_many(*, items: Sequence[tuple[Resource, EmbeddedChunks]]) -
         ],
         batch_size=INSERT_BATCH,
     )
+    # Their answer units' vectors are made later (unit_vectors_fill): queued empty.
+    PassageUnits.objects.bulk_create([PassageUnits(passage=p) for p in written], batch_size=INSERT_BATCH)
     return {resource.pk: len(embedded.chunks) for resource, embedded in items}
 
 
 def passages_delete(*, resource_id: uuid.UUID) -> None:
     """Take a resource's passages out of retrieval (a failed ingestion)."""
     Passage.objects.filter(resource_id=resource_id).delete()
+
+
+def unit_vectors_fill(
+    *,
+    workspace_id: uuid.UUID | None = None,
+    batch: int = 64,
+    should_stop: Callable[[], bool] | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> int:
+    """Make the answer units' vectors (retrieval/unit_vectors.py) of the
+    passages queued without them (every passage ingestion writes), by the
+    configured model only, ``batch`` passages a model call in id order; how
+    many passages got them. ``should_stop`` is asked before each batch (the
+    sweep yields to ingestion); ``on_batch`` gets the running count.
+
+    Safe to interrupt, to repeat and to run beside another fill: a row is
+    written only while it is still empty (a passage's text never changes: a
+    re-ingested document's passages are new rows).
+    """
+    embedder = get_embedder()
+    queued = PassageUnits.objects.filter(vectors=b"", passage__embedding_model=embedder.model_name)
+    if workspace_id is not None:
+        queued = queued.filter(passage__workspace_id=workspace_id)
+    done = 0
+    after: uuid.UUID | None = None
+    while should_stop is None or not should_stop():
+        page = queued.filter(passage_id__gt=after) if after is not None else queued
+        rows = list(page.order_by("passage_id").values_list("passage_id", "passage__text")[:batch])
+        if not rows:
+            break
+        after = rows[-1][0]
+        units = [unit_texts(text) for _, text in rows]
+        distinct = list(dict.fromkeys(t for texts in units for t in texts))
+        vector = dict(zip(distinct, embedder.embed_documents(distinct), strict=True))
+        for (passage_id, _), texts in zip(rows, units, strict=True):
+            done += PassageUnits.objects.filter(passage_id=passage_id, vectors=b"").update(
+                vectors=pack(texts, [vector[t] for t in texts])
+            )
+        if on_batch is not None:
+            on_batch(done)
+    return done
+
+
+# Passages a sweep embeds between two looks at the ingestion queue (about
+# half a second of the model on 2 cores): what a new upload may wait.
+SWEEP_BATCH = 16
+# Session advisory lock held by one sweep at a time.
+_UNITS_LOCK = 0x756E697473  # an arbitrary fixed key ("units")
+
+
+def unit_vectors_sweep(*, budget_seconds: float) -> int:
+    """The worker's periodic fill (``retrieval.unit_vectors_sweep``): make
+    the answer units' vectors of passages without them while no ingestion is
+    waiting (checked before each batch: a new upload is never queued behind
+    this), for at most ``budget_seconds``; one sweep at a time (an advisory
+    lock: a second returns 0 at once). How many passages got them."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_UNITS_LOCK])
+        row = cursor.fetchone()
+        if not (row and row[0]):
+            return 0
+        try:
+            deadline = time.monotonic() + budget_seconds
+            done = unit_vectors_fill(
+                batch=SWEEP_BATCH, should_stop=lambda: time.monotonic() > deadline or ingestion_waiting()
+            )
+        finally:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [_UNITS_LOCK])
+    if done:
+        logger.info("made the unit vectors of %d passages", done)
+    return done

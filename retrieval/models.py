@@ -71,6 +71,32 @@ class Passage(models.Model):
         return f"{self.resource_id}#{self.ordinal}"
 
 
+class PassageUnits(models.Model):
+    """The vectors of a passage's answer units, by its model
+    (retrieval/unit_vectors.py). A table of their own: they are made after
+    the passage (by the worker's sweep), and filling them in must not rewrite
+    the passage row nor touch its indexes. Ingestion creates the row empty
+    with its passage; empty rows are the sweep's queue. Deleted with the
+    passage by the database (``ON DELETE CASCADE``, migration 0005), so that
+    deleting passages stays one statement."""
+
+    passage = models.OneToOneField(
+        Passage, primary_key=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    vectors = models.BinaryField(default=b"", blank=True)
+
+    class Meta:
+        indexes = [
+            # The sweep's queue: rows still empty.
+            models.Index(
+                fields=["passage"], name="passage_units_pending_idx", condition=models.Q(vectors=b"")
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"units of {self.passage_id}"
+
+
 class WorkspaceLexeme(models.Model):
     """How many passages of a workspace contain a lexeme: BM25's document
     frequency, read by the lexical leg before it touches any passage.

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from django.db.models import QuerySet
 
 from daneshyar.exceptions import NotFound
 from resources.models import Resource
-from retrieval.models import Passage
+from retrieval.embeddings import Vector
+from retrieval.models import Passage, PassageUnits
+from retrieval.unit_vectors import unpack
 from workspaces.models import Workspace
 
 
@@ -32,3 +35,19 @@ def passage_get(*, workspace: Workspace, passage_id: uuid.UUID | str) -> Passage
         )
     except Passage.DoesNotExist:
         raise NotFound() from None
+
+
+def passage_unit_vectors(
+    *, passage_ids: Sequence[uuid.UUID], model_name: str, dimensions: int
+) -> dict[bytes, Vector]:
+    """The stored vectors of these passages' answer units that ``model_name``
+    made, by their text's digest (retrieval/unit_vectors.py): one query."""
+    blobs = (
+        PassageUnits.objects.filter(passage_id__in=list(passage_ids), passage__embedding_model=model_name)
+        .exclude(vectors=b"")
+        .values_list("vectors", flat=True)
+    )
+    out: dict[bytes, Vector] = {}
+    for blob in blobs:
+        out.update(unpack(bytes(blob), dimensions=dimensions))
+    return out

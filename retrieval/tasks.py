@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
-from retrieval import workspace_index
+from retrieval import indexing, workspace_index
 
 
 @shared_task(name="retrieval.workspace_indexes_sweep", ignore_result=True)
@@ -15,3 +16,12 @@ def workspace_indexes_sweep() -> dict[str, list[str]]:
     next run.
     """
     return workspace_index.sweep()
+
+
+@shared_task(name="retrieval.unit_vectors_sweep", ignore_result=True)
+def unit_vectors_sweep() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE, every ``UNIT_VECTORS_SWEEP_SECONDS``):
+    the answer units' vectors of newly ingested passages, made while no
+    ingestion waits (retrieval/unit_vectors.py). Safe to run twice or
+    concurrently: one sweep at a time (an advisory lock)."""
+    return indexing.unit_vectors_sweep(budget_seconds=settings.UNIT_VECTORS_SWEEP_BUDGET_SECONDS)

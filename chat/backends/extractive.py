@@ -3,7 +3,7 @@ each cited to its passage, and nothing else.
 
 It generates no text, so it cannot make anything up: every part of its
 answer is a sentence, list item or table row of a passage retrieved for this
-turn (chat/backends/sentences.py reads them out of the passage text: lines
+turn (retrieval/units.py reads them out of the passage text: lines
 broken mid-sentence are joined, headings and questions are told apart). It
 is the embedded default (``make run``), the engine a turn falls back to when
 the generative backend is unavailable (``Workspace.on_generation_unavailable``),
@@ -62,11 +62,11 @@ from chat.backends.scoring import (
     candidates_of,
     score_sentences,
 )
-from chat.backends.sentences import LEAD, LISTED, STEP, split_sentences
 from chat.contract import Part, Reply, ResponseType
 from chat.output import ParsedReply, render_content, source_of, text_reply
 from chat.text import content_words
 from retrieval.search import ScoredPassage
+from retrieval.units import LEAD, LISTED, STEP, split_sentences
 
 __all__ = [
     "Assessment",
@@ -261,5 +261,3 @@ def _answer(sentences: list[Sentence], passages: Sequence[ScoredPassage]) -> Par
     parts: list[Part] = [{"text": s.text, "source": source_of(passages[s.passage_index])} for s in sentences]
     response: Reply = {"type": ResponseType.ANSWER, "parts": parts, "form": None}
     return ParsedReply(response, render_content([p["text"] for p in parts]))
-
-

@@ -17,17 +17,19 @@ unanswerable follow-ups better than either alone).
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from chat.backends.quantities import number_fit, question_numbers
-from chat.backends.sentences import ANSWERABLE, Unit, segment
 from chat.text import content_words
-from retrieval.embeddings import get_embedder
+from retrieval.embeddings import Vector, embed_cached, get_embedder
 from retrieval.search import ScoredPassage
+from retrieval.selectors import passage_unit_vectors
+from retrieval.unit_vectors import digest
+from retrieval.units import ANSWERABLE, Unit, segment
 
 # Weights of the score's terms (bench/answer_quality).
 MEANING_WEIGHT = 0.65
@@ -40,7 +42,7 @@ HEADING_SHARE = 0.5
 
 @dataclass(frozen=True)
 class Sentence:
-    """A unit of a retrieved passage (see chat/backends/sentences.py)."""
+    """A unit of a retrieved passage (see retrieval/units.py)."""
 
     passage_index: int  # position of its passage in the retrieved list (rank - 1)
     unit: Unit
@@ -64,11 +66,17 @@ def candidates_of(passages: Sequence[ScoredPassage]) -> list[Sentence]:
     return out
 
 
-def score_sentences(question: str, sentences: Sequence[Sentence], passage_count: int) -> list[float]:
-    """Each sentence's score (see the module doc), from one forward pass over
-    the question, the sentences and their headings."""
+def score_sentences(
+    question: str,
+    sentences: Sequence[Sentence],
+    passage_count: int,
+    stored: Mapping[bytes, Vector] | None = None,
+) -> list[float]:
+    """Each sentence's score (see the module doc). The vectors of the
+    question, the sentences and their headings come from ``stored`` (the
+    passages' unit vectors, :func:`assess` reads them) where it has them."""
     headings = list(dict.fromkeys(s.unit.heading for s in sentences if s.unit.heading))
-    query, *vectors = _embed([question, *(s.text for s in sentences), *headings])
+    query, *vectors = _embed([question, *(s.text for s in sentences), *headings], stored or {})
     heading_vectors = dict(zip(headings, vectors[len(sentences) :], strict=True))
     words = content_words(question)
     numbers = question_numbers(question)
@@ -85,9 +93,9 @@ def score_sentences(question: str, sentences: Sequence[Sentence], passage_count:
     return scores
 
 
-def _closeness(query: list[float], vector: list[float], words: set[str], text: str) -> float:
+def _closeness(query: Vector, vector: Vector, words: frozenset[str], text: str) -> float:
     """The meaning and words terms of a score."""
-    meaning = sum(a * b for a, b in zip(query, vector, strict=True))
+    meaning = float(np.dot(query, vector))
     shared = len(words & content_words(text)) / len(words) if words else 0.0
     return MEANING_WEIGHT * meaning + WORDS_WEIGHT * shared
 
@@ -113,34 +121,23 @@ def _shortlist(question: str, sentences: list[Sentence]) -> list[int]:
     return sorted(set(by_words) | set(best))
 
 
-_vectors: OrderedDict[tuple[int, str], list[float]] = OrderedDict()
-_vectors_lock = threading.Lock()
-VECTOR_CACHE_SIZE = 20_000
+def _embed(texts: list[str], stored: Mapping[bytes, Vector]) -> list[Vector]:
+    """The texts' vectors: a unit's from those stored at ingestion
+    (retrieval/unit_vectors.py), anything else (the question, units of a
+    passage stored without them) from the process's cache or the model."""
+    found = [stored.get(digest(text)) for text in texts]
+    missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
+    embedded = iter(embed_cached(missing)) if missing else iter(())
+    return [vector if vector is not None else next(embedded) for vector in found]
 
 
-def _embed(texts: list[str]) -> list[list[float]]:
-    """Sentence vectors, the recent ones from a per-process cache (the same
-    passages answer many questions), keyed by the embedder that made them."""
+def _stored_vectors(passages: Sequence[ScoredPassage]) -> dict[bytes, Vector]:
     embedder = get_embedder()
-    keys = [(id(embedder), text) for text in texts]
-    with _vectors_lock:
-        missing = [key for key in dict.fromkeys(keys) if key not in _vectors]
-    fresh = (
-        dict(zip(missing, embedder.embed_documents([t for _, t in missing]), strict=True)) if missing else {}
+    return passage_unit_vectors(
+        passage_ids=[p.passage_id for p in passages],
+        model_name=embedder.model_name,
+        dimensions=embedder.dimensions,
     )
-    with _vectors_lock:
-        _vectors.update(fresh)
-        out = []
-        for key in keys:
-            vector = fresh.get(key) or _vectors.get(key)
-            if vector is None:  # evicted by another thread meanwhile
-                vector = embedder.embed_documents([key[1]])[0]
-            else:
-                _vectors.move_to_end(key)
-            out.append(vector)
-        while len(_vectors) > VECTOR_CACHE_SIZE:
-            _vectors.popitem(last=False)
-    return out
 
 
 @dataclass(frozen=True)
@@ -187,8 +184,9 @@ def assess(question: str, passages: Sequence[ScoredPassage], *, context: str | N
     sentences = candidates_of(passages)
     shortlist = _shortlist(f"{question} {context}" if context else question, sentences)
     scored = [sentences[i] for i in shortlist]
-    values = score_sentences(question, scored, len(passages))
+    stored = _stored_vectors(passages) if scored else {}
+    values = score_sentences(question, scored, len(passages), stored)
     if context and context.strip() != question.strip():
-        with_context = score_sentences(context, scored, len(passages))
+        with_context = score_sentences(context, scored, len(passages), stored)
         values = [(a + b) / 2 for a, b in zip(values, with_context, strict=True)]
     return Assessment(sentences, dict(zip(shortlist, values, strict=True)), passages)

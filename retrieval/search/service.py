@@ -39,7 +39,7 @@ from django.db.backends.utils import CursorWrapper
 from daneshyar import timing
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource
-from retrieval.embeddings import get_embedder
+from retrieval.embeddings import embed_cached
 from retrieval.models import Passage
 from retrieval.search import dense, lexical, replica
 from retrieval.search.stats import workspace_stats
@@ -136,7 +136,7 @@ def search(
     per_resource_k = workspace.per_resource_k
     # Embed before opening the transaction: no connection work waits on the model.
     with timing.phase("embed"):
-        vector = dense.vector_literal(get_embedder().embed_query(query)) if legs.dense else ""
+        vector = dense.vector_literal(embed_cached([query])[0].tolist()) if legs.dense else ""
     plan = _Plan(
         workspace_id=workspace.id,
         query=query,

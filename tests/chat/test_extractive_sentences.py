@@ -1,4 +1,4 @@
-"""How the extractive engine reads a passage (chat/backends/sentences.py) and
+"""How the extractive engine reads a passage (retrieval/units.py) and
 picks its answer from scored units (select_answer), without the database or
 the embedding model."""
 
@@ -8,7 +8,8 @@ import uuid
 
 from chat.backends.extractive import select_answer
 from chat.backends.scoring import Sentence
-from chat.backends.sentences import (
+from retrieval.search import ScoredPassage
+from retrieval.units import (
     HEADING,
     ITEM,
     LEAD,
@@ -19,7 +20,6 @@ from chat.backends.sentences import (
     segment,
     split_sentences,
 )
-from retrieval.search import ScoredPassage
 
 
 def kinds(text: str) -> list[tuple[str, str]]:

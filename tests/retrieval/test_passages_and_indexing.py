@@ -3,13 +3,16 @@ indexing writes them (real model, real PostgreSQL)."""
 
 from __future__ import annotations
 
+import io
 import uuid
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.checks import Error
-from django.db import transaction
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connections, transaction
 from django.test import Client
 from pytest_django.fixtures import Settings
 
@@ -19,10 +22,11 @@ from resources.models import Resource, ResourceStatus
 from retrieval import indexing
 from retrieval.checks import embedding_dimensions_match_schema
 from retrieval.embeddings import get_embedder
-from retrieval.models import EMBEDDING_DIMENSIONS, Passage
+from retrieval.models import EMBEDDING_DIMENSIONS, Passage, PassageUnits
 from retrieval.search import search
 from retrieval.search.service import Legs
 from retrieval.selectors import passage_get, passage_list
+from retrieval.unit_vectors import digest, unit_texts, unpack
 from tests.conftest import Tenant, api_client
 from tests.retrieval.conftest import make_resource
 from tests.retrieval.corpus import COOKING, KNITTING, SOLAR
@@ -179,6 +183,69 @@ def test_embedding_reports_progress_between_slices_only(monkeypatch: pytest.Monk
     assert beats == []
 
 
+def test_the_fill_stores_each_passages_answer_unit_vectors(owner: Tenant) -> None:
+    """Ingestion writes passages without them; the fill (the worker's sweep)
+    stores each distinct unit (and heading) text of each passage, by digest,
+    with the model's own vector for it alone (float16: within 0.001)."""
+    text = "Care\n\nWash the sweater by hand in cold water. Dry it flat on a towel, away from heat."
+    chunks = _chunks([text, KNITTING[0], "What about moths?"])
+    resource = _resource(owner, "Care")
+    with transaction.atomic():
+        indexing.passages_replace(resource=resource, embedded=indexing.chunks_embed(chunks=chunks))
+    assert set(PassageUnits.objects.values_list("vectors", flat=True)) == {b""}  # queued
+    assert indexing.unit_vectors_fill(batch=2) == 3
+    embedder = get_embedder()
+    for chunk in chunks:
+        blob = _units(Passage.objects.get(resource=resource, ordinal=chunk.ordinal))
+        stored = unpack(blob, dimensions=EMBEDDING_DIMENSIONS)
+        texts = unit_texts(chunk.text)
+        assert set(stored) == {digest(t) for t in texts} and blob  # made, even with no units
+        for unit in texts:
+            assert stored[digest(unit)] == pytest.approx(embedder.embed_query(unit), abs=1e-3)
+    assert unit_texts(text) == [
+        "Wash the sweater by hand in cold water.",
+        "Care",
+        "Dry it flat on a towel, away from heat.",
+    ]
+    assert unit_texts("What about moths?") == []
+    assert indexing.unit_vectors_fill() == 0  # nothing twice
+    # Re-ingested, the old passages' rows go with them (the database's cascade).
+    with transaction.atomic():
+        indexing.passages_replace(resource=resource, embedded=indexing.chunks_embed(chunks=chunks[:1]))
+    assert PassageUnits.objects.count() == 1 and _units(Passage.objects.get(resource=resource)) == b""
+    resource.delete()
+    assert not PassageUnits.objects.exists()
+
+
+def _units(passage: Passage) -> bytes:
+    return bytes(PassageUnits.objects.get(passage=passage).vectors)
+
+
+def _queue(*resources: Resource) -> None:
+    """Queue the passages' units as ingestion does (make_resource writes passages only)."""
+    passages = Passage.objects.filter(resource__in=resources)
+    PassageUnits.objects.bulk_create(PassageUnits(passage=p) for p in passages)
+
+
+def test_the_sweep_yields_to_ingestion_and_runs_once_at_a_time(owner: Tenant) -> None:
+    ready = make_resource(owner.workspace, "Knitting", KNITTING)
+    Passage.objects.update(embedding_model=get_embedder().model_name)
+    _queue(ready)
+    waiting = make_resource(owner.workspace, "Cooking", [], status=ResourceStatus.PENDING, vectors=[])
+    assert indexing.unit_vectors_sweep(budget_seconds=60) == 0  # an upload waits
+    Resource.objects.filter(pk=waiting.pk).update(status=ResourceStatus.READY)
+    other = connections.create_connection("default")  # another sweep's session holds the lock
+    try:
+        with other.cursor() as held:
+            held.execute("SELECT pg_advisory_lock(%s)", [indexing._UNITS_LOCK])
+            assert indexing.unit_vectors_sweep(budget_seconds=60) == 0
+            held.execute("SELECT pg_advisory_unlock(%s)", [indexing._UNITS_LOCK])
+    finally:
+        other.close()
+    assert indexing.unit_vectors_sweep(budget_seconds=60) == len(KNITTING)
+    assert not PassageUnits.objects.filter(passage__resource=ready, vectors=b"").exists()
+
+
 def test_chunk_size_never_exceeds_the_models_window(settings: Settings) -> None:
     window = get_embedder().max_seq_length - 2
     settings.CHUNK_SIZE_TOKENS = window + 100
@@ -281,3 +348,27 @@ def test_passages_are_read_only_in_the_admin(owner: Tenant) -> None:
     assert browser.get("/admin/retrieval/passage/add/").status_code == 403
     assert browser.post(f"/admin/retrieval/passage/{passage.pk}/delete/", {"post": "yes"}).status_code == 403
     assert Passage.objects.filter(pk=passage.pk).exists()
+
+
+def test_embed_units_stores_the_vectors_of_passages_ingested_without_them(
+    owner: Tenant, outsider: Tenant
+) -> None:
+    model = get_embedder().model_name
+    mine = make_resource(owner.workspace, "Knitting", KNITTING)
+    theirs = make_resource(outsider.workspace, "Cooking", COOKING)
+    Passage.objects.update(embedding_model=model)
+    foreign = make_resource(owner.workspace, "Solar", SOLAR[:1])  # another model's ("test")
+    _queue(mine, theirs, foreign)
+    out = io.StringIO()
+    call_command("embed_units", "--workspace", str(owner.workspace.id), "--batch", "2", stdout=out)
+    assert f"for {len(KNITTING)} passages" in out.getvalue()
+    for passage in Passage.objects.filter(resource=mine):
+        stored = unpack(_units(passage), dimensions=EMBEDDING_DIMENSIONS)
+        assert set(stored) == {digest(t) for t in unit_texts(passage.text)}
+    others = PassageUnits.objects.filter(passage__resource__in=[theirs, foreign])
+    assert not others.exclude(vectors=b"").exists()
+    call_command("embed_units", stdout=out)  # the rest; nothing twice
+    assert f"for {len(COOKING)} passages" in out.getvalue().splitlines()[-1]
+    assert not PassageUnits.objects.filter(passage__resource=foreign).exclude(vectors=b"").exists()
+    with pytest.raises(CommandError, match="not a workspace id"):
+        call_command("embed_units", "--workspace", "nope")

@@ -150,7 +150,7 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith("?") or _QUESTION_START.match(text) is not None
 
 
-def _words(text: str) -> set[str]:
+def _words(text: str) -> frozenset[str]:
     """Content words, possessives dropped ("the kettle's warranty" names the kettle)."""
     return content_words(_POSSESSIVE.sub("", text))
 

@@ -34,7 +34,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from chat.text import WORD
+# A word, for counting a unit's words (chat/text.py compares texts by them too).
+WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 SENTENCE, ITEM, STEP, ROW, LEAD, HEADING, QUESTION = (
     "sentence", "item", "step", "row", "lead", "heading", "question",
