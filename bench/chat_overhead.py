@@ -22,12 +22,16 @@ as a real generation server's would; its own handling time is printed.
 Without ``--base-url`` the service is started as ``make run`` starts it
 (``python -m daneshyar.devserver``: embedded PostgreSQL, gunicorn with one
 worker process of 8 threads, a Celery worker) with its own data directory
-``.data/bench/chat-service`` (kept between runs), ``SERVER_TIMING=true``,
+``.data/bench/chat-service`` (kept between runs; ``chat-service-absent``
+with ``--unit-vectors absent``), ``SERVER_TIMING=true``,
 ``RATE_LIMIT_ENABLED=false`` and
 the embedding backend of the environment (EMBEDDING_BACKEND, default onnx
-int8). The first ``--docs`` SciFact abstracts (``../shared/datasets/scifact``)
-are uploaded through the API once and ingested by the service's worker; the
-questions are SciFact claims.
+int8), the worker's sweep of answer units' vectors off. The first
+``--docs`` SciFact abstracts (``../shared/datasets/scifact``) are uploaded
+through the API once and ingested by the service's worker, and their answer
+units' vectors made with ``manage.py embed_units`` (``--unit-vectors
+stored``, the default) or never (``absent``); the questions are SciFact
+claims.
 
 The share of query embedding comes from the service's own ``Server-Timing``
 header (``embed``, ``search``, ``app``); against a service without
@@ -131,16 +135,17 @@ def free_port() -> int:
 class Service:
     """``python -m daneshyar.devserver`` in its own data directory, stopped on exit."""
 
-    def __init__(self, stand_in_url: str) -> None:
+    def __init__(self, stand_in_url: str, data_dir: Path) -> None:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
+        self.data_dir = data_dir
         env = {
             key: value
             for key, value in os.environ.items()
             if key not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "SEARCH_DATABASE_URL"}
         }
         env.update(
-            DANESHYAR_DATA_DIR=str(SERVICE_DATA),
+            DANESHYAR_DATA_DIR=str(data_dir),
             PORT=str(self.port),
             HOST="127.0.0.1",
             GENERATION_BACKEND="openai",
@@ -152,9 +157,13 @@ class Service:
             # service's own time, not its limits.
             RATE_LIMIT_ENABLED="false",
             LOG_LEVEL="WARNING",
+            # The answer units' vectors are made by the bench (--unit-vectors),
+            # not by the worker's sweep in the middle of the turns.
+            UNIT_VECTORS_SWEEP_SECONDS="86400",
         )
-        SERVICE_DATA.mkdir(parents=True, exist_ok=True)
-        self.log = (SERVICE_DATA / "service.log").open("w")
+        self.env = env
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.log = (data_dir / "service.log").open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "daneshyar.devserver"],
             cwd=ROOT,
@@ -168,15 +177,29 @@ class Service:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise SystemExit(f"the service exited; see {SERVICE_DATA / 'service.log'}")
+                raise SystemExit(f"the service exited; see {self.data_dir / 'service.log'}")
             try:
                 status, _, _ = request(self.base_url, "GET", "/healthz")
                 if status == 200:
-                    return dict(json.loads((SERVICE_DATA / "demo.json").read_text()))
+                    return dict(json.loads((self.data_dir / "demo.json").read_text()))
             except OSError:
                 pass
             time.sleep(0.5)
         raise SystemExit(f"the service did not become ready in {timeout:.0f} s")
+
+    def embed_units(self) -> None:
+        """``manage.py embed_units`` against the service's database: the
+        answer units' vectors of every passage that has none, in the foreground."""
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "manage.py", "embed_units"],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        print(f"{done.stdout.strip()} (in {time.perf_counter() - started:.0f} s with start-up)", flush=True)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -279,6 +302,7 @@ def run(
     phases: dict[str, list[float]] = defaultdict(list)
     lock = threading.Lock()
     parts = urlsplit(base_url)
+    TURN_PHASES.clear()
 
     def client_loop(client_index: int) -> None:
         conn = http.client.HTTPConnection(_host(parts.hostname, base_url), parts.port, timeout=120)
@@ -298,8 +322,10 @@ def run(
                 session_id = payload["data"]["session"]["id"]
                 with lock:
                     latencies.append(elapsed)
-                    for name, ms in re.findall(r"(\w+);dur=([0-9.]+)", timing):
-                        phases[name].append(float(ms))
+                    turn = {name: float(ms) for name, ms in re.findall(r"(\w+);dur=([0-9.]+)", timing)}
+                    for name, ms in turn.items():
+                        phases[name].append(ms)
+                    TURN_PHASES.append((elapsed, turn))
         finally:
             conn.close()
 
@@ -357,6 +383,29 @@ def bench_local(runs: int, max_tokens: int) -> None:
     print(f"  decode tokens/s: median {statistics.median(rates):.1f}")
 
 
+# Each turn of the last level: (ms seen by the client, its Server-Timing phases).
+TURN_PHASES: list[tuple[float, dict[str, float]]] = []
+
+
+def breakdown() -> None:
+    """Where a turn's server time went: each phase's mean per turn over all
+    turns and over the slowest 5 % (what makes the tail)."""
+    if not TURN_PHASES or not any(turn for _, turn in TURN_PHASES):
+        return
+    ordered = sorted(TURN_PHASES, key=lambda item: item[0])
+    tail = ordered[-max(1, len(ordered) // 20) :]
+    names = list(dict.fromkeys(name for _, turn in ordered for name in turn))
+
+    def mean(rows: list[tuple[float, dict[str, float]]], name: str) -> float:
+        return sum(turn.get(name, 0.0) for _, turn in rows) / len(rows)
+
+    print(
+        "    phases, mean ms per turn (all / slowest 5 %): "
+        + "; ".join(f"{name} {mean(ordered, name):.1f} / {mean(tail, name):.1f}" for name in names),
+        flush=True,
+    )
+
+
 def report(
     label: str, latencies: list[float], phases: dict[str, list[float]], wall: float
 ) -> dict[str, float]:
@@ -388,6 +437,7 @@ def report(
             search_p50_ms=round(percentile(search_ms, 50), 1),
             search_p95_ms=round(percentile(search_ms, 95), 1),
         )
+    breakdown()
     return figures
 
 
@@ -406,6 +456,14 @@ def main() -> None:
         default=0,
         help="port of the generation stand-in (with --base-url, start the service with "
         f"GENERATION_BACKEND=openai OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 OPENAI_MODEL={STAND_IN_MODEL})",
+    )
+    parser.add_argument(
+        "--unit-vectors",
+        choices=("stored", "absent"),
+        default="stored",
+        help="stored (default): the answer units' vectors are made before the turns (as the worker's "
+        "sweep does after ingestion); absent: never, so each process embeds the units during turns "
+        "(the path before they were stored). Each has its own data directory under .data/bench/",
     )
     parser.add_argument("--skip-local", action="store_true", help="skip the local backend's tokens/s")
     parser.add_argument("--only-local", action="store_true", help="only the local backend's tokens/s")
@@ -432,7 +490,12 @@ def main() -> None:
             print(f"generation stand-in at {stand_in_url}", flush=True)
         else:
             started = time.perf_counter()
-            service = Service(stand_in_url)
+            data_dir = (
+                SERVICE_DATA
+                if args.unit_vectors == "stored"
+                else SERVICE_DATA.with_name("chat-service-absent")
+            )
+            service = Service(stand_in_url, data_dir)
             state = service.wait_ready()
             base_url, key, workspace = service.base_url, state["api_key"], state["workspace_id"]
             print(f"service started at {base_url} in {time.perf_counter() - started:.0f} s", flush=True)
@@ -443,6 +506,9 @@ def main() -> None:
             flush=True,
         )
         upload(base_url, key, workspace, load_corpus(args.docs), timeout=1800)
+        if service is not None and args.unit_vectors == "stored":
+            service.embed_units()
+        print(f"answer units' vectors: {args.unit_vectors}", flush=True)
         questions = load_questions()
         run(base_url, key, workspace, questions, turns=16, concurrency=1)  # warm-up
         STAND_IN_MS.clear()
@@ -461,7 +527,13 @@ def main() -> None:
             results = ROOT / "bench" / "results"
             results.mkdir(exist_ok=True)
             measured = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            body = {"turns": args.turns, "docs": args.docs, "measured_at": measured, "levels": levels}
+            body = {
+                "turns": args.turns,
+                "docs": args.docs,
+                "unit_vectors": args.unit_vectors,
+                "measured_at": measured,
+                "levels": levels,
+            }
             (results / "chat_overhead.json").write_text(json.dumps(body, indent=2) + "\n")
         if STAND_IN_MS:
             print(

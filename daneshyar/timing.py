@@ -2,9 +2,12 @@
 
 With ``SERVER_TIMING=true`` every response carries a ``Server-Timing``
 header (https://www.w3.org/TR/server-timing/) with the phases that code
-marked with :func:`phase` during the request — retrieval marks ``embed``
-(query embedding) and ``search`` (the database part) — and ``app``, the
-whole time spent below this middleware. Browsers' developer tools show it;
+marked with :func:`phase` during the request — ``auth`` (key or token,
+workspace, rate limits), and for a chat turn ``plan`` (model, guard),
+``store`` (the question, the history), ``embed`` (query embedding) and
+``search`` (the database part) of retrieval, ``decide`` (answerability),
+``compose`` (the prompt), ``generate`` and ``reply`` (storing it) — and
+``app``, the whole time spent below this middleware. Browsers' developer tools show it;
 ``bench/chat_overhead.py`` reads it to split a chat turn. Off by default:
 timings are nobody's business but the operator's.
 

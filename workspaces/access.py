@@ -27,6 +27,7 @@ from rest_framework.exceptions import NotAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from daneshyar import timing
 from daneshyar.exceptions import Forbidden, TokenInvalid
 from workspaces.authentication import (
     ApiKeyAuthentication,
@@ -121,6 +122,10 @@ class WorkspaceApi(APIView):
     turn_input: dict[str, Any]
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        with timing.phase("auth"):
+            self._initial(request, *args, **kwargs)
+
+    def _initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, permission, throttles
         self.principal = request_principal(request)
         method = (request.method or "").upper()

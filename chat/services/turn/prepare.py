@@ -20,6 +20,7 @@ from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval, turn_retrieve
 from chat.services.turn.scope import turn_resource_scope
 from chat.services.turn.smalltalk import is_small_talk
+from daneshyar import timing
 from daneshyar.exceptions import Forbidden, ValidationFailed
 from resources.selectors import ready_resources_exist
 from retrieval.search import named_resources_validate
@@ -36,13 +37,15 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
         principal=request.principal, workspace=request.workspace, requested=request.resource_ids
     )
     request = replace(request, allowed_resource_ids=allowed)
-    plan = _plan(request)
-    if plan.generative:
-        _question_check(request, plan)
+    with timing.phase("plan"):
+        plan = _plan(request)
+        if plan.generative:
+            _question_check(request, plan)
     # Stored before retrieval: a wrong session is a 404 before the embedding
     # runs, and nothing below can fail with a 4xx any more.
-    stored = _question_save(request)
-    context = turn_context(workspace=request.workspace, stored=stored, question=request.question)
+    with timing.phase("store"):
+        stored = _question_save(request)
+        context = turn_context(workspace=request.workspace, stored=stored, question=request.question)
     retrieval = Retrieval(passages=[], queries=[])
     decision = Decision(Intent.ANSWER)
     if not plan.generative and is_small_talk(request.question):
@@ -56,16 +59,18 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
             allowed=request.allowed_resource_ids,
             rewriter=plan.backend if plan.generative else None,
         )
-        decision = turn_decide(
-            workspace=request.workspace,
-            context=context,
-            passages=retrieval.passages,
-            scoring_context=retrieval.scoring_context,
-            may_clarify=not plan.generative,
+        with timing.phase("decide"):
+            decision = turn_decide(
+                workspace=request.workspace,
+                context=context,
+                passages=retrieval.passages,
+                scoring_context=retrieval.scoring_context,
+                may_clarify=not plan.generative,
+            )
+    with timing.phase("compose"):
+        return turn_compose(
+            request, plan=plan, stored=stored, context=context, retrieval=retrieval, decision=decision
         )
-    return turn_compose(
-        request, plan=plan, stored=stored, context=context, retrieval=retrieval, decision=decision
-    )
 
 
 def _trace_check(request: TurnRequest) -> None:

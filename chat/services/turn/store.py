@@ -10,6 +10,7 @@ from chat.serializers import message_data
 from chat.services.sessions import ReplyRecord, reply_store
 from chat.services.turn.compose import PreparedTurn
 from chat.services.turn.generate import TurnOutcome, release_connection, turn_generate
+from daneshyar import timing
 from daneshyar.exceptions import ApplicationError
 
 
@@ -85,7 +86,9 @@ def turn_complete(prepared: PreparedTurn) -> Message:
         return existing
     release_connection()
     try:
-        outcome = turn_generate(prepared)
+        with timing.phase("generate"):
+            outcome = turn_generate(prepared)
     except ApplicationError as exc:
         raise turn_error_details(prepared, exc) from None
-    return turn_finish(prepared, outcome)
+    with timing.phase("reply"):
+        return turn_finish(prepared, outcome)
