@@ -4,6 +4,7 @@ and the real embedding model."""
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -19,7 +20,9 @@ from resources.models import Resource, ResourceStatus
 from resources.tasks import sweep_stale_resources
 from retrieval import indexing
 from retrieval.embeddings import get_embedder
-from retrieval.models import Passage
+from retrieval.models import EMBEDDING_DIMENSIONS, Passage, PassageUnits
+from retrieval.tasks import unit_vectors_sweep
+from retrieval.unit_vectors import digest, unit_texts, unpack
 from tests.conftest import Tenant
 from tests.resources.files import long_text, make_pdf
 from tests.worker import wait_for
@@ -259,3 +262,26 @@ def test_running_the_ingestion_twice_at_once_never_duplicates_passages(
     assert "ready" in results
     assert Passage.objects.filter(resource=resource).count() == count
     assert Resource.objects.get(pk=resource.id).passage_count == count
+
+
+def test_the_worker_makes_the_answer_units_vectors_after_the_document_is_ready(
+    owner: Tenant, celery_worker: WorkController, settings: Settings
+) -> None:
+    """Ready first, with each passage's row queued empty; then the periodic
+    sweep (scheduled by beat) fills them through the same worker."""
+    schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert schedule["retrieval.unit_vectors_sweep"] == settings.UNIT_VECTORS_SWEEP_SECONDS
+    resource = wait_for(_upload(owner, "notes.txt", long_text(paragraphs=6).encode())["id"])
+    assert resource.status == ResourceStatus.READY
+    passages = list(Passage.objects.filter(resource=resource))
+    queued = PassageUnits.objects.filter(passage__resource=resource)
+    assert queued.count() == len(passages) > 1
+
+    unit_vectors_sweep.delay()
+    deadline = time.monotonic() + 60
+    while queued.filter(vectors=b"").exists():
+        assert time.monotonic() < deadline, "the sweep did not fill the queued rows"
+        time.sleep(0.1)
+    for passage in passages:
+        stored = unpack(bytes(queued.get(passage=passage).vectors), dimensions=EMBEDDING_DIMENSIONS)
+        assert set(stored) == {digest(text) for text in unit_texts(passage.text)}
