@@ -109,12 +109,14 @@ def title_of(text: str) -> str:
 
 
 def load_workspaces(corpus: dict[str, dict[str, str]]) -> dict[str, Any]:
-    """A workspace per collection, each document one ready resource with one passage (loaded once)."""
+    """A workspace per collection, each document one ready resource with one
+    passage (loaded once), with its answer units' vectors."""
     from django.conf import settings
 
     from resources.models import Resource, ResourceStatus
     from retrieval.embeddings import get_embedder
-    from retrieval.models import Passage
+    from retrieval.indexing import unit_vectors_fill
+    from retrieval.models import Passage, PassageUnits
     from workspaces.models import Organization, Workspace
 
     organization, _ = Organization.objects.get_or_create(name="bench")
@@ -152,6 +154,12 @@ def load_workspaces(corpus: dict[str, dict[str, str]]) -> dict[str, Any]:
                 embedding=vector,
                 embedding_model=settings.EMBEDDING_MODEL_NAME,
             )
+    # The answer units' vectors, as the worker's sweep makes them after ingestion.
+    for workspace in out.values():
+        queued = PassageUnits.objects.values("passage_id")
+        missing = Passage.objects.filter(workspace=workspace).exclude(id__in=queued)
+        PassageUnits.objects.bulk_create([PassageUnits(passage=p) for p in missing])
+        unit_vectors_fill(workspace_id=workspace.id)
     return out
 
 
