@@ -127,6 +127,22 @@ def passages_delete(*, resource_id: uuid.UUID) -> None:
     Passage.objects.filter(resource_id=resource_id).delete()
 
 
+def unit_vectors_queue_missing(*, workspace_id: uuid.UUID | None = None) -> int:
+    """Queue the passages that have no row for their answer units' vectors
+    (written outside ingestion, or by a previous version while the migration
+    that added the table ran); how many. A scan of the passages: for the
+    foreground command, not the periodic sweep."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO retrieval_passageunits (passage_id, vectors)"
+            " SELECT p.id, ''::bytea FROM retrieval_passage p"
+            " WHERE %(workspace)s::uuid IS NULL OR p.workspace_id = %(workspace)s::uuid"
+            " ON CONFLICT (passage_id) DO NOTHING",
+            {"workspace": workspace_id},
+        )
+        return int(cursor.rowcount)
+
+
 def unit_vectors_fill(
     *,
     workspace_id: uuid.UUID | None = None,

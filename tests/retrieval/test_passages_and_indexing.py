@@ -358,16 +358,19 @@ def test_embed_units_stores_the_vectors_of_passages_ingested_without_them(
     theirs = make_resource(outsider.workspace, "Cooking", COOKING)
     Passage.objects.update(embedding_model=model)
     foreign = make_resource(owner.workspace, "Solar", SOLAR[:1])  # another model's ("test")
-    _queue(mine, theirs, foreign)
+    # Written outside ingestion: no rows yet; the command queues them first.
+    assert not PassageUnits.objects.exists()
     out = io.StringIO()
     call_command("embed_units", "--workspace", str(owner.workspace.id), "--batch", "2", stdout=out)
-    assert f"for {len(KNITTING)} passages" in out.getvalue()
+    assert f"queued {len(KNITTING) + 1} passages" in out.getvalue()  # the workspace's own only
+    assert f"for {len(KNITTING)} passages" in out.getvalue()  # by the configured model only
     for passage in Passage.objects.filter(resource=mine):
         stored = unpack(_units(passage), dimensions=EMBEDDING_DIMENSIONS)
         assert set(stored) == {digest(t) for t in unit_texts(passage.text)}
-    others = PassageUnits.objects.filter(passage__resource__in=[theirs, foreign])
-    assert not others.exclude(vectors=b"").exists()
+    assert not PassageUnits.objects.filter(passage__resource=theirs).exists()
+    assert _units(Passage.objects.get(resource=foreign)) == b""
     call_command("embed_units", stdout=out)  # the rest; nothing twice
+    assert f"queued {len(COOKING)} passages" in out.getvalue().splitlines()[-2]
     assert f"for {len(COOKING)} passages" in out.getvalue().splitlines()[-1]
     assert not PassageUnits.objects.filter(passage__resource=foreign).exclude(vectors=b"").exists()
     with pytest.raises(CommandError, match="not a workspace id"):

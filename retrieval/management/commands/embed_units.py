@@ -10,8 +10,10 @@ deployment without the beat; before a benchmark):
     .venv/bin/python manage.py embed_units                    # every workspace
     .venv/bin/python manage.py embed_units --workspace <id>   # one
 
-Only passages embedded by the configured model; safe to interrupt, to rerun
-and to run beside the sweep.
+It first queues the passages that have no row for them (written outside
+ingestion, or by the previous version while the migration ran). Only
+passages embedded by the configured model; safe to interrupt, to rerun and
+to run beside the sweep.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from retrieval.indexing import unit_vectors_fill
+from retrieval.indexing import unit_vectors_fill, unit_vectors_queue_missing
 
 
 class Command(BaseCommand):
@@ -47,5 +49,8 @@ class Command(BaseCommand):
             if options["verbosity"] > 1:
                 self.stdout.write(f"{done} passages")
 
+        queued = unit_vectors_queue_missing(workspace_id=workspace_id)
+        if queued:
+            self.stdout.write(f"queued {queued} passages stored without a row for their unit vectors")
         done = unit_vectors_fill(workspace_id=workspace_id, batch=options["batch"], on_batch=progress)
         self.stdout.write(f"stored unit vectors for {done} passages in {time.perf_counter() - started:.1f} s")
