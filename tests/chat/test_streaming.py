@@ -131,6 +131,27 @@ def test_concurrent_posts_to_one_session_keep_turns_together(
     assert Session.objects.get(id=session_id).message_count == 18
 
 
+def test_a_turn_without_a_model_call_keeps_its_database_connection(owner: Tenant) -> None:
+    """The extractive engine (the default) and a reply decided before
+    generation take milliseconds: giving the connection back for them would
+    only cost a reconnection (3.5 ms, bench/chat_overhead.py)."""
+    ingest_text(owner.workspace, "Policy", "Refunds are paid within 30 days of the claim.")
+    client = owner.client("chat")
+    connection.ensure_connection()
+    before = connection.connection
+    for message in (
+        "How fast are refunds paid?",
+        "What colour is the moon?",
+    ):  # answered; the documents don't say
+        response = client.post(
+            f"/api/v1/workspaces/{owner.workspace.id}/chat/",
+            {"external_user_id": "u", "message": message},
+            format="json",
+        )
+        assert response.status_code == 200
+    assert connection.connection is before
+
+
 def test_no_database_connection_is_held_while_the_model_runs(
     owner: Tenant, scripted: ScriptedBackend
 ) -> None:

@@ -71,6 +71,13 @@ def release_connection() -> None:
         connection.close()
 
 
+def calls_a_model(prepared: PreparedTurn) -> bool:
+    """Whether generating this turn's reply calls a model server (the slow
+    case): not for a reply decided before generation, nor for the
+    extractive engine."""
+    return prepared.decision.reply is None and not isinstance(prepared.backend, ExtractiveBackend)
+
+
 def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | None = None) -> TurnOutcome:
     """Run the model (no database access). With ``on_delta`` the first attempt
     streams; the retry after an invalid reply does not (its text replaces the
