@@ -122,9 +122,10 @@ def _shortlist(question: str, sentences: list[Sentence]) -> list[int]:
 
 
 def _embed(texts: list[str], stored: Mapping[bytes, Vector]) -> list[Vector]:
-    """The texts' vectors: a unit's from those stored at ingestion
-    (retrieval/unit_vectors.py), anything else (the question, units of a
-    passage stored without them) from the process's cache or the model."""
+    """The texts' vectors: a unit's from those stored with its passage
+    (retrieval/unit_vectors.py), anything else (the question, the units of a
+    passage whose vectors are not made yet) from the process's cache or the
+    model."""
     found = [stored.get(digest(text)) for text in texts]
     missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
     embedded = iter(embed_cached(missing)) if missing else iter(())
