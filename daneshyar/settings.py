@@ -200,6 +200,9 @@ UNIT_VECTORS_SWEEP_BUDGET_SECONDS = env_int("UNIT_VECTORS_SWEEP_BUDGET_SECONDS",
 CELERY_BEAT_SCHEDULE["retrieval-unit-vectors"] = {
     "task": "retrieval.unit_vectors_sweep",
     "schedule": float(UNIT_VECTORS_SWEEP_SECONDS),
+    # A sweep queued behind a long ingestion is dropped, not run late once
+    # for every interval that passed: the next one does the same work.
+    "options": {"expires": float(UNIT_VECTORS_SWEEP_SECONDS)},
 }
 # Beat's state file (last run times) lives with the other local data.
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")

@@ -269,8 +269,10 @@ def test_the_worker_makes_the_answer_units_vectors_after_the_document_is_ready(
 ) -> None:
     """Ready first, with each passage's row queued empty; then the periodic
     sweep (scheduled by beat) fills them through the same worker."""
-    schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert schedule["retrieval.unit_vectors_sweep"] == settings.UNIT_VECTORS_SWEEP_SECONDS
+    schedule = {entry["task"]: entry for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    sweep = schedule["retrieval.unit_vectors_sweep"]
+    assert sweep["schedule"] == settings.UNIT_VECTORS_SWEEP_SECONDS
+    assert sweep["options"]["expires"] == settings.UNIT_VECTORS_SWEEP_SECONDS  # no pile-up behind ingestion
     resource = wait_for(_upload(owner, "notes.txt", long_text(paragraphs=6).encode())["id"])
     assert resource.status == ResourceStatus.READY
     passages = list(Passage.objects.filter(resource=resource))
