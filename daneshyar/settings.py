@@ -195,7 +195,7 @@ CELERY_BEAT_SCHEDULE["retrieval-workspace-indexes"] = {
 }
 # The answer units' vectors of new passages, made after ingestion while no
 # ingestion waits (retrieval/unit_vectors.py); a sweep works at most the budget.
-UNIT_VECTORS_SWEEP_SECONDS = env_int("UNIT_VECTORS_SWEEP_SECONDS", 10, minimum=1)
+UNIT_VECTORS_SWEEP_SECONDS = env_int("UNIT_VECTORS_SWEEP_SECONDS", 60, minimum=1)
 UNIT_VECTORS_SWEEP_BUDGET_SECONDS = env_int("UNIT_VECTORS_SWEEP_BUDGET_SECONDS", 60, minimum=1)
 CELERY_BEAT_SCHEDULE["retrieval-unit-vectors"] = {
     "task": "retrieval.unit_vectors_sweep",
