@@ -293,11 +293,14 @@ def test_the_dashboard_draws_its_charts_from_real_turns(
         (0, "dave", "Do you ship on weekdays?", "down"),
         (0, "ivan", "How long is the warranty?", None),
     ]
+    # One reference moment for every date: the page's window (the last 30
+    # days) holds all of them even when it is drawn after midnight.
+    anchor = timezone.now()
     for days_ago, user, question, rating in questions:
         turn = _chat(owner, user, question)
         if rating:
             _rate(owner, turn, user, rating)
-        moment = timezone.now() - dt.timedelta(days=days_ago)
+        moment = anchor - dt.timedelta(days=days_ago)
         Message.objects.filter(session_id=turn["session"]["id"]).update(created_at=moment)
         Feedback.objects.filter(message_id=turn["assistant_message"]["id"]).update(updated_at=moment)
 
@@ -309,7 +312,7 @@ def test_the_dashboard_draws_its_charts_from_real_turns(
         return {_attribute(bar, "data-label"): int(_attribute(bar, "data-value")) for bar in bars}
 
     turns = values("chart-turns")
-    today = timezone.now().date()
+    today = anchor.astimezone(dt.UTC).date()
     assert len(turns) == 30 and sum(turns.values()) == len(questions)
     assert turns[today.isoformat()] == 2 and turns[(today - dt.timedelta(days=6)).isoformat()] == 2
     assert sum(values("chart-outcomes").values()) == len(questions)
@@ -321,7 +324,9 @@ def test_the_dashboard_draws_its_charts_from_real_turns(
     cited = values("chart-cited")
     assert cited and set(cited) <= {"Refund policy", "Shipping", "Warranty", "Holiday opening"}
     # Bars are drawn: a non-zero value has a visible height.
-    today_bar = browser.find_element(By.CSS_SELECTOR, "#chart-turns rect.bar:last-of-type")
+    today_bar = browser.find_element(
+        By.CSS_SELECTOR, f'#chart-turns rect.bar[data-label="{today.isoformat()}"]'
+    )
     assert float(_attribute(today_bar, "height")) > 0
     review = browser.find_elements(By.CSS_SELECTOR, "#review tbody tr[data-message] a")
     assert {link.text for link in review} >= {"Are gift cards refunded in cash?", "Do you ship on weekdays?"}
