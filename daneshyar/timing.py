@@ -4,7 +4,8 @@ With ``SERVER_TIMING=true`` every response carries a ``Server-Timing``
 header (https://www.w3.org/TR/server-timing/) with the phases that code
 marked with :func:`phase` during the request — ``auth`` (key or token,
 workspace, rate limits), and for a chat turn ``plan`` (model, guard),
-``store`` (the question, the history), ``embed`` (query embedding) and
+``store`` (the question, the history), ``rewrite`` (a follow-up made
+standalone by the generative model), ``embed`` (query embedding) and
 ``search`` (the database part) of retrieval, ``decide`` (answerability),
 ``compose`` (the prompt), ``generate`` and ``reply`` (storing it) — and
 ``app``, the whole time spent below this middleware. Browsers' developer tools show it;

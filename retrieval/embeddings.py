@@ -17,12 +17,15 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 from django.conf import settings
+
+from daneshyar import background
 
 # A text's vector as the scorer and search read it.
 Vector = npt.NDArray[np.float32]
@@ -172,6 +175,9 @@ def get_embedder() -> Embedder:
 # search and read again by the answerability check (chat/backends/scoring.py),
 # and a unit without a stored vector (retrieval/unit_vectors.py) once per process.
 _vectors: OrderedDict[tuple[int, str], Vector] = OrderedDict()
+# Texts being embedded ahead (embed_ahead): a caller asking for one waits for
+# that work instead of repeating it.
+_ahead: dict[tuple[int, str], Future[Vector]] = {}
 _vectors_lock = threading.Lock()
 VECTOR_CACHE_SIZE = 20_000
 
@@ -179,16 +185,20 @@ VECTOR_CACHE_SIZE = 20_000
 def embed_cached(texts: Sequence[str]) -> list[Vector]:
     """The vectors of ``texts`` (float32 arrays: a cache of 20,000 is 30 MB,
     and the garbage collector does not walk them), the recent ones from a
-    per-process cache keyed by the embedder that made them, the others
-    embedded in one call."""
+    per-process cache keyed by the embedder that made them, those being
+    embedded ahead when that is done, the others embedded in one call."""
     embedder = get_embedder()
     keys = [(id(embedder), text) for text in texts]
     with _vectors_lock:
-        missing = [key for key in dict.fromkeys(keys) if key not in _vectors]
+        wanted = [key for key in dict.fromkeys(keys) if key not in _vectors]
+        pending = {key: _ahead[key] for key in wanted if key in _ahead}
+    missing = [key for key in wanted if key not in pending]
     fresh: dict[tuple[int, str], Vector] = {}
     if missing:
         made = embedder.embed_documents([t for _, t in missing])
         fresh = {key: np.asarray(vector, dtype=np.float32) for key, vector in zip(missing, made, strict=True)}
+    for key, future in pending.items():
+        fresh[key] = future.result()
     with _vectors_lock:
         _vectors.update(fresh)
         out = []
@@ -201,9 +211,51 @@ def embed_cached(texts: Sequence[str]) -> list[Vector]:
             else:
                 _vectors.move_to_end(key)
             out.append(vector)
-        while len(_vectors) > VECTOR_CACHE_SIZE:
-            _vectors.popitem(last=False)
+        _trim()
     return out
+
+
+def embed_ahead(texts: Sequence[str]) -> None:
+    """Start embedding ``texts`` on a background thread (daneshyar.background);
+    a later :func:`embed_cached` of them waits for it. Lets a turn embed its
+    next query while PostgreSQL searches the previous one."""
+    embedder = get_embedder()
+    with _vectors_lock:
+        wanted = [
+            key
+            for key in dict.fromkeys((id(embedder), text) for text in texts)
+            if key not in _vectors and key not in _ahead
+        ]
+        futures: dict[tuple[int, str], Future[Vector]] = {key: Future() for key in wanted}
+        _ahead.update(futures)
+    if not wanted:
+        return
+
+    def embed() -> None:
+        try:
+            made = embedder.embed_documents([t for _, t in wanted])
+        except Exception as exc:
+            with _vectors_lock:
+                for key in wanted:
+                    _ahead.pop(key, None)
+            for future in futures.values():
+                future.set_exception(exc)
+            return
+        vectors = {key: np.asarray(v, dtype=np.float32) for key, v in zip(wanted, made, strict=True)}
+        with _vectors_lock:
+            _vectors.update(vectors)
+            for key in wanted:
+                _ahead.pop(key, None)
+            _trim()
+        for key, future in futures.items():
+            future.set_result(vectors[key])
+
+    background.submit(embed)
+
+
+def _trim() -> None:
+    while len(_vectors) > VECTOR_CACHE_SIZE:
+        _vectors.popitem(last=False)
 
 
 def embedding_readiness() -> None:

@@ -7,6 +7,6 @@ docs/retrieval.md.
 
 from __future__ import annotations
 
-from retrieval.search.service import ScoredPassage, named_resources_validate, search
+from retrieval.search.service import Legs, ScoredPassage, named_resources_validate, search
 
-__all__ = ["ScoredPassage", "named_resources_validate", "search"]
+__all__ = ["Legs", "ScoredPassage", "named_resources_validate", "search"]

@@ -8,13 +8,18 @@ vLLM in production); retrieval, scoring and storage are real."""
 
 from __future__ import annotations
 
+import json
+import threading
 from typing import Any
 
 import pytest
 
+from chat.backends import Generation
 from chat.backends.scripted import ScriptedBackend
+from chat.services.turn import contextual
 from chat.services.turn.rewrite import REWRITE_INSTRUCTIONS
 from daneshyar.exceptions import LLMUnavailable
+from retrieval.search import search
 from tests.chat.helpers import answer
 from tests.conftest import Tenant
 
@@ -54,6 +59,38 @@ def test_a_follow_up_is_rewritten_once_and_the_rewrite_is_searched(
     # The model was given the statin guideline's passage about patients over 75 first.
     first = data["prompt_trace"]["passages"][0]
     assert first["resource_id"] == data["assistant_message"]["response"]["parts"][0]["source"]["resource_id"]
+    assert data["assistant_message"]["response"]["parts"][0]["source"]["resource_title"] == "Statins"
+
+
+def test_the_rewrite_runs_while_the_other_queries_are_searched(
+    clinic: Tenant, scripted: ScriptedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model's rewrite call (here held until the question and the
+    conversation query have been searched, or 5 s) does not delay them: a
+    follow-up waits for the longest of the call and those searches."""
+    searched = threading.Event()
+    calls: list[str] = []
+
+    def counted_search(**kwargs: Any) -> Any:
+        found = search(**kwargs)
+        calls.append(kwargs["query"])
+        if len(calls) == 2:
+            searched.set()
+        return found
+
+    seen: list[bool] = []
+
+    def held_rewrite(messages: Any, **kwargs: Any) -> Generation:
+        seen.append(searched.wait(timeout=5))
+        return Generation(text=json.dumps({"question": "When should a patient over 75 start a statin?"}))
+
+    monkeypatch.setattr(contextual, "search", counted_search)
+    monkeypatch.setattr(scripted, "rewrite", held_rewrite)
+    scripted.replies = [answer(("Discuss benefits and risks first.", 1))]
+    data = chat(clinic, messages=FOLLOW_UP)
+    assert seen == [True]
+    assert len(calls) == 3 and calls[2] == "When should a patient over 75 start a statin?"
+    assert data["prompt_trace"]["retrieval_queries"] == calls
     assert data["assistant_message"]["response"]["parts"][0]["source"]["resource_title"] == "Statins"
 
 

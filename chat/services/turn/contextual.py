@@ -21,8 +21,11 @@ there (0.5 to 1.5 for the conversation query all did better than the last
 turn alone).
 
 A generative backend may also rewrite the follow-up into a standalone
-question (one short, budgeted call: ``chat.services.rewrite``); the rewrite
-is searched as a third query, at weight 1.
+question (one short, budgeted call: ``chat.services.turn.rewrite``); the
+rewrite is searched as a third query, at weight 1. The call runs while the
+other two queries are embedded and searched, and the second query is
+embedded while the first is searched: a follow-up waits for the longest of
+these, not for their sum.
 
 Whether a question leans on the conversation is decided cheaply, from its
 words: a pronoun or demonstrative ("it", "that", "those"), an opening
@@ -32,13 +35,14 @@ words: a pronoun or demonstrative ("it", "that", "those"), an opening
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from django.conf import settings
 
 from chat.text import WORD, content_words
-from retrieval.search import ScoredPassage, search
+from retrieval.embeddings import embed_ahead
+from retrieval.search import Legs, ScoredPassage, search
 from workspaces.models import Workspace
 
 CONTEXT_WEIGHT = 0.7
@@ -97,39 +101,70 @@ def retrieval_queries(
     return queries
 
 
+@dataclass(frozen=True)
+class ContextualResult:
+    passages: list[ScoredPassage]
+    # Every query searched, ``later`` ones included.
+    queries: list[RetrievalQuery]
+
+
 def contextual_search(
     *,
     workspace: Workspace,
     queries: Sequence[RetrievalQuery],
     resource_ids: Sequence[uuid.UUID] = (),
     cited_resource_ids: Sequence[uuid.UUID] = (),
-) -> list[ScoredPassage]:
+    later: Callable[[], Sequence[RetrievalQuery]] | None = None,
+) -> ContextualResult:
     """The workspace's passages for these queries, best first (rules above).
 
     One query is an ordinary search. With more, each list is searched
     ``CANDIDATES_PER_QUERY`` deep and fused; the result keeps the workspace's
     ``top_k`` (with ``resource_ids``: ``widened_top_k``, plus the best
     ``per_resource_k`` of each named resource, as one search does).
+
+    ``later``: called once the given queries are searched, for queries that
+    were not known before (the model's rewrite, which runs meanwhile). While
+    one query is searched the next one is embedded (``embed_ahead``): the
+    model and PostgreSQL work at the same time.
     """
     named = list(resource_ids)
-    if len(queries) == 1 and not cited_resource_ids:
-        return search(workspace=workspace, query=queries[0].text, resource_ids=named or None)
+    if len(queries) == 1 and not cited_resource_ids and later is None:
+        found_one = search(workspace=workspace, query=queries[0].text, resource_ids=named or None)
+        return ContextualResult(found_one, list(queries))
+    depth = max(workspace.widened_top_k if named else workspace.top_k, CANDIDATES_PER_QUERY)
+    dense_leg = Legs.configured().dense
+
+    def searched(batch: Sequence[RetrievalQuery]) -> list[tuple[RetrievalQuery, list[ScoredPassage]]]:
+        lists = []
+        for i, query in enumerate(batch):
+            if i + 1 < len(batch) and dense_leg:
+                embed_ahead([batch[i + 1].text])
+            hits = search(workspace=workspace, query=query.text, resource_ids=named or None, top_k=depth)
+            lists.append((query, hits))
+        return lists
+
+    lists = searched(queries)
+    if later is not None:
+        lists += searched(later())
     fused: dict[uuid.UUID, float] = {}
     found: dict[uuid.UUID, ScoredPassage] = {}
-    depth = max(workspace.widened_top_k if named else workspace.top_k, CANDIDATES_PER_QUERY)
-    for query in queries:
-        for passage in search(workspace=workspace, query=query.text, resource_ids=named or None, top_k=depth):
+    for query, passages in lists:
+        for passage in passages:
             fused[passage.passage_id] = fused.get(passage.passage_id, 0.0) + query.weight * passage.score
             found.setdefault(passage.passage_id, passage)
     cited = set(cited_resource_ids)
-    total = sum(q.weight for q in queries)
+    total = sum(query.weight for query, _ in lists)
     scores = {
         pid: (score + (CITED_PRIOR if found[pid].resource_id in cited else 0.0)) / total
         for pid, score in fused.items()
     }
     ordered = sorted(scores, key=lambda pid: (-scores[pid], str(pid)))
     chosen = _kept(ordered, found, workspace=workspace, named=named)
-    return [replace(found[pid], score=scores[pid], rank=rank) for rank, pid in enumerate(chosen, start=1)]
+    return ContextualResult(
+        [replace(found[pid], score=scores[pid], rank=rank) for rank, pid in enumerate(chosen, start=1)],
+        [query for query, _ in lists],
+    )
 
 
 def _kept(

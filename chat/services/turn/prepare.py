@@ -17,7 +17,7 @@ from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, to
 from chat.services.turn.context import turn_context
 from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
 from chat.services.turn.request import TurnRequest
-from chat.services.turn.retrieve import Retrieval, turn_retrieve
+from chat.services.turn.retrieve import Retrieval, retrieval_ahead, turn_retrieve
 from chat.services.turn.scope import turn_resource_scope
 from chat.services.turn.smalltalk import is_small_talk
 from daneshyar import timing
@@ -41,14 +41,18 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
         plan = _plan(request)
         if plan.generative:
             _question_check(request, plan)
-    # Stored before retrieval: a wrong session is a 404 before the embedding
+    small = not plan.generative and is_small_talk(request.question)
+    if plan.grounded and not small:
+        # The question is embedded while it is stored.
+        retrieval_ahead(request.question)
+    # Stored before retrieval: a wrong session is a 404 before the search
     # runs, and nothing below can fail with a 4xx any more.
     with timing.phase("store"):
         stored = _question_save(request)
         context = turn_context(workspace=request.workspace, stored=stored, question=request.question)
     retrieval = Retrieval(passages=[], queries=[])
     decision = Decision(Intent.ANSWER)
-    if not plan.generative and is_small_talk(request.question):
+    if small:
         # A generative model greets back itself; the extractive engine has no words of its own.
         decision = small_talk(request.workspace)
     elif plan.grounded:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from chat.backends import BaseBackend
 from chat.services.turn.context import TurnContext
 from chat.services.turn.contextual import RetrievalQuery, contextual_search, needs_context, retrieval_queries
 from chat.services.turn.rewrite import query_rewrite
-from retrieval.search import ScoredPassage
+from daneshyar import background, timing
+from retrieval.embeddings import embed_ahead
+from retrieval.search import Legs, ScoredPassage
 from workspaces.models import Workspace
 
 
@@ -24,6 +27,13 @@ class Retrieval:
     def scoring_context(self) -> str | None:
         """The question with the conversation, when the turn is a follow-up."""
         return self.queries[1].text if len(self.queries) > 1 else None
+
+
+def retrieval_ahead(question: str) -> None:
+    """Start embedding the turn's first query (the question) on a background
+    thread, so that the model runs while the question is stored."""
+    if Legs.configured().dense:
+        embed_ahead([retrieval_queries(question, [])[0].text])
 
 
 def turn_retrieve(
@@ -40,10 +50,19 @@ def turn_retrieve(
     end-user token's resources, when given). ``rewriter``: a generative
     backend that may make a follow-up standalone first."""
     question = context.focus
-    rewrite = None
+    queries = retrieval_queries(question, context.earlier)
+    pending: Future[str | None] | None = None
     if rewriter is not None and needs_context(question, context.earlier):
-        rewrite = query_rewrite(rewriter, question=question, turns=context.turns)
-    queries = retrieval_queries(question, context.earlier, rewrite=rewrite)
+        # The model's call runs while the other queries are searched.
+        pending = background.submit(query_rewrite, rewriter, question=question, turns=context.turns)
+
+    def rewritten() -> list[RetrievalQuery]:
+        if pending is None:
+            return []
+        with timing.phase("rewrite"):
+            rewrite = pending.result()
+        return retrieval_queries(question, context.earlier, rewrite=rewrite)[len(queries) :]
+
     named = list(resource_ids)
     chosen = context.chosen
     if allowed is not None:
@@ -54,11 +73,16 @@ def turn_retrieve(
         named = named or list(allowed)
     if chosen is not None:
         named = [chosen]
-    passages = contextual_search(
-        workspace=workspace, queries=queries, resource_ids=named, cited_resource_ids=context.cited
+    result = contextual_search(
+        workspace=workspace,
+        queries=queries,
+        resource_ids=named,
+        cited_resource_ids=context.cited,
+        later=rewritten if pending is not None else None,
     )
+    passages = result.passages
     if chosen is not None:
         passages = [p for p in passages if p.resource_id == chosen]
     if allowed is not None:
         passages = [p for p in passages if p.resource_id in allowed]
-    return Retrieval(passages=passages, queries=queries)
+    return Retrieval(passages=passages, queries=result.queries)

@@ -1,0 +1,83 @@
+"""Embedding ahead: a turn starts its next query's embedding on a background
+thread (daneshyar.background) and a later lookup waits for that work instead
+of repeating it; a failure there reaches the caller and is not kept. The
+pool carries the caller's context and survives a fork (gunicorn's workers)."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+import uuid
+from typing import Any
+
+import numpy as np
+import pytest
+
+from daneshyar import background
+from retrieval.embeddings import embed_ahead, embed_cached, get_embedder
+
+pytestmark = pytest.mark.slow
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch, fail_first: bool = False) -> list[list[str]]:
+    """Records each call of the real model (the first one fails when asked)."""
+    embedder = get_embedder()
+    real = embedder.embed_documents
+    calls: list[list[str]] = []
+
+    def counted(texts: list[str], **kwargs: Any) -> Any:
+        calls.append(list(texts))
+        if fail_first and len(calls) == 1:
+            raise RuntimeError("the model failed")
+        return real(texts, **kwargs)
+
+    monkeypatch.setattr(embedder, "embed_documents", counted)
+    return calls
+
+
+def test_a_text_embedded_ahead_is_embedded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = f"How long do refunds take? {uuid.uuid4()}"
+    expected = np.asarray(get_embedder().embed_documents([text])[0], dtype=np.float32)
+    calls = _counted(monkeypatch)
+    embed_ahead([text])
+    embed_ahead([text])  # already under way: not started twice
+    [vector] = embed_cached([text])
+    assert calls == [[text]]
+    assert np.allclose(vector, expected, atol=1e-6)
+    [again] = embed_cached([text])
+    assert calls == [[text]] and np.array_equal(again, vector)
+
+
+def test_a_failure_ahead_reaches_the_caller_and_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = f"Where do parcels ship from? {uuid.uuid4()}"
+    calls = _counted(monkeypatch, fail_first=True)
+    embed_ahead([text])
+    with pytest.raises(RuntimeError, match="the model failed"):
+        embed_cached([text])
+    [vector] = embed_cached([text])
+    assert len(calls) == 2 and vector.shape == (get_embedder().dimensions,)
+
+
+request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
+
+
+def test_background_jobs_run_in_the_callers_context_on_another_thread() -> None:
+    request_id.set("turn-1")
+    job = background.submit(lambda: (request_id.get(), threading.get_ident()))
+    seen, ident = job.result(timeout=5)
+    assert seen == "turn-1" and ident != threading.get_ident()
+
+
+def test_the_pool_works_in_a_forked_child() -> None:
+    """A pool made before gunicorn forks has no threads in the children."""
+    assert background.submit(os.getpid).result(timeout=5) == os.getpid()
+    child = os.fork()
+    if child == 0:  # the child: exit 0 only if its job ran
+        ok = False
+        try:
+            ok = background.submit(os.getpid).result(timeout=5) == os.getpid()
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
