@@ -10,6 +10,8 @@ strict readers, without starting Django.
 
 from __future__ import annotations
 
+import os
+
 from daneshyar.env import env_float, env_int
 
 # A turn retries an invalid reply once (chat/services/turn/generate.py MAX_ATTEMPTS).
@@ -32,6 +34,15 @@ threads = env_int("WEB_THREADS", 8, minimum=1)
 # workers stay responsive while their threads wait on a model).
 timeout = 180
 graceful_timeout = env_int("GRACEFUL_TIMEOUT_SECONDS", int(longest_generation_seconds()) + 30, minimum=1)
+
+
+def post_fork(server: object, worker: object) -> None:
+    """Before the worker loads the app: its database connections come from a
+    pool of one per thread (DATABASE_POOL_SIZE, unless set), so a turn that
+    lets its connection go while the model generates takes one back without
+    reconnecting. Only web workers: Celery's forked processes keep a
+    connection each (a pool made before a fork is not usable after it)."""
+    os.environ.setdefault("DATABASE_POOL_SIZE", str(threads))
 
 
 def post_worker_init(worker: object) -> None:

@@ -132,11 +132,14 @@ TEMPLATES = [
 # --- Database -----------------------------------------------------------------
 DATABASE_URL = env_url("DATABASE_URL", None, schemes=("postgres", "postgresql"))
 CONN_MAX_AGE = env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+# Connections per process from a pool (0: one persistent connection per thread, CONN_MAX_AGE).
+DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 0, minimum=0, maximum=1000)
 DATABASES = {
     # Unset DATABASE_URL: embedded PostgreSQL 18 + pgvector, started on first connection.
     "default": default_database(
         DATABASE_URL,
         conn_max_age=CONN_MAX_AGE,
+        pool_size=DATABASE_POOL_SIZE,
         data_dir=DATA_DIR,
         test_name=env_optional_str("TEST_DATABASE_NAME"),
     )
@@ -152,7 +155,9 @@ SEARCH_DATABASE_URL = env_url("SEARCH_DATABASE_URL", None, schemes=("postgres", 
 # Search goes back to the primary while the replica is further behind than this.
 SEARCH_REPLICA_MAX_LAG_SECONDS = env_float("SEARCH_REPLICA_MAX_LAG_SECONDS", 10.0, minimum=0.0)
 if SEARCH_DATABASE_URL:
-    DATABASES["search"] = search_database(SEARCH_DATABASE_URL, conn_max_age=CONN_MAX_AGE)
+    DATABASES["search"] = search_database(
+        SEARCH_DATABASE_URL, conn_max_age=CONN_MAX_AGE, pool_size=DATABASE_POOL_SIZE
+    )
 DATABASE_ROUTERS = ["daneshyar.routers.PrimaryRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -40,6 +40,8 @@ def live_server(**env: str) -> Iterator[str]:
         **os.environ,
         "DATABASE_URL": f"postgresql://postgres@/{name}?host={params['host']}",
         "DATABASE_CONN_MAX_AGE": "0",
+        # As deployed: the web worker's connections come from a pool (daneshyar/gunicorn.py).
+        "DATABASE_POOL_SIZE": "4",
         # Tests send many requests a minute with one key.
         **{name: str(value) for name, value in GENEROUS_RATE_LIMITS.items()},
         **env,
