@@ -77,6 +77,10 @@ class StandIn(BaseHTTPRequestHandler):
     """Just enough of the OpenAI API: GET /v1/models and POST /v1/chat/completions."""
 
     protocol_version = "HTTP/1.1"
+    # The head and the body go out as two writes: with Nagle's algorithm the
+    # second waits for the client's delayed ACK (up to 40 ms on Linux), a
+    # stall of this stand-in that a real server (uvicorn: TCP_NODELAY) has not.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
