@@ -38,11 +38,15 @@ graceful_timeout = env_int("GRACEFUL_TIMEOUT_SECONDS", int(longest_generation_se
 
 def post_fork(server: object, worker: object) -> None:
     """Before the worker loads the app: its database connections come from a
-    pool of one per thread (DATABASE_POOL_SIZE, unless set), so a turn that
-    lets its connection go while the model generates takes one back without
-    reconnecting. Only web workers: Celery's forked processes keep a
-    connection each (a pool made before a fork is not usable after it)."""
-    os.environ.setdefault("DATABASE_POOL_SIZE", str(threads))
+    pool (DATABASE_POOL_SIZE, unless set), so a turn that lets its
+    connection go while the model generates takes one back without
+    reconnecting. Two per thread: a streamed turn stores its reply from its
+    own thread while its request thread holds the stream, so no thread ever
+    waits for a connection another holds (a slow export keeps one for as
+    long as its client reads). Only web workers: Celery's forked processes
+    keep a connection each (a pool made before a fork is not usable after
+    it)."""
+    os.environ.setdefault("DATABASE_POOL_SIZE", str(2 * threads))
 
 
 def post_worker_init(worker: object) -> None:

@@ -22,12 +22,12 @@ def test_graceful_timeout_covers_the_longest_generation() -> None:
     assert gunicorn.graceful_timeout >= gunicorn.longest_generation_seconds()
 
 
-def test_a_web_worker_takes_its_connections_from_a_pool_of_one_per_thread(
+def test_a_web_worker_takes_its_connections_from_a_pool_of_two_per_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("DATABASE_POOL_SIZE", raising=False)
     gunicorn.post_fork(object(), object())
-    assert os.environ["DATABASE_POOL_SIZE"] == str(gunicorn.threads)
+    assert os.environ["DATABASE_POOL_SIZE"] == str(2 * gunicorn.threads)
     # An operator's own setting stands (0: no pool).
     monkeypatch.setenv("DATABASE_POOL_SIZE", "0")
     gunicorn.post_fork(object(), object())
