@@ -5,6 +5,7 @@
     .venv/bin/python bench/chat_overhead.py --base-url http://127.0.0.1:8000 --api-key dk_live_... \\
         --workspace <id>                                       # a service already running
     .venv/bin/python bench/chat_overhead.py --only-local       # local backend tokens/s
+    .venv/bin/python bench/chat_overhead.py --skip-local --rounds 5   # each level 5 times: median, range
 
 What is timed: whole ``POST /api/v1/workspaces/{id}/chat/`` requests over
 HTTP, as a client sees them (gunicorn, API-key authentication, validation,
@@ -410,6 +411,27 @@ def breakdown() -> None:
     )
 
 
+def rounds_summary(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per concurrency level over the rounds: the median, lowest and highest
+    p50 and p95 (printed, and returned for the JSON file)."""
+    summary = []
+    print("\nover the rounds, median (lowest-highest):")
+    for concurrency in dict.fromkeys(entry["concurrency"] for entry in levels):
+        rows = [entry for entry in levels if entry["concurrency"] == concurrency]
+        figures: dict[str, Any] = {"concurrency": concurrency, "rounds": len(rows)}
+        for name in ("p50_ms", "p95_ms"):
+            values = sorted(float(row[name]) for row in rows)
+            figures[name] = round(statistics.median(values), 1)
+            figures[f"{name[:3]}_range_ms"] = [values[0], values[-1]]
+        print(
+            f"  concurrency {concurrency}: p50 {figures['p50_ms']} ms "
+            f"({figures['p50_range_ms'][0]}-{figures['p50_range_ms'][1]}), "
+            f"p95 {figures['p95_ms']} ms ({figures['p95_range_ms'][0]}-{figures['p95_range_ms'][1]})"
+        )
+        summary.append(figures)
+    return summary
+
+
 def report(
     label: str, latencies: list[float], phases: dict[str, list[float]], wall: float
 ) -> dict[str, float]:
@@ -469,6 +491,19 @@ def main() -> None:
         "sweep does after ingestion); absent: never, so each process embeds the units during turns "
         "(the path before they were stored). Each has its own data directory under .data/bench/",
     )
+    parser.add_argument(
+        "--levels",
+        type=lambda text: [int(level) for level in text.split(",")],
+        default=[1, 8],
+        help="concurrency levels, comma-separated (default 1,8)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every level this many times and print the median and range of each figure "
+        "(this machine's speed drifts from run to run)",
+    )
     parser.add_argument("--skip-local", action="store_true", help="skip the local backend's tokens/s")
     parser.add_argument("--only-local", action="store_true", help="only the local backend's tokens/s")
     parser.add_argument("--local-runs", type=int, default=3)
@@ -518,15 +553,20 @@ def main() -> None:
         STAND_IN_MS.clear()
         print(f"\nper-turn time through the service, generation stand-in ({args.turns} turns each):")
         levels = []
-        for concurrency in (1, 8):
-            load_before = os.getloadavg()
-            latencies, phases, wall = run(
-                base_url, key, workspace, questions, turns=args.turns, concurrency=concurrency
-            )
-            figures = report(f"concurrency {concurrency}", latencies, phases, wall)
-            # The higher of the load averages (1, 5, 15 min) at the level's start and end.
-            load_avg = [round(max(a, b), 2) for a, b in zip(load_before, os.getloadavg(), strict=True)]
-            levels.append({"concurrency": concurrency, **figures, "load_avg": load_avg})
+        for round_number in range(1, args.rounds + 1):
+            if args.rounds > 1:
+                print(f" round {round_number} of {args.rounds}")
+            for concurrency in args.levels:
+                load_before = os.getloadavg()
+                latencies, phases, wall = run(
+                    base_url, key, workspace, questions, turns=args.turns, concurrency=concurrency
+                )
+                figures = report(f"concurrency {concurrency}", latencies, phases, wall)
+                # The higher of the load averages (1, 5, 15 min) at the level's start and end.
+                load_avg = [round(max(a, b), 2) for a, b in zip(load_before, os.getloadavg(), strict=True)]
+                entry = {"concurrency": concurrency, **figures, "load_avg": load_avg}
+                levels.append({**entry, "round": round_number} if args.rounds > 1 else entry)
+        spread = rounds_summary(levels) if args.rounds > 1 else []
         if not args.no_json:
             results = ROOT / "bench" / "results"
             results.mkdir(exist_ok=True)
@@ -538,6 +578,9 @@ def main() -> None:
                 "measured_at": measured,
                 "levels": levels,
             }
+            if spread:
+                body["rounds"] = args.rounds
+                body["summary"] = spread
             (results / "chat_overhead.json").write_text(json.dumps(body, indent=2) + "\n")
         if STAND_IN_MS:
             print(
