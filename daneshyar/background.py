@@ -20,11 +20,15 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
+from daneshyar.env import env_int
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
-# Two jobs per turn at most, for gunicorn's 8 threads per process.
-WORKERS = 16
+# A turn has at most two jobs running at once (a rewrite, which may wait
+# seconds on the generation server, and an embedding): two per web thread
+# (daneshyar/gunicorn.py), so an embedding never queues behind rewrites.
+WORKERS = max(16, 2 * env_int("WEB_THREADS", 8, minimum=1))
 
 _pool: ThreadPoolExecutor | None = None
 _pool_pid = 0

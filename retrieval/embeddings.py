@@ -193,10 +193,7 @@ def embed_cached(texts: Sequence[str]) -> list[Vector]:
         wanted = [key for key in dict.fromkeys(keys) if key not in _vectors]
         pending = {key: _ahead[key] for key in wanted if key in _ahead}
     missing = [key for key in wanted if key not in pending]
-    fresh: dict[tuple[int, str], Vector] = {}
-    if missing:
-        made = embedder.embed_documents([t for _, t in missing])
-        fresh = {key: np.asarray(vector, dtype=np.float32) for key, vector in zip(missing, made, strict=True)}
+    fresh = _embedded(embedder, missing) if missing else {}
     for key, future in pending.items():
         fresh[key] = future.result()
     with _vectors_lock:
@@ -233,7 +230,7 @@ def embed_ahead(texts: Sequence[str]) -> None:
 
     def embed() -> None:
         try:
-            made = embedder.embed_documents([t for _, t in wanted])
+            vectors = _embedded(embedder, wanted)
         except Exception as exc:
             with _vectors_lock:
                 for key in wanted:
@@ -241,7 +238,6 @@ def embed_ahead(texts: Sequence[str]) -> None:
             for future in futures.values():
                 future.set_exception(exc)
             return
-        vectors = {key: np.asarray(v, dtype=np.float32) for key, v in zip(wanted, made, strict=True)}
         with _vectors_lock:
             _vectors.update(vectors)
             for key in wanted:
@@ -251,6 +247,12 @@ def embed_ahead(texts: Sequence[str]) -> None:
             future.set_result(vectors[key])
 
     background.submit(embed)
+
+
+def _embedded(embedder: Embedder, keys: Sequence[tuple[int, str]]) -> dict[tuple[int, str], Vector]:
+    """The vectors of these cache keys' texts, in one model call."""
+    made = embedder.embed_documents([text for _, text in keys])
+    return {key: np.asarray(vector, dtype=np.float32) for key, vector in zip(keys, made, strict=True)}
 
 
 def _trim() -> None:

@@ -43,7 +43,8 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
             _question_check(request, plan)
     small = not plan.generative and is_small_talk(request.question)
     if plan.grounded and not small:
-        # The question is embedded while it is stored.
+        # The question is embedded while it is stored. A wrong session's 404
+        # then costs that embedding too, on a turn the rate limits counted.
         retrieval_ahead(request.question)
     # Stored before retrieval: a wrong session is a 404 before the search
     # runs, and nothing below can fail with a 4xx any more.
