@@ -177,6 +177,17 @@ def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) ->
         .order_by("-sequence")
         .values_list("content", "id", "response", "question_content", "question_id")[:turns]
     )
+    return history_turns_from(replies)
+
+
+# A reply as :func:`history_turns_from` reads it: its content, id and
+# response, its question's content and id (None when the question is gone).
+HistoryRow = tuple[str, uuid.UUID, object, str | None, uuid.UUID | None]
+
+
+def history_turns_from(replies: Sequence[HistoryRow]) -> list[HistoryTurn]:
+    """Turns from replies read newest first (:func:`history_turns`, or the
+    statement that stores a question, chat/services/sessions.py), oldest first."""
     return [
         HistoryTurn(
             question=question_content,
@@ -186,7 +197,7 @@ def history_turns(*, session_id: uuid.UUID, before_sequence: int, turns: int) ->
             cited=_cited(response),
         )
         for content, answer_id, response, question_content, question_id in reversed(replies)
-        if question_id is not None
+        if question_id is not None and question_content is not None
     ]
 
 

@@ -370,10 +370,10 @@ def test_a_turn_runs_a_small_fixed_number_of_chat_queries(owner: Tenant, scripte
         assert chat(owner, message="second", session_id=session_id).status_code == 200
     # Tables as Django quotes them, or as the raw lock statement names them.
     chat_sql = [q["sql"] for q in queries.captured_queries if re.search(r'(^|[ "])chat_[a-z]+"? ', q["sql"])]
-    # guard rules and policy; lock and count (one UPDATE), last sequence, insert question;
-    # history (one statement, with the replies' sources: the conversation's retrieval prior);
-    # bump session, insert reply
-    assert len(chat_sql) == 8, chat_sql
+    # guard rules and policy; the session locked and counted, the question stored and the
+    # history read back (one statement, with the replies' sources: the conversation's
+    # retrieval prior); bump session, insert reply
+    assert len(chat_sql) == 5, chat_sql
     assert not any("JOIN" in sql for sql in chat_sql), [sql for sql in chat_sql if "JOIN" in sql]
 
 
@@ -383,20 +383,30 @@ def test_a_turn_makes_a_pinned_number_of_round_trips(owner: Tenant, scripted: Sc
     the session's lock and count are one UPDATE, the history one statement,
     a query's lexemes and their frequencies one statement. One came back:
     the retrieved passages' stored answer-unit vectors, read instead of
-    running the embedding model on each unit (retrieval/unit_vectors.py)."""
+    running the embedding model on each unit (retrieval/unit_vectors.py).
+    Then the session's lock, the question's position, the question and the
+    history became one statement, and a new session with its first question
+    another (chat/services/questions.py)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     ingest_text(owner.workspace, "Policy", POLICY)
     session_id = chat(owner, message="first").json()["data"]["session"]["id"]
+    # A new session, once the key's last use and the workspace's statistics are recorded.
+    with CaptureQueriesContext(connection) as queries:
+        assert chat(owner, message="another first").status_code == 200
+    statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    # key; workspace limits; ready resources exist; guard rules, policy; the session and the
+    # question (one statement); one search of three; the unit vectors; bump session, reply
+    assert len(statements) == 12, "\n".join(sql[:120] for sql in statements)
     with CaptureQueriesContext(connection) as queries:
         assert chat(owner, message="second", session_id=session_id).status_code == 200
     statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
-    # key; workspace limits; ready resources exist; guard rules, policy; lock and count,
-    # last sequence, question; history; two searches (the question, and the question in
-    # its conversation) of three each: nearest, lexemes with frequencies, passages;
+    # key; workspace limits; ready resources exist; guard rules, policy; the session locked,
+    # the question stored and the history read (one statement); two searches (the question,
+    # and the question in its conversation) of three each: nearest, lexemes with frequencies, passages;
     # the passages' unit vectors; bump session, reply
-    assert len(statements) == 18, "\n".join(sql[:120] for sql in statements)
+    assert len(statements) == 15, "\n".join(sql[:120] for sql in statements)
 
 
 def test_a_session_deleted_during_generation_is_404_not_500(owner: Tenant, scripted: ScriptedBackend) -> None:

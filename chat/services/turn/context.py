@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from chat import selectors
 from chat.prompting import HistoryTurn
-from chat.services.sessions import StoredQuestion
+from chat.services.questions import StoredQuestion
 from chat.services.turn import clarify
 from resources.selectors import ready_resource_titled
 from workspaces.models import Workspace
@@ -41,15 +41,17 @@ class TurnContext:
 
 
 def turn_context(*, workspace: Workspace, stored: StoredQuestion, question: str) -> TurnContext:
-    """The conversation before ``stored`` (two queries when there is one, none otherwise;
-    a third after a "which one?" form)."""
+    """The conversation before ``stored`` (read with the question when it was
+    stored, else one query; one more after a "which one?" form)."""
     if stored.message.sequence == 0:
         return TurnContext(question=question)
-    turns = selectors.history_turns(
-        session_id=stored.session.id,
-        before_sequence=stored.message.sequence,
-        turns=max(workspace.history_turns, 1),
-    )
+    turns = stored.earlier
+    if turns is None:  # a resumed turn
+        turns = selectors.history_turns(
+            session_id=stored.session.id,
+            before_sequence=stored.message.sequence,
+            turns=max(workspace.history_turns, 1),
+        )
     if not turns:
         return TurnContext(question=question)
     last = turns[-1]
