@@ -75,12 +75,6 @@ SELECT id, similarity FROM (
 WHERE place <= %(per_resource)s
 """
 
-_BY_ID = """
-SELECT p.id, 1 - (p.embedding <=> %(vector)s::vector) AS similarity
-FROM retrieval_passage p
-WHERE p.workspace_id = %(workspace)s AND p.id = ANY(%(ids)s::uuid[])
-"""
-
 
 def vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
@@ -136,14 +130,4 @@ def nearest_per_resource(
             "per_resource": limit,
         },
     )
-    return {row[0]: float(row[1]) for row in cursor.fetchall()}
-
-
-def similarities(
-    cursor: CursorWrapper, *, workspace_id: uuid.UUID, ids: Sequence[uuid.UUID], vector: str
-) -> dict[uuid.UUID, float]:
-    """Cosine similarity of the given passages (those the other leg found)."""
-    if not ids:
-        return {}
-    cursor.execute(_BY_ID, {"vector": vector, "workspace": workspace_id, "ids": list(ids)})
     return {row[0]: float(row[1]) for row in cursor.fetchall()}

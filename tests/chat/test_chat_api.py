@@ -383,7 +383,8 @@ def test_a_turn_makes_a_pinned_number_of_round_trips(owner: Tenant, scripted: Sc
     the session's lock and count are one UPDATE, the history one statement,
     a query's lexemes and their frequencies one statement. One came back:
     the retrieved passages' stored answer-unit vectors, read instead of
-    running the embedding model on each unit (retrieval/unit_vectors.py)."""
+    running the embedding model on each unit (retrieval/unit_vectors.py).
+    A hybrid search went from three to one (retrieval/search/hybrid.py)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -394,9 +395,8 @@ def test_a_turn_makes_a_pinned_number_of_round_trips(owner: Tenant, scripted: Sc
     statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
     # key; workspace limits; ready resources exist; guard rules, policy; lock and count,
     # last sequence, question; history; two searches (the question, and the question in
-    # its conversation) of three each: nearest, lexemes with frequencies, passages;
-    # the passages' unit vectors; bump session, reply
-    assert len(statements) == 18, "\n".join(sql[:120] for sql in statements)
+    # its conversation) of one statement each; the passages' unit vectors; bump session, reply
+    assert len(statements) == 14, "\n".join(sql[:120] for sql in statements)
 
 
 def test_a_session_deleted_during_generation_is_404_not_500(owner: Tenant, scripted: ScriptedBackend) -> None:
