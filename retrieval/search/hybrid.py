@@ -73,14 +73,14 @@ terms AS (
     FROM query
 ),
 -- The tsquery and the dense candidates as one-value subqueries: computed
--- first, then the GIN and primary-key indexes serve them like constants.
+-- first, then the GIN and primary-key indexes serve them like constants
+-- (but the planner cannot weigh the tsquery's selectivity: see _MATCH_SCAN).
 matched AS (
     SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
            ts_filter(setweight(p.search_vector, 'A', (SELECT lexemes FROM terms)), '{a}') AS hits
     FROM retrieval_passage p
     WHERE p.workspace_id = %(workspace)s
-      AND (p.search_vector @@ (SELECT tsquery FROM terms)
-           OR p.id = ANY((SELECT array_agg(id) FROM dense)::uuid[]))
+      AND ({match} OR p.id = ANY((SELECT array_agg(id) FROM dense)::uuid[]))
       -- per candidate, not a join (lexical._BM25 says why)
       AND (SELECT r.status FROM resources_resource r WHERE r.id = p.resource_id) = %(ready)s
 ),
@@ -119,18 +119,31 @@ ORDER BY c.score DESC, c.id::text COLLATE "C"
 """
 
 
-def _statement(nearest: str) -> str:
+# The lexical match through the GIN index (its postings span every workspace)...
+_MATCH_INDEXED = "p.search_vector @@ (SELECT tsquery FROM terms)"
+# ... or, for a small workspace, checked on each of its passages: the function
+# form of @@ is not indexable. With the tsquery known, the planner made this
+# choice itself; as a subquery's value it took the GIN index for a workspace
+# of 20 passages in a 30,000-passage table (bench/retrieval_latency).
+_MATCH_SCAN = "ts_match_vq(p.search_vector, (SELECT tsquery FROM terms))"
+# Up to this many passages the workspace's own passages are checked.
+SCAN_MAX_PASSAGES = 1_000
+
+
+def _statement(nearest: str, match: str) -> str:
     # str.format would trip over the braces of '{a}'; the pieces are constants.
     return (
         _HYBRID.replace("{nearest}", nearest)
+        .replace("{match}", match)
         .replace("{per_resource}", dense._PER_RESOURCE)
         .replace("{bm25_ranked}", lexical.BM25_RANKED.strip("\n"))
     )
 
 
 # The dense leg's exact and HNSW statements (dense.py) inside the one statement.
-_HYBRID_EXACT = _statement(dense._NEAREST_EXACT)
-_HYBRID_INDEXED = _statement(dense._NEAREST_INDEXED)
+_HYBRID_SMALL = _statement(dense._NEAREST_EXACT, _MATCH_SCAN)
+_HYBRID_EXACT = _statement(dense._NEAREST_EXACT, _MATCH_INDEXED)
+_HYBRID_INDEXED = _statement(dense._NEAREST_INDEXED, _MATCH_INDEXED)
 
 
 @dataclass(frozen=True)
@@ -166,8 +179,12 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
     exact = stats.passages <= dense.EXACT_MAX_PASSAGES
     if not exact:
         dense.index_scan_settings(cursor, limit=search.limit)
+    if stats.passages <= SCAN_MAX_PASSAGES:
+        statement = _HYBRID_SMALL
+    else:
+        statement = _HYBRID_EXACT if exact else _HYBRID_INDEXED
     cursor.execute(
-        _HYBRID_EXACT if exact else _HYBRID_INDEXED,
+        statement,
         {
             "vector": search.vector,
             "workspace": search.workspace_id,

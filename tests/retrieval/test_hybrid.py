@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from retrieval.search import search
+from retrieval.search import hybrid, search
 from retrieval.search.service import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource, vectors_near
@@ -36,7 +36,10 @@ def _workspace(owner: Tenant) -> tuple[set[str], set[str]]:
     return dense_top, set(worded)
 
 
-def test_a_hybrid_search_is_one_statement(owner: Tenant) -> None:
+@pytest.mark.parametrize("gin", [False, True], ids=["passages-checked", "gin-index"])
+def test_a_hybrid_search_is_one_statement(owner: Tenant, monkeypatch: pytest.MonkeyPatch, gin: bool) -> None:
+    if gin:  # the lexical match of a workspace past hybrid.SCAN_MAX_PASSAGES
+        monkeypatch.setattr(hybrid, "SCAN_MAX_PASSAGES", 0)
     dense_top, worded = _workspace(owner)
     search(workspace=owner.workspace, query=QUERY)  # workspace statistics cached, query embedded
     with CaptureQueriesContext(connection) as queries:
