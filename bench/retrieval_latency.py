@@ -218,9 +218,8 @@ def timings(workspace: object, claims: list[str], by_text: dict[str, list[float]
     from retrieval.search import service
     from retrieval.search.service import Legs, search
 
-    class Stub:  # serves the precomputed query vector: embedding is timed separately
-        def embed_query(self, text: str) -> list[float]:
-            return by_text[text]
+    def precomputed(texts: list[str]) -> list[np.ndarray]:  # embedding is timed separately
+        return [np.asarray(by_text[text], dtype=np.float32) for text in texts]
 
     figures: dict[str, float] = {}
     named = list(workspace.resources.values_list("id", flat=True)[:2])  # type: ignore[attr-defined]
@@ -229,7 +228,7 @@ def timings(workspace: object, claims: list[str], by_text: dict[str, list[float]
         ("hybrid", Legs(True, True), None),
     ]
     cases.append(("hybrid_widened", Legs(True, True), named))
-    with mock.patch.object(service, "get_embedder", Stub):
+    with mock.patch.object(service, "embed_cached", precomputed):
         for case, legs, resource_ids in cases:
             times: list[float] = []
             for claim in claims[:5]:  # warm caches and the workspace stats

@@ -72,13 +72,7 @@ SELECT id, similarity FROM (
     WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
       AND p.resource_id = ANY(%(resources)s::uuid[])
 ) ranked
-WHERE place <= %(limit)s
-"""
-
-_BY_ID = """
-SELECT p.id, 1 - (p.embedding <=> %(vector)s::vector) AS similarity
-FROM retrieval_passage p
-WHERE p.workspace_id = %(workspace)s AND p.id = ANY(%(ids)s::uuid[])
+WHERE place <= %(per_resource)s
 """
 
 
@@ -97,15 +91,24 @@ def nearest(
     if exact:
         cursor.execute(_NEAREST_EXACT, params)
     else:
-        cursor.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', %s, true),"
-            " set_config('hnsw.max_scan_tuples', %s, true)",
-            [str(max(HNSW_EF_SEARCH, limit)), str(HNSW_MAX_SCAN_TUPLES)],
-        )
+        index_scan_settings(cursor, limit=limit)
         cursor.execute(_NEAREST_INDEXED, params)
     # relaxed_order may return rows slightly out of order; callers sort.
     return {row[0]: float(row[1]) for row in cursor.fetchall()}
+
+
+def index_scan_settings(cursor: CursorWrapper, *, limit: int) -> None:
+    """``SET LOCAL`` the HNSW scan settings for a ``limit``-row scan (inside a transaction).
+
+    A statement of its own, before the search: the index scan must see them,
+    and within one statement nothing orders a ``set_config`` before the scan.
+    """
+    cursor.execute(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+        " set_config('hnsw.ef_search', %s, true),"
+        " set_config('hnsw.max_scan_tuples', %s, true)",
+        [str(max(HNSW_EF_SEARCH, limit)), str(HNSW_MAX_SCAN_TUPLES)],
+    )
 
 
 def nearest_per_resource(
@@ -124,17 +127,7 @@ def nearest_per_resource(
             "workspace": workspace_id,
             "ready": READY,
             "resources": list(resource_ids),
-            "limit": limit,
+            "per_resource": limit,
         },
     )
-    return {row[0]: float(row[1]) for row in cursor.fetchall()}
-
-
-def similarities(
-    cursor: CursorWrapper, *, workspace_id: uuid.UUID, ids: Sequence[uuid.UUID], vector: str
-) -> dict[uuid.UUID, float]:
-    """Cosine similarity of the given passages (those the other leg found)."""
-    if not ids:
-        return {}
-    cursor.execute(_BY_ID, {"vector": vector, "workspace": workspace_id, "ids": list(ids)})
     return {row[0]: float(row[1]) for row in cursor.fetchall()}

@@ -55,22 +55,11 @@ FROM unnest(tsvector_to_array(to_tsvector(%s::regconfig, %s))) AS q(lexeme)
 LEFT JOIN retrieval_workspacelexeme w ON w.workspace_id = %s AND w.lexeme = q.lexeme AND w.passages > 0
 """
 
-_BM25 = """
-WITH query AS (
-    SELECT * FROM unnest(%(lexemes)s::text[], %(df)s::float8[]) AS q(lexeme, df)
-),
-matched AS (
-    SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
-           -- only the query's lexemes, with their positions
-           ts_filter(setweight(p.search_vector, 'A', %(lexemes)s::text[]), '{a}') AS hits
-    FROM retrieval_passage p
-    WHERE p.workspace_id = %(workspace)s
-      AND ((%(match)s AND p.search_vector @@ %(tsquery)s::tsquery) OR p.id = ANY(%(extra)s::uuid[]))
-      -- The resource's status looked up per candidate (a few hundred primary-key
-      -- probes): as a join, the planner hashed the whole resources table for a
-      -- large workspace (bench/retrieval_latency: BM25 p50 50 -> 15 ms at 300,000).
-      AND (SELECT r.status FROM resources_resource r WHERE r.id = p.resource_id) = %(ready)s
-),
+# BM25 of every passage in ``matched`` (id, resource_id, dl: its length, hits:
+# its query lexemes with their positions) over the query's lexemes in
+# ``query`` (lexeme, df); ranked overall and within each resource. One
+# formula for this leg and the hybrid statement (retrieval/search/hybrid.py).
+BM25_RANKED = """
 scored AS (
     SELECT m.id, m.resource_id,
            -- float8 throughout: numeric arithmetic is several times slower
@@ -90,12 +79,34 @@ ranked AS (
            row_number() OVER (PARTITION BY resource_id ORDER BY score DESC, id) AS resource_place,
            max(score) OVER () AS best
     FROM scored
-)
+)"""
+
+_BM25 = (
+    """
+WITH query AS (
+    SELECT * FROM unnest(%(lexemes)s::text[], %(df)s::float8[]) AS q(lexeme, df)
+),
+matched AS (
+    SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
+           -- only the query's lexemes, with their positions
+           ts_filter(setweight(p.search_vector, 'A', %(lexemes)s::text[]), '{a}') AS hits
+    FROM retrieval_passage p
+    WHERE p.workspace_id = %(workspace)s
+      AND ((%(match)s AND p.search_vector @@ %(tsquery)s::tsquery) OR p.id = ANY(%(extra)s::uuid[]))
+      -- The resource's status looked up per candidate (a few hundred primary-key
+      -- probes): as a join, the planner hashed the whole resources table for a
+      -- large workspace (bench/retrieval_latency: BM25 p50 50 -> 15 ms at 300,000).
+      AND (SELECT r.status FROM resources_resource r WHERE r.id = p.resource_id) = %(ready)s
+),
+"""  # noqa: S608 (constants joined, the values are bound parameters)
+    + BM25_RANKED
+    + """
 SELECT id, score, best FROM ranked
 WHERE place <= %(limit)s
    OR id = ANY(%(extra)s::uuid[])
    OR (resource_id = ANY(%(resources)s::uuid[]) AND resource_place <= %(per_resource)s)
 """
+)
 
 _FIRST_PASSAGES = """
 SELECT id FROM (

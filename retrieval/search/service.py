@@ -23,7 +23,9 @@ with rank):
 
 Each leg returns its ``CANDIDATES`` best (plus, for named resources, the
 ``PER_RESOURCE_CANDIDATES`` best within each); every candidate is scored by
-both legs and the best by fused score win.
+both legs and the best by fused score win. With both legs on, that is one
+SQL statement (:mod:`retrieval.search.hybrid`); a single leg runs its own
+statements and the choice is made here (``_select``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from resources.models import Resource
 from retrieval.embeddings import embed_cached
 from retrieval.models import Passage
 from retrieval.search import dense, lexical, replica
+from retrieval.search.hybrid import HybridQuery, hybrid_search
 from retrieval.search.stats import workspace_stats
 from workspaces.models import Workspace
 
@@ -171,6 +174,8 @@ class _Plan:
 
 def _search_on(alias: str, plan: _Plan) -> list[ScoredPassage]:
     with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
+        if plan.legs.dense and plan.legs.lexical:
+            return _hybrid(cursor, plan)
         scores = _scores(
             cursor,
             workspace_id=plan.workspace_id,
@@ -185,6 +190,39 @@ def _search_on(alias: str, plan: _Plan) -> list[ScoredPassage]:
         return _select(scores, k=plan.k, named=plan.named, per_resource_k=plan.per_resource_k, using=alias)
 
 
+def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
+    """Both legs, the fusion and the choice in one statement (hybrid.py)."""
+    rows = hybrid_search(
+        cursor,
+        HybridQuery(
+            workspace_id=plan.workspace_id,
+            query=plan.query,
+            vector=plan.vector,
+            k=plan.k,
+            named=plan.named,
+            per_resource_k=plan.per_resource_k,
+            limit=max(plan.k, CANDIDATES),
+            per_resource=max(plan.per_resource_k, PER_RESOURCE_CANDIDATES),
+            dense_weight=DENSE_WEIGHT,
+        ),
+    )
+    return [
+        ScoredPassage(
+            passage_id=row.passage_id,
+            resource_id=row.resource_id,
+            resource_title=row.resource_title,
+            text=row.text,
+            score=row.score,
+            rank=rank,
+            ordinal=row.ordinal,
+            page=row.page,
+            dense_score=row.dense_score,
+            lexical_score=row.lexical_score,
+        )
+        for rank, row in enumerate(rows, start=1)
+    ]
+
+
 def _scores(
     cursor: CursorWrapper,
     *,
@@ -196,51 +234,33 @@ def _scores(
     named: Sequence[uuid.UUID],
     per_resource_k: int,
 ) -> CandidateScores:
-    """Fused score of every candidate passage (and each leg's)."""
-    both = legs.dense and legs.lexical
-    depth = max(k, CANDIDATES) if both else k
-    per_resource_depth = max(per_resource_k, PER_RESOURCE_CANDIDATES) if both else per_resource_k
-    similarity: dict[uuid.UUID, float] = {}
+    """Score of every candidate passage of the one leg that is on."""
     if legs.dense:
         exact = workspace_stats(cursor, workspace_id=workspace_id).passages <= dense.EXACT_MAX_PASSAGES
-        similarity = dense.nearest(cursor, workspace_id=workspace_id, vector=vector, limit=depth, exact=exact)
+        similarity = dense.nearest(cursor, workspace_id=workspace_id, vector=vector, limit=k, exact=exact)
         if named:
             similarity.update(
                 dense.nearest_per_resource(
-                    cursor,
-                    workspace_id=workspace_id,
-                    resource_ids=named,
-                    vector=vector,
-                    limit=per_resource_depth,
+                    cursor, workspace_id=workspace_id, resource_ids=named, vector=vector, limit=per_resource_k
                 )
             )
-    if not legs.lexical:
         return CandidateScores(similarity, dense=similarity)
     lexemes = lexical.query_frequencies(cursor, workspace_id=workspace_id, text=query)
     found = lexical.bm25(
         cursor,
         workspace_id=workspace_id,
         lexemes=lexemes,
-        limit=depth,
-        extra_ids=list(similarity),
+        limit=k,
         resource_ids=named,
-        per_resource=per_resource_depth,
+        per_resource=per_resource_k,
     )
     normalised = {pid: s / found.best for pid, s in found.scores.items()} if found.best > 0 else {}
-    if not legs.dense:
-        if named:
-            for pid in lexical.first_passages(
-                cursor, workspace_id=workspace_id, resource_ids=named, limit=per_resource_k
-            ):
-                normalised.setdefault(pid, 0.0)
-        return CandidateScores(normalised, lexical=normalised)
-    missing = [pid for pid in normalised if pid not in similarity]
-    similarity.update(dense.similarities(cursor, workspace_id=workspace_id, ids=missing, vector=vector))
-    fused = {
-        pid: DENSE_WEIGHT * cos + (1 - DENSE_WEIGHT) * normalised.get(pid, 0.0)
-        for pid, cos in similarity.items()
-    }
-    return CandidateScores(fused, dense=similarity, lexical={pid: normalised.get(pid, 0.0) for pid in fused})
+    if named:
+        for pid in lexical.first_passages(
+            cursor, workspace_id=workspace_id, resource_ids=named, limit=per_resource_k
+        ):
+            normalised.setdefault(pid, 0.0)
+    return CandidateScores(normalised, lexical=normalised)
 
 
 def _select(

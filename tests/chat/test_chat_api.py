@@ -386,7 +386,8 @@ def test_a_turn_makes_a_pinned_number_of_round_trips(owner: Tenant, scripted: Sc
     running the embedding model on each unit (retrieval/unit_vectors.py).
     Then the session's lock, the question's position, the question and the
     history became one statement, and a new session with its first question
-    another (chat/services/questions.py)."""
+    another (chat/services/questions.py). A hybrid search went from three to
+    five statements to one (retrieval/search/hybrid.py)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -397,16 +398,16 @@ def test_a_turn_makes_a_pinned_number_of_round_trips(owner: Tenant, scripted: Sc
         assert chat(owner, message="another first").status_code == 200
     statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
     # key; workspace limits; ready resources exist; guard rules, policy; the session and the
-    # question (one statement); one search of three; the unit vectors; bump session, reply
-    assert len(statements) == 12, "\n".join(sql[:120] for sql in statements)
+    # question (one statement); one search (one statement); the unit vectors; bump session, reply
+    assert len(statements) == 10, "\n".join(sql[:120] for sql in statements)
     with CaptureQueriesContext(connection) as queries:
         assert chat(owner, message="second", session_id=session_id).status_code == 200
     statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
     # key; workspace limits; ready resources exist; guard rules, policy; the session locked,
     # the question stored and the history read (one statement); two searches (the question,
-    # and the question in its conversation) of three each: nearest, lexemes with frequencies, passages;
-    # the passages' unit vectors; bump session, reply
-    assert len(statements) == 15, "\n".join(sql[:120] for sql in statements)
+    # and the question in its conversation) of one statement each; the passages' unit vectors;
+    # bump session, reply
+    assert len(statements) == 11, "\n".join(sql[:120] for sql in statements)
 
 
 def test_a_session_deleted_during_generation_is_404_not_500(owner: Tenant, scripted: ScriptedBackend) -> None:

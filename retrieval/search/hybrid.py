@@ -1,0 +1,220 @@
+"""A hybrid search (both legs) in one statement, one round trip.
+
+The statement does what the legs' functions do one statement each
+(:mod:`retrieval.search.dense`, :mod:`retrieval.search.lexical`), with the
+same SQL where it can and the same results:
+
+1. the dense leg's ``limit`` nearest passages (exact or through the HNSW
+   index, :func:`dense.nearest`), and the ``per_resource`` nearest of each
+   named resource (:func:`dense.nearest_per_resource`);
+2. the query's lexemes with their document frequencies, and the rarest of
+   them within :data:`lexical.LEXICAL_BUDGET` as a tsquery
+   (:func:`lexical.matching_lexemes`, :func:`lexical.or_tsquery`; the
+   rarest one past the budget only when the dense leg found nothing);
+3. BM25 of the passages holding those lexemes and of the dense candidates
+   (:func:`lexical.bm25`): the ``limit`` best, the dense candidates and the
+   ``per_resource`` best of each named resource;
+4. the cosine similarity of every candidate, the fused score, and the
+   ``k`` best plus the ``per_resource_k`` best of each named resource
+   (what ``service._select`` does with the scores of one leg), with their
+   texts and titles.
+
+Only the HNSW settings of a large workspace go first, in a statement of
+their own (:func:`dense.index_scan_settings`: the scan must see them, and
+within one statement nothing orders a ``set_config`` before the scan).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.backends.utils import CursorWrapper
+
+from retrieval.models import TEXT_SEARCH_CONFIG
+from retrieval.search import dense, lexical
+from retrieval.search.stats import workspace_stats
+
+# Ties in the fused score are broken by the passage id's text (the order the
+# single-leg searches sort by in Python, str(uuid)); "C": byte order, not the
+# database's collation.
+_HYBRID = r"""
+WITH dense AS (
+    SELECT id FROM ({nearest}) nearest
+    UNION
+    SELECT id FROM ({per_resource}) per_resource
+),
+-- The query's lexemes that the workspace's passages hold: how many hold each
+-- (df) and, rarest first (ties by lexeme in code-point order, as Python
+-- sorts), the running total of df (lexical.matching_lexemes). Rows in the
+-- tsvector's own lexeme order: BM25 adds a passage's terms in the order its
+-- join yields them, which is then the passage's tsvector order whichever side
+-- the planner hashes, as in lexical._BM25. Float addition is not associative,
+-- and passages with the same text tie on BM25 down to the last bit.
+query AS (
+    SELECT q.lexeme, w.passages::float8 AS df,
+           row_number() OVER rarest AS rarity,
+           sum(w.passages) OVER rarest AS running
+    FROM unnest(tsvector_to_array(to_tsvector(%(config)s::regconfig, %(text)s)))
+         WITH ORDINALITY AS q(lexeme, place)
+    JOIN retrieval_workspacelexeme w
+      ON w.workspace_id = %(workspace)s AND w.lexeme = q.lexeme AND w.passages > 0
+    WINDOW rarest AS (ORDER BY w.passages, q.lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)
+    ORDER BY q.place
+),
+-- The rarest lexemes within the budget, quoted as lexical.or_tsquery quotes
+-- them (NULL: none; then only the dense candidates are scored).
+terms AS (
+    SELECT array_agg(lexeme) AS lexemes,
+           (string_agg('''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || '''', ' | ')
+               FILTER (WHERE running <= %(budget)s OR (rarity = 1 AND NOT EXISTS (SELECT FROM dense)))
+           )::tsquery AS tsquery
+    FROM query
+),
+-- The tsquery and the dense candidates as one-value subqueries: computed
+-- first, then the GIN and primary-key indexes serve them like constants
+-- (but the planner cannot weigh the tsquery's selectivity: see _MATCH_SCAN).
+matched AS (
+    SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
+           ts_filter(setweight(p.search_vector, 'A', (SELECT lexemes FROM terms)), '{a}') AS hits
+    FROM retrieval_passage p
+    WHERE p.workspace_id = %(workspace)s
+      AND ({match} OR p.id = ANY((SELECT array_agg(id) FROM dense)::uuid[]))
+      -- per candidate, not a join (lexical._BM25 says why)
+      AND (SELECT r.status FROM resources_resource r WHERE r.id = p.resource_id) = %(ready)s
+),
+{bm25_ranked},
+lexical AS (
+    SELECT id, CASE WHEN best > 0 THEN score / best ELSE 0 END AS normalised
+    FROM ranked
+    WHERE place <= %(limit)s
+       OR id = ANY((SELECT array_agg(id) FROM dense)::uuid[])
+       OR (resource_id = ANY(%(resources)s::uuid[]) AND resource_place <= %(per_resource)s)
+),
+fused AS (
+    SELECT p.id, p.resource_id, s.similarity, s.normalised,
+           %(dense_weight)s::float8 * s.similarity + (1 - %(dense_weight)s::float8) * s.normalised AS score
+    FROM (SELECT id FROM dense UNION SELECT id FROM lexical) c
+    JOIN retrieval_passage p ON p.id = c.id
+    LEFT JOIN lexical l ON l.id = c.id
+    CROSS JOIN LATERAL (
+        SELECT 1 - (p.embedding <=> %(vector)s::vector) AS similarity, coalesce(l.normalised, 0) AS normalised
+    ) s
+),
+chosen AS (
+    SELECT f.*,
+           row_number() OVER (ORDER BY score DESC, id::text COLLATE "C") AS place,
+           row_number() OVER (PARTITION BY resource_id ORDER BY score DESC, id::text COLLATE "C")
+               AS resource_place
+    FROM fused f
+)
+SELECT c.id, c.resource_id, r.title, p.text, c.score, p.ordinal, p.page, c.similarity, c.normalised
+FROM chosen c
+JOIN retrieval_passage p ON p.id = c.id
+JOIN resources_resource r ON r.id = c.resource_id
+WHERE c.place <= %(k)s
+   OR (c.resource_id = ANY(%(resources)s::uuid[]) AND c.resource_place <= %(per_resource_k)s)
+ORDER BY c.score DESC, c.id::text COLLATE "C"
+"""
+
+
+# The lexical match through the GIN index (its postings span every workspace)...
+_MATCH_INDEXED = "p.search_vector @@ (SELECT tsquery FROM terms)"
+# ... or, for a small workspace, checked on each of its passages: the function
+# form of @@ is not indexable. With the tsquery known, the planner made this
+# choice itself; as a subquery's value it took the GIN index for a workspace
+# of 20 passages in a 30,000-passage table (bench/retrieval_latency).
+_MATCH_SCAN = "ts_match_vq(p.search_vector, (SELECT tsquery FROM terms))"
+# Up to this many passages the workspace's own passages are checked.
+SCAN_MAX_PASSAGES = 1_000
+
+
+def _statement(nearest: str, match: str) -> str:
+    # str.format would trip over the braces of '{a}'; the pieces are constants.
+    return (
+        _HYBRID.replace("{nearest}", nearest)
+        .replace("{match}", match)
+        .replace("{per_resource}", dense._PER_RESOURCE)
+        .replace("{bm25_ranked}", lexical.BM25_RANKED.strip("\n"))
+    )
+
+
+# The dense leg's exact and HNSW statements (dense.py) inside the one statement.
+_HYBRID_SMALL = _statement(dense._NEAREST_EXACT, _MATCH_SCAN)
+_HYBRID_EXACT = _statement(dense._NEAREST_EXACT, _MATCH_INDEXED)
+_HYBRID_INDEXED = _statement(dense._NEAREST_INDEXED, _MATCH_INDEXED)
+
+
+@dataclass(frozen=True)
+class HybridQuery:
+    workspace_id: uuid.UUID
+    query: str
+    vector: str
+    k: int
+    named: Sequence[uuid.UUID]
+    per_resource_k: int
+    limit: int  # each leg's candidates
+    per_resource: int  # each leg's candidates within each named resource
+    dense_weight: float
+
+
+@dataclass(frozen=True)
+class HybridRow:
+    passage_id: uuid.UUID
+    resource_id: uuid.UUID
+    resource_title: str
+    text: str
+    score: float
+    ordinal: int
+    page: int | None
+    dense_score: float
+    lexical_score: float
+
+
+def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]:
+    """The chosen passages, best first (module docstring). Must run inside a
+    transaction: the HNSW settings are ``SET LOCAL``."""
+    stats = workspace_stats(cursor, workspace_id=search.workspace_id)
+    exact = stats.passages <= dense.EXACT_MAX_PASSAGES
+    if not exact:
+        dense.index_scan_settings(cursor, limit=search.limit)
+    if stats.passages <= SCAN_MAX_PASSAGES:
+        statement = _HYBRID_SMALL
+    else:
+        statement = _HYBRID_EXACT if exact else _HYBRID_INDEXED
+    cursor.execute(
+        statement,
+        {
+            "vector": search.vector,
+            "workspace": search.workspace_id,
+            "ready": dense.READY,
+            "limit": search.limit,
+            "resources": list(search.named),
+            "per_resource": search.per_resource,
+            "config": TEXT_SEARCH_CONFIG,
+            "text": search.query,
+            "budget": lexical.LEXICAL_BUDGET,
+            "n": stats.passages,
+            "avgdl": max(stats.average_length, 1.0),
+            "k1": lexical.BM25_K1,
+            "b": lexical.BM25_B,
+            "dense_weight": search.dense_weight,
+            "k": search.k,
+            "per_resource_k": search.per_resource_k,
+        },
+    )
+    return [
+        HybridRow(
+            passage_id=row[0],
+            resource_id=row[1],
+            resource_title=row[2],
+            text=row[3],
+            score=float(row[4]),
+            ordinal=row[5],
+            page=row[6],
+            dense_score=float(row[7]),
+            lexical_score=float(row[8]),
+        )
+        for row in cursor.fetchall()
+    ]
