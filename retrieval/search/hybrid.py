@@ -79,7 +79,7 @@ matched AS (
     SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
            ts_filter(setweight(p.search_vector, 'A', (SELECT lexemes FROM terms)), '{a}') AS hits
     FROM retrieval_passage p
-    WHERE p.workspace_id = %(workspace)s
+    WHERE {in_workspace}
       AND ({match} OR p.id = ANY((SELECT array_agg(id) FROM dense)::uuid[]))
       -- per candidate, not a join (lexical._BM25 says why)
       AND (SELECT r.status FROM resources_resource r WHERE r.id = p.resource_id) = %(ready)s
@@ -130,11 +130,27 @@ _MATCH_SCAN = "ts_match_vq(p.search_vector, (SELECT tsquery FROM terms))"
 SCAN_MAX_PASSAGES = 1_000
 
 
-def _statement(nearest: str, match: str) -> str:
+# The workspace's passages among the matches. Not knowing the tsquery, the
+# planner guesses 5,000 matches and ANDs them with a bitmap of the
+# workspace's every passage: right for a workspace that is a small share of
+# the table (the GIN postings span every workspace: a 12,000-passage
+# workspace in a 1,000,000-passage table searched in p50 121 ms without the
+# AND, 39 with it), wrong for one that is a large share (the bitmap alone
+# took 30 ms at 300,000 of 1,000,000, for a hundred matches). From
+# LARGE_SHARE of the table on, the condition is kept off the workspace's
+# b-tree index and the few matches are checked one by one
+# (bench/retrieval_latency --sizes 1000000).
+_IN_WORKSPACE = "p.workspace_id = %(workspace)s"
+_IN_LARGE_WORKSPACE = "p.workspace_id::text = %(workspace)s::text"
+LARGE_SHARE = 0.1
+
+
+def _statement(nearest: str, match: str, in_workspace: str = _IN_WORKSPACE) -> str:
     # str.format would trip over the braces of '{a}'; the pieces are constants.
     return (
         _HYBRID.replace("{nearest}", nearest)
         .replace("{match}", match)
+        .replace("{in_workspace}", in_workspace)
         .replace("{per_resource}", dense._PER_RESOURCE)
         .replace("{bm25_ranked}", lexical.BM25_RANKED.strip("\n"))
     )
@@ -144,6 +160,7 @@ def _statement(nearest: str, match: str) -> str:
 _HYBRID_SMALL = _statement(dense._NEAREST_EXACT, _MATCH_SCAN)
 _HYBRID_EXACT = _statement(dense._NEAREST_EXACT, _MATCH_INDEXED)
 _HYBRID_INDEXED = _statement(dense._NEAREST_INDEXED, _MATCH_INDEXED)
+_HYBRID_LARGE_SHARE = _statement(dense._NEAREST_INDEXED, _MATCH_INDEXED, _IN_LARGE_WORKSPACE)
 
 
 @dataclass(frozen=True)
@@ -181,8 +198,12 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
         dense.index_scan_settings(cursor, limit=search.limit)
     if stats.passages <= SCAN_MAX_PASSAGES:
         statement = _HYBRID_SMALL
+    elif exact:
+        statement = _HYBRID_EXACT
+    elif stats.passages >= LARGE_SHARE * stats.table_passages:
+        statement = _HYBRID_LARGE_SHARE
     else:
-        statement = _HYBRID_EXACT if exact else _HYBRID_INDEXED
+        statement = _HYBRID_INDEXED
     cursor.execute(
         statement,
         {

@@ -31,7 +31,8 @@ SELECT
      JOIN resources_resource r ON r.id = p.resource_id
      WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s),
     (SELECT coalesce(sum(passages), 0) FROM retrieval_workspacelexeme WHERE workspace_id = %(workspace)s)
-    / greatest((SELECT count(*) FROM retrieval_passage WHERE workspace_id = %(workspace)s), 1)::float8
+    / greatest((SELECT count(*) FROM retrieval_passage WHERE workspace_id = %(workspace)s), 1)::float8,
+    (SELECT reltuples FROM pg_class WHERE oid = 'retrieval_passage'::regclass)
 """
 
 
@@ -39,6 +40,9 @@ SELECT
 class WorkspaceStats:
     passages: int
     average_length: float
+    # Passages of all workspaces, PostgreSQL's estimate (its statistics; at
+    # least ``passages``): the workspace's share of the table plans the lexical match.
+    table_passages: int = 0
 
 
 _stats_cache: dict[uuid.UUID, tuple[float, WorkspaceStats]] = {}
@@ -52,8 +56,10 @@ def workspace_stats(cursor: CursorWrapper, *, workspace_id: uuid.UUID) -> Worksp
     if cached is not None and now - cached[0] < STATS_TTL_SECONDS:
         return cached[1]
     cursor.execute(_STATS, {"workspace": workspace_id, "ready": READY})
-    row = cursor.fetchone() or (0, 0.0)
-    stats = WorkspaceStats(passages=int(row[0]), average_length=float(row[1]))
+    row = cursor.fetchone() or (0, 0.0, 0.0)
+    stats = WorkspaceStats(
+        passages=int(row[0]), average_length=float(row[1]), table_passages=max(int(row[2] or 0), int(row[0]))
+    )
     if stats.passages:  # an empty workspace is likely filling up: ask again next time
         with _stats_lock:
             _stats_cache[workspace_id] = (now, stats)

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from retrieval.search import hybrid, search
+from retrieval.search import dense, hybrid, search
 from retrieval.search.service import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource, vectors_near
@@ -36,16 +36,26 @@ def _workspace(owner: Tenant) -> tuple[set[str], set[str]]:
     return dense_top, set(worded)
 
 
-@pytest.mark.parametrize("gin", [False, True], ids=["passages-checked", "gin-index"])
-def test_a_hybrid_search_is_one_statement(owner: Tenant, monkeypatch: pytest.MonkeyPatch, gin: bool) -> None:
-    if gin:  # the lexical match of a workspace past hybrid.SCAN_MAX_PASSAGES
+@pytest.mark.parametrize(
+    "path", ["passages-checked", "gin-index", "hnsw", "hnsw-large-share"]
+)
+def test_a_hybrid_search_is_one_statement(owner: Tenant, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    if path != "passages-checked":  # the lexical match of a workspace past hybrid.SCAN_MAX_PASSAGES
         monkeypatch.setattr(hybrid, "SCAN_MAX_PASSAGES", 0)
+    if path.startswith("hnsw"):  # past the exact search's size: the HNSW settings go first
+        monkeypatch.setattr(dense, "EXACT_MAX_PASSAGES", 0)
+    # A workspace that is a large share of the table (all of it here, unless
+    # the share needed is more than all).
+    monkeypatch.setattr(hybrid, "LARGE_SHARE", 0.0 if path == "hnsw-large-share" else 2.0)
     dense_top, worded = _workspace(owner)
     search(workspace=owner.workspace, query=QUERY)  # workspace statistics cached, query embedded
     with CaptureQueriesContext(connection) as queries:
         results = search(workspace=owner.workspace, query=QUERY)
     statements = _statements(queries)
-    assert len(statements) == 1, "\n".join(sql[:120] for sql in statements)
+    expected = 2 if path.startswith("hnsw") else 1
+    assert len(statements) == expected, "\n".join(sql[:120] for sql in statements)
+    large_share = "p.workspace_id::text" in statements[-1]
+    assert large_share == (path == "hnsw-large-share")
     # The lexical leg's candidates, outside the dense leg's, win on their words.
     assert {r.text for r in results} == worded
     assert not worded & dense_top
