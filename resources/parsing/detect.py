@@ -48,6 +48,12 @@ _ATX_HEADING = re.compile(r"^#{1,6} \S", re.MULTILINE)
 _BINARY_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
 
+def is_encrypted_ooxml(data: bytes) -> bool:
+    """A password-protected OOXML package (DOCX): an OLE compound file that
+    holds an ``EncryptedPackage`` stream."""
+    return data.startswith(_OLE_MAGIC) and _ENCRYPTED_PACKAGE in data
+
+
 def detect_content_type(data: bytes, *, filename: str = "", claimed_type: str = "") -> str:
     """The MIME type of ``data``; :class:`UnsupportedMediaType` (415) otherwise."""
     name = filename.lower()
@@ -61,7 +67,7 @@ def detect_content_type(data: bytes, *, filename: str = "", claimed_type: str = 
             return DOCX
         raise UnsupportedMediaType(f"ZIP archives other than DOCX are not accepted. {ACCEPTED_MESSAGE}")
     if data.startswith(_OLE_MAGIC):
-        if _ENCRYPTED_PACKAGE in data:
+        if is_encrypted_ooxml(data):
             # Password-protected DOCX: accepted, then fails as docx_encrypted.
             return DOCX
         raise UnsupportedMediaType(f"Legacy Office files (.doc) are not accepted. {ACCEPTED_MESSAGE}")

@@ -11,11 +11,11 @@ from typing import Any
 
 from resources.parsing.archive import archive_open
 from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError
-from resources.parsing.detect import _ENCRYPTED_PACKAGE, _OLE_MAGIC
+from resources.parsing.detect import is_encrypted_ooxml
 
 
 def parse_docx(data: bytes) -> ParsedDocument:
-    if data.startswith(_OLE_MAGIC) and _ENCRYPTED_PACKAGE in data:
+    if is_encrypted_ooxml(data):
         raise ParseError(
             "docx_encrypted", "The DOCX file is password-protected. Upload it without a password."
         )
