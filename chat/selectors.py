@@ -187,7 +187,7 @@ HistoryRow = tuple[str, uuid.UUID, object, str | None, uuid.UUID | None]
 
 def history_turns_from(replies: Sequence[HistoryRow]) -> list[HistoryTurn]:
     """Turns from replies read newest first (:func:`history_turns`, or the
-    statement that stores a question, chat/services/sessions.py), oldest first."""
+    statement that stores a question, chat/services/messages.py), oldest first."""
     return [
         HistoryTurn(
             question=question_content,
