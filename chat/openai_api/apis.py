@@ -14,6 +14,7 @@ native API's status codes.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,7 @@ from chat.services.turn import (
     turn_resume_data,
 )
 from chat.streaming import EventStreamNegotiation, turn_stream
+from daneshyar.api import uuid_of
 from daneshyar.exceptions import ValidationFailed, exception_handler
 from workspaces.access import EndUserApi
 from workspaces.idempotency import StoredClaim, idempotency_stored, idempotent, request_claim
@@ -230,7 +232,7 @@ class ChatCompletionsApi(OpenAIApi):
             workspace=self.workspace,
             external_user_id=data["user"],
             conversation=conversation_parse(data["messages"]),
-            session_id=_uuid(session_id) if session_id is not None else None,
+            session_id=_session_id(session_id) if session_id is not None else None,
             model=data["model"],
             max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
             temperature=data.get("temperature"),
@@ -275,14 +277,11 @@ class _Completion:
         )
 
 
-def _uuid(value: str) -> Any:
-    import uuid
-
-    try:
-        if not isinstance(value, str):
-            raise ValueError(value)
-        return uuid.UUID(value)
-    except ValueError:
+def _session_id(value: object) -> uuid.UUID:
+    """``metadata.session_id``: a UUID sent as a string, or a 400 naming it."""
+    session_id = uuid_of(value)
+    if session_id is None:
         raise ValidationFailed(
             "The request has invalid fields.", fields={"metadata.session_id": ["Must be a valid UUID."]}
-        ) from None
+        )
+    return session_id
