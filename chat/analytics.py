@@ -22,7 +22,7 @@ from django.db.models.functions import TruncDate
 from chat.models import Feedback, FeedbackRating, Message, MessageRole
 from chat.outcomes import ReplyOutcome, reply_outcome
 from chat.selectors import console_sessions_q
-from chat.services.sessions import CLIENT_MODEL
+from chat.services.messages import CLIENT_MODEL
 from workspaces.models import Workspace
 
 

@@ -23,6 +23,7 @@ import base64
 import hashlib
 import json
 import threading
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -121,18 +122,14 @@ def payload_of(message: Message, *, workspace_id: object) -> dict[str, Any]:
                 "passage_id": passage_id,
                 "resource_id": resource_id,
                 # A passage deleted since (its resource was deleted) has no text to hash.
-                "text_sha256": sha256_hex(texts[_uuid(passage_id)]) if _uuid(passage_id) in texts else None,
+                "text_sha256": (
+                    sha256_hex(texts[uuid.UUID(passage_id)]) if uuid.UUID(passage_id) in texts else None
+                ),
             }
             for passage_id, resource_id in cited
         ],
         "messages_hash": provenance["messages_hash"] if provenance else None,
     }
-
-
-def _uuid(value: str) -> Any:
-    import uuid
-
-    return uuid.UUID(value)
 
 
 def certificate_issue(message: Message, *, workspace_id: object) -> Certificate:

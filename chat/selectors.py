@@ -12,6 +12,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from chat.models import CONSOLE_USER_PREFIX, Message, MessageRole, Session
 from chat.prompting import HistoryTurn
+from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import NotFound
 from retrieval.models import Passage
 from workspaces.models import Workspace
@@ -46,10 +47,7 @@ def session_get(
     """The session if it is in ``workspace`` (and belongs to ``external_user_id``
     when one is given; is no playground session unless ``include_console``);
     otherwise 404."""
-    try:
-        session_uuid = uuid.UUID(str(session_id))
-    except ValueError:
-        raise NotFound() from None
+    session_uuid = uuid_or_404(session_id)
     try:
         return session_list(
             workspace=workspace, external_user_id=external_user_id, include_console=include_console
@@ -103,10 +101,7 @@ def message_sources(
     so is one outside ``resource_ids`` when given. A message of another
     session, or a user message, is a 404.
     """
-    try:
-        message_uuid = uuid.UUID(str(message_id))
-    except ValueError:
-        raise NotFound() from None
+    message_uuid = uuid_or_404(message_id)
     response = (
         Message.objects.filter(session=session, id=message_uuid, role=MessageRole.ASSISTANT)
         .values_list("response", flat=True)
@@ -187,7 +182,7 @@ HistoryRow = tuple[str, uuid.UUID, object, str | None, uuid.UUID | None]
 
 def history_turns_from(replies: Sequence[HistoryRow]) -> list[HistoryTurn]:
     """Turns from replies read newest first (:func:`history_turns`, or the
-    statement that stores a question, chat/services/sessions.py), oldest first."""
+    statement that stores a question, chat/services/messages.py), oldest first."""
     return [
         HistoryTurn(
             question=question_content,

@@ -1,4 +1,4 @@
-"""Envelope and cursor pagination shared by every API view."""
+"""Envelope, ids and cursor pagination shared by every API view."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import base64
 import binascii
 import datetime as dt
 import json
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -15,7 +16,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from daneshyar.exceptions import ValidationFailed
+from daneshyar.exceptions import NotFound, ValidationFailed
 
 M = TypeVar("M", bound=Model)
 
@@ -35,6 +36,29 @@ class UUIDField(serializers.UUIDField):
         if not isinstance(data, str):
             self.fail("invalid", value=data)
         return super().to_internal_value(data)
+
+
+def uuid_of(value: object) -> uuid.UUID | None:
+    """``value`` as a UUID: a UUID, or a string that spells one (with or
+    without hyphens, as :class:`UUIDField` takes it); None for anything else."""
+    if isinstance(value, uuid.UUID):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
+def uuid_or_404(value: object) -> uuid.UUID:
+    """The id of a row asked for by a path or a caller, as a UUID: a
+    malformed one is a 404, like an id that names nothing (or another
+    tenant's row)."""
+    found = uuid_of(value)
+    if found is None:
+        raise NotFound()
+    return found
 
 
 class StringField(serializers.CharField):

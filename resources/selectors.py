@@ -6,6 +6,7 @@ import uuid
 
 from django.db.models import QuerySet
 
+from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import NotFound
 from resources.models import Resource, ResourceStatus
 from workspaces.models import Workspace
@@ -20,10 +21,7 @@ def resource_list(*, workspace: Workspace, status: str | None = None) -> QuerySe
 
 def resource_get(*, workspace: Workspace, resource_id: uuid.UUID | str) -> Resource:
     """The resource, if it belongs to ``workspace``; otherwise 404."""
-    try:
-        resource_uuid = uuid.UUID(str(resource_id))
-    except ValueError:
-        raise NotFound() from None
+    resource_uuid = uuid_or_404(resource_id)
     try:
         return Resource.objects.get(workspace=workspace, id=resource_uuid)
     except Resource.DoesNotExist:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from django.db.models import QuerySet
 
+from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import NotFound
 from resources.models import Resource
 from retrieval.embeddings import Vector
@@ -22,10 +23,7 @@ def passage_list(*, resource: Resource) -> QuerySet[Passage]:
 
 def passage_get(*, workspace: Workspace, passage_id: uuid.UUID | str) -> Passage:
     """The passage with its resource, if it is in ``workspace``; otherwise 404."""
-    try:
-        passage_uuid = uuid.UUID(str(passage_id))
-    except ValueError:
-        raise NotFound() from None
+    passage_uuid = uuid_or_404(passage_id)
     try:
         return (
             Passage.objects.filter(workspace=workspace, id=passage_uuid)

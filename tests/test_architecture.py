@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import grimp
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "console", "widget")
@@ -88,6 +89,26 @@ def test_a_back_edge_from_the_chat_contract_breaks_the_chat_layers(tmp_path: Pat
     assert result.returncode != 0
     assert "chat.contract is not allowed to import chat.services" in result.stdout
     assert "chat.contract -> chat.services.sessions" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "back_edge"),
+    [
+        ("sessions", "from chat.services.questions import StoredQuestion"),
+        ("messages", "from chat.services.questions import question_store"),
+        ("sessions", "from chat.services.messages import reply_store"),
+    ],
+)
+def test_the_writer_of_messages_and_the_session_service_import_no_question_service(
+    tmp_path: Path, module: str, back_edge: str
+) -> None:
+    """The circle between storing a question and storing a reply stays gone."""
+    tree = _copy_tree(tmp_path)
+    path = tree / "chat" / "services" / f"{module}.py"
+    path.write_text(path.read_text() + f"\n{back_edge}  # noqa: E402,F401\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert f"chat.services.{module} -> chat.services." in result.stdout
 
 
 def test_a_chat_module_without_a_layer_breaks_the_chat_layers(tmp_path: Path) -> None:

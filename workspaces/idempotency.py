@@ -11,10 +11,11 @@ What is stored follows the request's fate: a success (2xx) is replayed; a
 request refused before it did anything (4xx) stores nothing, so a corrected
 retry is new; a chat turn that failed after storing its question (503/502)
 is *resumable*: a retry with the same key answers that question instead of
-storing a second one. Views opt in with :func:`idempotent`.
+storing a second one. Views opt in with :func:`idempotent`, and a view that
+has stored an end user's data says so with :func:`idempotency_stored`.
 
 A record never outlives the data it would replay: a view that stores an end
-user's data names the end user and session (:func:`idempotency_owner_set`),
+user's data names the end user and session (:func:`idempotency_stored`),
 and deleting them (``DELETE …/end-users/{id}/``, deleting a session,
 retention) deletes the record (:func:`idempotency_records_delete`). The same
 key then runs as a new request: nothing of the deleted data is left to
@@ -30,6 +31,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from types import TracebackType
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -156,12 +158,58 @@ def _update(record: IdempotencyRecord, **values: Any) -> None:
     IdempotencyRecord.objects.filter(pk=record.pk).update(**values)
 
 
-def idempotency_owner_set(claim: Claim, *, external_user_id: str, session_id: uuid.UUID) -> None:
-    """The end user and session whose data the claim's response will hold
-    (set as soon as they exist, so a deletion while the request runs takes
-    the record too)."""
+@dataclass(frozen=True)
+class StoredClaim:
+    """The claim of a request that has stored an end user's data, and what a
+    retry continues if the request fails from here on (``resume``, a chat
+    turn's stored question; None: nothing to continue).
+
+    The body of ``with`` is the rest of the request: an ``ApplicationError``
+    leaves the key resumable. A streamed response, which finishes after the
+    view returns, takes :meth:`finish` instead.
+    """
+
+    claim: Claim
+    resume: dict[str, str] | None = None
+
+    def __enter__(self) -> StoredClaim:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if isinstance(exc, ApplicationError) and self.resume is not None:
+            self.claim.resume_next = self.resume
+
+    def finish(self, body: Callable[[Any], Any] = lambda result: result) -> Callable[[int, Any], None] | None:
+        """What a stream calls once its work is stored (its ``status`` and
+        result, stored as ``body(result)`` for a replay) or failed (``status``
+        and None: resumable); None without a key, when there is nothing to store."""
+        claim, resume = self.claim, self.resume
+        if claim.record is None:
+            return None
+
+        def finished(status: int, result: Any) -> None:
+            if result is None:
+                claim.resume_next = resume
+                idempotency_finish(claim, status=status, body=None)
+            else:
+                idempotency_finish(claim, status=status, body=body(result))
+
+        return finished
+
+
+def idempotency_stored(
+    request: Request, *, external_user_id: str, session_id: uuid.UUID, resume: dict[str, str] | None = None
+) -> StoredClaim:
+    """Call as soon as an :func:`idempotent` view has stored an end user's
+    data: the key's record names the end user and session whose data its
+    response will hold (so a deletion while the request runs takes the record
+    too), and a failure from here on is resumable with ``resume``."""
+    claim = request_claim(request)
     if claim.record is not None:
         _update(claim.record, external_user_id=external_user_id, session_id=session_id)
+    return StoredClaim(claim, resume)
 
 
 def idempotency_records_delete(

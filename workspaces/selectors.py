@@ -6,6 +6,7 @@ import uuid
 
 from django.db.models import QuerySet
 
+from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import NotFound
 from workspaces.models import ApiKey, Workspace
 
@@ -23,10 +24,7 @@ def workspace_get(*, api_key: ApiKey, workspace_id: uuid.UUID | str) -> Workspac
     Another organization's workspace and one outside the key's allow-list are
     indistinguishable from a missing one.
     """
-    try:
-        workspace_uuid = uuid.UUID(str(workspace_id))
-    except ValueError:
-        raise NotFound() from None
+    workspace_uuid = uuid_or_404(workspace_id)
     if not api_key.allows_workspace(workspace_uuid):
         raise NotFound()
     try:

@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import NotFound
 from workspaces.models import StaffMembership, Workspace
 
@@ -89,10 +90,7 @@ def staff_workspace_list(*, user: Any) -> QuerySet[Workspace]:
 
 def staff_workspace_get(*, user: Any, workspace_id: uuid.UUID | str) -> Workspace:
     """The workspace if ``user`` may see it; otherwise 404 as if it did not exist."""
-    try:
-        workspace_uuid = uuid.UUID(str(workspace_id))
-    except ValueError:
-        raise NotFound() from None
+    workspace_uuid = uuid_or_404(workspace_id)
     try:
         return staff_workspace_list(user=user).get(id=workspace_uuid)
     except Workspace.DoesNotExist:

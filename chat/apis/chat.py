@@ -34,10 +34,9 @@ from chat.services.turn import (
 )
 from chat.streaming import EventStreamNegotiation, NativeEvents, replay_stream, stream_response, turn_stream
 from daneshyar.api import UUIDField, ok
-from daneshyar.exceptions import ApplicationError
 from daneshyar.schema import also_answers, envelope
 from workspaces.access import EndUserApi, WorkspaceApi
-from workspaces.idempotency import idempotency_finish, idempotency_owner_set, idempotent, request_claim
+from workspaces.idempotency import StoredClaim, idempotency_stored, idempotent, request_claim
 
 
 class ChatInputSerializer(serializers.Serializer[Any]):
@@ -101,9 +100,9 @@ def conversation_of(data: dict[str, Any]) -> Conversation:
     return Conversation.single(data["message"])
 
 
-def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
-    """The turn of a body validated before the rate limits (WorkspaceApi.end_user_of)."""
-    claim = request_claim(request)
+def _prepare(view: WorkspaceApi, request: Request) -> tuple[PreparedTurn, StoredClaim]:
+    """The turn of a body validated before the rate limits (WorkspaceApi.end_user_of),
+    its question stored."""
     data = view.turn_input
     prepared = turn_prepare(
         TurnRequest(
@@ -116,14 +115,17 @@ def _prepare(view: WorkspaceApi, request: Request) -> PreparedTurn:
             model=data.get("model"),
             include_prompt_trace=data["include_prompt_trace"],
             certificate=data["certificate"],
-            resume=claim.resume,
+            resume=request_claim(request).resume,
         )
     )
-    # The question is stored: the key's record now holds this end user's data.
-    idempotency_owner_set(
-        claim, external_user_id=data["external_user_id"], session_id=prepared.question.session.id
+    # The question is stored: a retry with the same Idempotency-Key answers it.
+    stored = idempotency_stored(
+        request,
+        external_user_id=data["external_user_id"],
+        session_id=prepared.question.session.id,
+        resume=turn_resume_data(prepared),
     )
-    return prepared
+    return prepared, stored
 
 
 class ChatApi(EndUserApi):
@@ -146,13 +148,9 @@ class ChatApi(EndUserApi):
     @also_answers(403)  # include_prompt_trace without an admin key; another end user's id with a token
     @idempotent
     def post(self, request: Request, workspace_id: str) -> Response:
-        prepared = _prepare(self, request)
-        try:
+        prepared, stored = _prepare(self, request)
+        with stored:
             reply = turn_complete(prepared)
-        except ApplicationError:
-            # The question is stored: a retry with the same Idempotency-Key answers it.
-            request_claim(request).resume_next = turn_resume_data(prepared)
-            raise
         question = prepared.question
         data: ChatResult = {
             "session": session_summary(question.session, created=question.created),
@@ -206,14 +204,7 @@ class ChatStreamApi(EndUserApi):
     @idempotent(replay=lambda stored: stream_response(replay_stream(stored.data)))
     def post(self, request: Request, workspace_id: str) -> StreamingHttpResponse:
         # Errors up to here (400/403/404) are ordinary JSON error responses.
-        prepared = _prepare(self, request)
-        claim = request_claim(request)
-
-        def finish(status: int, result: ChatResult | None) -> None:
-            # Told from the turn's worker when the turn is stored (or failed).
-            if result is None:
-                claim.resume_next = turn_resume_data(prepared)
-            idempotency_finish(claim, status=status, body=result)
-
+        prepared, stored = _prepare(self, request)
         release_connection()
-        return turn_stream(prepared, NativeEvents(prepared), finish if claim.record is not None else None)
+        # Told from the turn's worker when the turn is stored (or failed).
+        return turn_stream(prepared, NativeEvents(prepared), stored.finish())

@@ -15,7 +15,7 @@ from chat.services import feedback as feedback_services
 from daneshyar.api import ok
 from daneshyar.schema import also_answers, envelope
 from workspaces.access import EndUserApi, with_end_user
-from workspaces.idempotency import idempotency_owner_set, idempotent, request_claim
+from workspaces.idempotency import idempotency_stored, idempotent
 
 
 class FeedbackOutputSerializer(serializers.ModelSerializer[Feedback]):
@@ -76,9 +76,7 @@ class FeedbackApi(EndUserApi):
             rating=body.validated_data["rating"],
             comment=body.validated_data["comment"],
         )
-        idempotency_owner_set(
-            request_claim(request),
-            external_user_id=feedback.external_user_id,
-            session_id=feedback.message.session_id,
+        idempotency_stored(
+            request, external_user_id=feedback.external_user_id, session_id=feedback.message.session_id
         )
         return ok(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)

@@ -14,6 +14,7 @@ native API's status codes.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -38,15 +39,10 @@ from chat.services.turn import (
     turn_resume_data,
 )
 from chat.streaming import EventStreamNegotiation, turn_stream
-from daneshyar.exceptions import ApplicationError, ValidationFailed, exception_handler
+from daneshyar.api import uuid_of
+from daneshyar.exceptions import ValidationFailed, exception_handler
 from workspaces.access import EndUserApi
-from workspaces.idempotency import (
-    Claim,
-    idempotency_finish,
-    idempotency_owner_set,
-    idempotent,
-    request_claim,
-)
+from workspaces.idempotency import StoredClaim, idempotency_stored, idempotent, request_claim
 
 
 def openai_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -212,18 +208,20 @@ class ChatCompletionsApi(OpenAIApi):
     )
     @idempotent(replay=completion_replay)
     def post(self, request: Request, workspace_id: Any) -> Response | StreamingHttpResponse:
-        claim = request_claim(request)
         data = self.turn_input  # validated before the rate limits (WorkspaceApi.end_user_of)
-        prepared = turn_prepare(self._turn_request(data, claim.resume))
-        idempotency_owner_set(claim, external_user_id=data["user"], session_id=prepared.question.session.id)
+        prepared = turn_prepare(self._turn_request(data, request_claim(request).resume))
+        # The question is stored: a retry with the same Idempotency-Key answers it.
+        stored = idempotency_stored(
+            request,
+            external_user_id=data["user"],
+            session_id=prepared.question.session.id,
+            resume=turn_resume_data(prepared),
+        )
         completion = _Completion(request, prepared, created=int(time.time()))
         if data["stream"]:
-            return self._stream(prepared, completion, claim, data.get("stream_options") or {})
-        try:
+            return self._stream(prepared, completion, stored, data.get("stream_options") or {})
+        with stored:
             reply = turn_complete(prepared)
-        except ApplicationError:
-            claim.resume_next = turn_resume_data(prepared)
-            raise
         return Response(completion(message_data(reply), reply.prompt_tokens, reply.completion_tokens))
 
     def _turn_request(self, data: dict[str, Any], resume: dict[str, str] | None) -> TurnRequest:
@@ -234,7 +232,7 @@ class ChatCompletionsApi(OpenAIApi):
             workspace=self.workspace,
             external_user_id=data["user"],
             conversation=conversation_parse(data["messages"]),
-            session_id=_uuid(session_id) if session_id is not None else None,
+            session_id=_session_id(session_id) if session_id is not None else None,
             model=data["model"],
             max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
             temperature=data.get("temperature"),
@@ -242,22 +240,17 @@ class ChatCompletionsApi(OpenAIApi):
         )
 
     def _stream(
-        self, prepared: PreparedTurn, completion: _Completion, claim: Claim, options: dict[str, Any]
+        self, prepared: PreparedTurn, completion: _Completion, stored: StoredClaim, options: dict[str, Any]
     ) -> StreamingHttpResponse:
-        def finish(status: int, result: Any) -> None:
+        def replay(result: Any) -> dict[str, Any]:
             # From the turn's worker: the stream is stored for a replay as chunks.
-            if result is None:
-                claim.resume_next = turn_resume_data(prepared)
-                idempotency_finish(claim, status=status, body=None)
-            else:
-                stored = completion(result["assistant_message"], None, None)
-                idempotency_finish(claim, status=status, body={**stored, "object": STREAM_REPLAY})
+            return {**completion(result["assistant_message"], None, None), "object": STREAM_REPLAY}
 
         release_connection()
         chunks = CompletionChunks(
             prepared, completion.created, include_usage=bool(options.get("include_usage"))
         )
-        return turn_stream(prepared, chunks, finish if claim.record is not None else None)
+        return turn_stream(prepared, chunks, stored.finish(replay))
 
 
 class _Completion:
@@ -284,14 +277,11 @@ class _Completion:
         )
 
 
-def _uuid(value: str) -> Any:
-    import uuid
-
-    try:
-        if not isinstance(value, str):
-            raise ValueError(value)
-        return uuid.UUID(value)
-    except ValueError:
+def _session_id(value: object) -> uuid.UUID:
+    """``metadata.session_id``: a UUID sent as a string, or a 400 naming it."""
+    session_id = uuid_of(value)
+    if session_id is None:
         raise ValidationFailed(
             "The request has invalid fields.", fields={"metadata.session_id": ["Must be a valid UUID."]}
-        ) from None
+        )
+    return session_id

@@ -5,7 +5,9 @@ else is sent to the login page), then the workspace, which is a 404 when it
 is outside the staff account's organizations (``workspaces.staff``) exactly
 as when it does not exist, then the page's model permissions (403). The
 workspace comes before the permission, as in the API, so that a 403 never
-tells an account that another organization's workspace exists.
+tells an account that another organization's workspace exists. A row the
+page asks a selector for (a session, a passage, a resource) that is not in
+the workspace is a 404 too (the selector's ``NotFound``).
 """
 
 from __future__ import annotations
@@ -48,11 +50,11 @@ def workspace_view(
         def inner(request: HttpRequest, workspace_id: Any, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
             try:
                 workspace = staff_workspace_get(user=request.user, workspace_id=workspace_id)
+                if not request.user.has_perms(permissions):
+                    raise PermissionDenied
+                return view(request, workspace, *args, **kwargs)
             except NotFound:
                 raise Http404 from None
-            if not request.user.has_perms(permissions):
-                raise PermissionDenied
-            return view(request, workspace, *args, **kwargs)
 
         return admin.site.admin_view(inner)
 

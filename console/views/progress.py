@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from console.progress import workspace_progress
 from console.uploads import UploadResult, upload_store
 from console.views.common import RETRY, UPLOAD, VIEW_PROGRESS, page_context, workspace_view
-from daneshyar.exceptions import NotFound, error_response
+from daneshyar.exceptions import error_response
 from resources import services
 from resources.selectors import resource_get
 from workspaces.models import Workspace
@@ -111,10 +111,7 @@ def _report(request: HttpRequest, result: UploadResult) -> None:
 @require_POST
 @workspace_view(RETRY)
 def retry(request: HttpRequest, workspace: Workspace, resource_id: Any) -> HttpResponse:
-    try:
-        resource = resource_get(workspace=workspace, resource_id=resource_id)
-    except NotFound:
-        raise Http404 from None
+    resource = resource_get(workspace=workspace, resource_id=resource_id)
     services.resource_reingest(resource=resource)
     if _wants_json(request):
         return JsonResponse({"status": "ok", "data": {"resource_id": str(resource.id)}}, status=202)

@@ -4,11 +4,10 @@ feedback, and each reply's outcome."""
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from typing import Any
 
 from django.db.models import Prefetch
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
@@ -20,8 +19,7 @@ from chat.selectors import message_list, session_get, session_search
 from console.dashboard import OUTCOME_STYLE
 from console.forms import TranscriptSearchForm
 from console.views.common import VIEW_TRANSCRIPTS, page_context, workspace_view
-from daneshyar.api import keyset_after
-from daneshyar.exceptions import NotFound
+from daneshyar.api import keyset_after, uuid_of
 from workspaces.models import Workspace
 
 PAGE_SIZE = 50
@@ -68,21 +66,21 @@ def _passage_url(workspace: Workspace, part: dict[str, Any]) -> str | None:
     source = part.get("source")
     if not isinstance(source, dict):
         return None
+    passage_id = uuid_of(source.get("passage_id"))
+    if passage_id is None:
+        return None
     try:
-        return reverse("console:passage", args=[workspace.id, uuid.UUID(str(source.get("passage_id")))])
-    except (ValueError, NoReverseMatch):
+        return reverse("console:passage", args=[workspace.id, passage_id])
+    except NoReverseMatch:
         return None
 
 
 @require_GET
 @workspace_view(VIEW_TRANSCRIPTS)
 def transcript(request: HttpRequest, workspace: Workspace, session_id: Any) -> HttpResponse:
-    try:
-        session = session_get(
-            workspace=workspace, session_id=session_id, external_user_id=None, include_console=True
-        )
-    except NotFound:
-        raise Http404 from None
+    session = session_get(
+        workspace=workspace, session_id=session_id, external_user_id=None, include_console=True
+    )
     rows = (
         message_list(session=session)
         .order_by("sequence")

@@ -13,8 +13,8 @@ from chat.backends.base import ChatMessage
 from chat.backends.scripted import ScriptedBackend
 from chat.models import Grounding, Message, Session
 from chat.prompting import HistoryTurn, PromptInputs, fit_messages
+from chat.services.messages import ReplyRecord, reply_store
 from chat.services.questions import question_store
-from chat.services.sessions import ReplyRecord, reply_store
 from retrieval.search import ScoredPassage
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant

@@ -386,7 +386,7 @@ def test_a_turn_makes_a_pinned_number_of_round_trips(owner: Tenant, scripted: Sc
     running the embedding model on each unit (retrieval/unit_vectors.py).
     Then the session's lock, the question's position, the question and the
     history became one statement, and a new session with its first question
-    another (chat/services/questions.py). A hybrid search went from three to
+    another (chat/services/messages.py). A hybrid search went from three to
     five statements to one (retrieval/search/hybrid.py)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

@@ -14,8 +14,8 @@ import pytest
 from django.db import connection, transaction
 
 from chat.models import Grounding, Message, Session
-from chat.services.questions import StoredQuestion, question_store
-from chat.services.sessions import ReplyRecord, reply_store
+from chat.services.messages import ReplyRecord, StoredQuestion, reply_store
+from chat.services.questions import question_store
 from daneshyar.exceptions import NotFound
 from tests.conftest import Tenant
 

@@ -15,8 +15,8 @@ from pytest_django import Settings
 from chat.backends import use_backend
 from chat.backends.openai_compatible import OpenAIBackend
 from chat.models import Grounding
+from chat.services.messages import ReplyRecord, reply_store
 from chat.services.questions import question_store
-from chat.services.sessions import ReplyRecord, reply_store
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.vllm_server import TcpForwarder, VllmServer

@@ -18,7 +18,7 @@ from django.utils import timezone
 from chat import analytics
 from chat.models import Feedback, Grounding, Message, MessageRole
 from chat.outcomes import ReplyOutcome
-from chat.services.sessions import CLIENT_MODEL
+from chat.services.messages import CLIENT_MODEL
 from console.charts import Bar, bar_list
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant

@@ -25,9 +25,11 @@ from daneshyar.api import (
     paginate,
     query_data,
     timestamp,
+    uuid_of,
+    uuid_or_404,
 )
 from daneshyar.database import database_from_url
-from daneshyar.exceptions import ValidationFailed
+from daneshyar.exceptions import NotFound, ValidationFailed
 from tests.conftest import Tenant
 from workspaces.models import Workspace
 
@@ -183,6 +185,36 @@ def test_a_uuid_field_takes_strings_only(value: object, valid: bool) -> None:
         assert body.validated_data["id"] == uuid.UUID(int=5)
     else:
         assert "id" in body.errors
+
+
+FIVE = uuid.UUID(int=5)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (FIVE, FIVE),
+        (str(FIVE), FIVE),
+        (FIVE.hex, FIVE),
+        (str(FIVE).upper(), FIVE),
+        ("not-a-uuid", None),
+        ("", None),
+        (str(FIVE) + "0", None),
+        (5, None),
+        (12345678901234567890123456789012, None),  # 32 digits as a string would spell one
+        (None, None),
+        ([str(FIVE)], None),
+    ],
+)
+def test_an_id_is_a_uuid_or_a_string_that_spells_one(value: object, expected: uuid.UUID | None) -> None:
+    assert uuid_of(value) == expected
+
+
+def test_a_malformed_id_is_a_404_like_a_missing_one() -> None:
+    assert uuid_or_404(str(FIVE)) == FIVE
+    for malformed in ("not-a-uuid", "", None, 5):
+        with pytest.raises(NotFound):
+            uuid_or_404(malformed)
 
 
 # DATABASE_URL

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from chat.backends.scripted import ScriptedBackend
@@ -104,6 +105,56 @@ def test_a_retry_after_a_503_answers_the_stored_question(owner: Tenant, scripted
     assert Session.objects.count() == 1
     # And the answer is replayed from then on.
     assert post(owner, chat_url(owner), body, "flaky").json() == retried.json()
+
+
+NATIVE = {"external_user_id": "u1", "message": "Is it there?"}
+OPENAI = {
+    "model": "smollm2-135m-instruct",
+    "messages": [{"role": "user", "content": "Is it there?"}],
+    "user": "u1",
+}
+# A stream's worker stores the turn on its own connection: those cases commit.
+COMMITTED = pytest.mark.django_db(transaction=True)
+ENTRANCES = [
+    pytest.param("chat/", NATIVE, id="chat"),
+    pytest.param("chat/stream/", NATIVE, id="stream", marks=COMMITTED),
+    pytest.param("openai/v1/chat/completions", OPENAI, id="openai"),
+    pytest.param(
+        "openai/v1/chat/completions", {**OPENAI, "stream": True}, id="openai-stream", marks=COMMITTED
+    ),
+]
+
+
+def _read(response: Any) -> Any:
+    """A response with its body read (a stream's worker has stored the turn when it ends)."""
+    if isinstance(response, StreamingHttpResponse):
+        b"".join(stream_of(response))
+    return response
+
+
+@pytest.mark.parametrize(("path", "body"), ENTRANCES)
+def test_every_entrance_resumes_a_failed_turn_from_its_stored_question(
+    owner: Tenant, scripted: ScriptedBackend, path: str, body: dict[str, Any]
+) -> None:
+    owner.workspace.on_generation_unavailable = "error"
+    owner.workspace.save()
+    scripted.replies = [LLMUnavailable()]
+    failed = _read(post(owner, chat_url(owner, path), body, "flaky"))
+    assert failed.status_code in (200, 503)  # a stream reports the failure as an event
+    record = IdempotencyRecord.objects.get()
+    assert (record.state, record.status_code) == ("resumable", 503)
+    scripted.replies = [json.dumps({"type": "answer", "parts": [{"text": "Now it works.", "passage": None}]})]
+    retried = _read(post(owner, chat_url(owner, path), body, "flaky"))
+    assert retried.status_code == 200 and "Idempotent-Replayed" not in retried
+    assert Session.objects.count() == 1
+    assert list(Message.objects.order_by("sequence").values_list("role", "content")) == [
+        ("user", "Is it there?"),
+        ("assistant", "Now it works."),
+    ]
+    assert IdempotencyRecord.objects.get().state == "done"
+    # And the answer is replayed from then on.
+    assert _read(post(owner, chat_url(owner, path), body, "flaky")).status_code == 200
+    assert Message.objects.count() == 2
 
 
 def test_a_request_refused_before_it_ran_stores_nothing(owner: Tenant, scripted: ScriptedBackend) -> None:

@@ -15,7 +15,7 @@ from chat.guard import Policy
 from chat.models import Grounding
 from chat.output import output_schema
 from chat.prompting import Counter, FittedPrompt, PromptInputs, fit_messages
-from chat.services.questions import StoredQuestion
+from chat.services.messages import StoredQuestion
 from chat.services.turn.context import TurnContext
 from chat.services.turn.decide import Decision, Intent
 from chat.services.turn.request import TurnRequest

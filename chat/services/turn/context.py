@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from chat import selectors
 from chat.prompting import HistoryTurn
-from chat.services.questions import StoredQuestion
+from chat.services.messages import StoredQuestion
 from chat.services.turn import clarify
 from resources.selectors import ready_resource_titled
 from workspaces.models import Workspace

@@ -12,7 +12,8 @@ from chat.backends.extractive import ExtractiveBackend
 from chat.models import Grounding
 from chat.prompting import QuestionTooLong, question_fits
 from chat.services.guard import guard_policy_load
-from chat.services.questions import StoredQuestion, question_resume, question_store
+from chat.services.messages import StoredQuestion
+from chat.services.questions import question_resume, question_store
 from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, token_counter, turn_compose
 from chat.services.turn.context import turn_context
 from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide

@@ -7,7 +7,7 @@ from chat.certificates import certificate_issue
 from chat.contract import MessageData, RetrievedPassage
 from chat.models import Message
 from chat.serializers import message_data
-from chat.services.sessions import ReplyRecord, reply_store
+from chat.services.messages import ReplyRecord, reply_store
 from chat.services.turn.compose import PreparedTurn
 from chat.services.turn.generate import TurnOutcome, calls_a_model, release_connection, turn_generate
 from daneshyar import timing
