@@ -50,10 +50,10 @@ gets a fixed answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import ClassVar, Literal
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem
+from chat.backends.base import BaseBackend
 from chat.backends.quantities import number_fit, question_numbers
 from chat.backends.scoring import (
     Assessment,
@@ -104,7 +104,8 @@ class ExtractiveBackend(BaseBackend):
     """Answers from the retrieved passages' own sentences (see the module doc)."""
 
     backend_name = "extractive"
-    generative = False
+    # No prompt, no generation: the turn calls answer() (BaseBackend's doc).
+    generative: ClassVar[Literal[False]] = False
     # It asks which subject is meant with a one-select form (chat/services/turn/clarify.py).
     supports_forms = True
 
@@ -132,20 +133,6 @@ class ExtractiveBackend(BaseBackend):
         if not chosen:
             return text_reply(NO_ANSWER_TEXT)
         return _answer([sentences[i] for i in chosen], passages)
-
-    # A prompt is never built for this engine: the turn service calls answer().
-    def generate(
-        self,
-        messages: list[ChatMessage],
-        *,
-        schema: JsonSchema,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Generation:
-        raise TypeError("the extractive engine does not generate; call answer()")
-
-    def stream(self, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
-        raise TypeError("the extractive engine does not generate; call answer()")
 
 
 def select_answer(

@@ -150,9 +150,14 @@ def test_number_ranges(question: str, sentence: str, fit: int) -> None:
     assert number_fit(question_numbers(question), sentence) == fit
 
 
-def test_the_engine_never_generates() -> None:
-    with pytest.raises(TypeError):
-        ExtractiveBackend("extractive").generate([], schema={})
+def test_the_engine_has_no_generation_interface() -> None:
+    """The turn asks ``generative`` (typed: it narrows a ``Backend``) and calls
+    ``answer``; the engine has no ``generate`` or ``stream`` that could be
+    called by mistake."""
+    engine = ExtractiveBackend("extractive")
+    assert engine.generative is False
+    assert not hasattr(engine, "generate")
+    assert not hasattr(engine, "stream")
 
 
 def test_overlapping_chunks_do_not_repeat_a_sentence() -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from chat.backends import BaseBackend, ChatMessage
+from chat.backends import Backend, BaseBackend, ChatMessage
 from chat.backends.base import JsonSchema
 from chat.contract import PromptTrace
 from chat.conversation import messages_hash
@@ -29,12 +29,10 @@ class TurnPlan:
     """What the server decided for a turn before storing anything."""
 
     model_id: str
-    backend: BaseBackend
+    backend: Backend
     grounding: Grounding
     # The workspace's output guard (rules, safe reply, claims checks).
     guard: Policy
-    # False for the extractive engine: no window, no history, no claims.
-    generative: bool
     # Tokens the prompt may take (None: no window known).
     budget: int | None
     count: Counter
@@ -43,13 +41,18 @@ class TurnPlan:
     def grounded(self) -> bool:
         return self.grounding == Grounding.DOCUMENTS
 
+    @property
+    def generative(self) -> bool:
+        """False for the extractive engine: no window, no history, no claims."""
+        return self.backend.generative
+
 
 @dataclass
 class PreparedTurn:
     question: StoredQuestion
     question_text: str
     model_id: str
-    backend: BaseBackend
+    backend: Backend
     grounding: Grounding
     # What retrieval returned, best first.
     retrieved: list[ScoredPassage]

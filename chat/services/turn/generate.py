@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from chat.backends import Generation, extractive_backend
+from chat.backends import BaseGenerativeBackend, Generation, extractive_backend
 from chat.backends.extractive import ExtractiveBackend
 from chat.guard import Verdict
 from chat.guard import evaluate as guard_evaluate
@@ -75,7 +75,7 @@ def calls_a_model(prepared: PreparedTurn) -> bool:
     """Whether generating this turn's reply calls a model server (the slow
     case): not for a reply decided before generation, nor for the
     extractive engine."""
-    return prepared.decision.reply is None and not isinstance(prepared.backend, ExtractiveBackend)
+    return prepared.decision.reply is None and prepared.backend.generative
 
 
 def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | None = None) -> TurnOutcome:
@@ -117,7 +117,7 @@ def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> T
         _emit(decided, on_delta)
         return TurnOutcome(decided, False, None, None, _ms_since(started), prepared.model_id, False, [])
     backend = prepared.backend
-    if isinstance(backend, ExtractiveBackend):
+    if not backend.generative:
         return _extracted(prepared, backend, started, on_delta, degraded=False)
     streamed: list[str] = []
 
@@ -127,7 +127,7 @@ def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> T
             on_delta(text)
 
     try:
-        return _generate(prepared, started, delta if on_delta is not None else None)
+        return _generate(prepared, backend, started, delta if on_delta is not None else None)
     except LLMUnavailable as exc:
         if prepared.on_generation_unavailable != GenerationFallback.EXTRACTIVE:
             raise
@@ -163,15 +163,20 @@ def _extracted(
     return outcome
 
 
-def _generate(prepared: PreparedTurn, started: float, on_delta: Callable[[str], None] | None) -> TurnOutcome:
+def _generate(
+    prepared: PreparedTurn,
+    backend: BaseGenerativeBackend,
+    started: float,
+    on_delta: Callable[[str], None] | None,
+) -> TurnOutcome:
     prompt_tokens: int | None = None
     completion_tokens = 0
     reply: ParsedReply | None = None
     for attempt in range(1, MAX_ATTEMPTS + 1):
         if on_delta is not None and attempt == 1:
-            generation = _stream_once(prepared, on_delta, DeltaExtractor())
+            generation = _stream_once(prepared, backend, on_delta, DeltaExtractor())
         else:
-            generation = prepared.backend.generate(
+            generation = backend.generate(
                 prepared.messages,
                 schema=prepared.schema,
                 max_tokens=prepared.max_tokens,
@@ -208,11 +213,14 @@ def _emit(reply: ParsedReply, on_delta: Callable[[str], None] | None) -> None:
 
 
 def _stream_once(
-    prepared: PreparedTurn, on_delta: Callable[[str], None], extractor: DeltaExtractor
+    prepared: PreparedTurn,
+    backend: BaseGenerativeBackend,
+    on_delta: Callable[[str], None],
+    extractor: DeltaExtractor,
 ) -> Generation:
     final: Generation | None = None
     chunks: list[str] = []
-    for item in prepared.backend.stream(
+    for item in backend.stream(
         prepared.messages,
         schema=prepared.schema,
         max_tokens=prepared.max_tokens,

@@ -8,7 +8,6 @@ from dataclasses import replace
 from django.conf import settings
 
 from chat.backends import get_backend, resolve_model
-from chat.backends.extractive import ExtractiveBackend
 from chat.models import Grounding
 from chat.prompting import QuestionTooLong, question_fits
 from chat.services.guard import guard_policy_load
@@ -63,7 +62,7 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
             context=context,
             resource_ids=request.resource_ids,
             allowed=request.allowed_resource_ids,
-            rewriter=plan.backend if plan.generative else None,
+            rewriter=plan.backend if plan.backend.generative else None,
         )
         with timing.phase("decide"):
             decision = turn_decide(
@@ -96,14 +95,12 @@ def _plan(request: TurnRequest) -> TurnPlan:
     grounding = (
         Grounding.DOCUMENTS if ready_resources_exist(workspace=workspace) else Grounding.GENERAL_KNOWLEDGE
     )
-    generative = not isinstance(backend, ExtractiveBackend)
     return TurnPlan(
         model_id=model_id,
         backend=backend,
         grounding=grounding,
         guard=guard_policy_load(workspace=workspace),
-        generative=generative,
-        budget=prompt_budget(backend) if generative else None,
+        budget=prompt_budget(backend) if backend.generative else None,
         count=token_counter(backend),
     )
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from chat.backends import BaseBackend
+from chat.backends import BaseGenerativeBackend
 from chat.services.turn.context import TurnContext
 from chat.services.turn.contextual import RetrievalQuery, contextual_search, needs_context, retrieval_queries
 from chat.services.turn.rewrite import query_rewrite
@@ -41,7 +41,7 @@ def turn_retrieve(
     workspace: Workspace,
     context: TurnContext,
     resource_ids: Sequence[uuid.UUID],
-    rewriter: BaseBackend | None = None,
+    rewriter: BaseGenerativeBackend | None = None,
     allowed: Sequence[uuid.UUID] | None = None,
 ) -> Retrieval:
     """The workspace's passages for the turn's question, best first (widened

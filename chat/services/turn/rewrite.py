@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
-from chat.backends import BaseBackend, ChatMessage
+from chat.backends import BaseGenerativeBackend, ChatMessage
 from chat.prompting import HistoryTurn
 from daneshyar.exceptions import ApplicationError
 
@@ -39,7 +39,9 @@ REWRITE_INSTRUCTIONS = (
 )
 
 
-def query_rewrite(backend: BaseBackend, *, question: str, turns: Sequence[HistoryTurn]) -> str | None:
+def query_rewrite(
+    backend: BaseGenerativeBackend, *, question: str, turns: Sequence[HistoryTurn]
+) -> str | None:
     """The standalone question, or None (declined, failed, timed out or unusable)."""
     recent = list(turns)[-REWRITE_TURNS:]
     transcript = "\n".join(
