@@ -26,6 +26,7 @@ from chat.serializers import (
 from chat.services.turn import (
     PreparedTurn,
     TurnRequest,
+    TurnResume,
     release_connection,
     reply_data,
     turn_complete,
@@ -115,7 +116,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> tuple[PreparedTurn, Stored
             model=data.get("model"),
             include_prompt_trace=data["include_prompt_trace"],
             certificate=data["certificate"],
-            resume=request_claim(request).resume,
+            resume=TurnResume.from_json(request_claim(request).resume),
         )
     )
     # The question is stored: a retry with the same Idempotency-Key answers it.

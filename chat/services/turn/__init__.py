@@ -28,7 +28,7 @@ from chat.services.turn.generate import (
     turn_generate,
 )
 from chat.services.turn.prepare import turn_prepare
-from chat.services.turn.request import TurnRequest
+from chat.services.turn.request import TurnRequest, TurnResume
 from chat.services.turn.retrieve import turn_retrieve
 from chat.services.turn.store import (
     reply_data,
@@ -45,6 +45,7 @@ __all__ = [
     "PreparedTurn",
     "TurnOutcome",
     "TurnRequest",
+    "TurnResume",
     "prompt_budget",
     "release_connection",
     "reply_data",

@@ -131,9 +131,13 @@ def _question_check(request: TurnRequest, plan: TurnPlan) -> None:
 def _question_save(request: TurnRequest) -> StoredQuestion:
     """The stored question: a new one, or the one a failed attempt stored
     (an Idempotency-Key retry)."""
-    if request.resume is not None:
+    resume = request.resume
+    if resume is not None:
         return question_resume(
-            workspace=request.workspace, external_user_id=request.external_user_id, resume=request.resume
+            workspace=request.workspace,
+            external_user_id=request.external_user_id,
+            question_id=resume.question_id,
+            session_created=resume.session_created,
         )
     conversation = request.conversation
     return question_store(

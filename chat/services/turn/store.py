@@ -3,6 +3,8 @@ API, and what an Idempotency-Key retry needs to resume a failed turn."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from chat.certificates import certificate_issue
 from chat.contract import MessageData, RetrievedPassage
 from chat.models import Message
@@ -10,6 +12,7 @@ from chat.serializers import message_data
 from chat.services.messages import ReplyRecord, reply_store
 from chat.services.turn.compose import PreparedTurn
 from chat.services.turn.generate import TurnOutcome, calls_a_model, release_connection, turn_generate
+from chat.services.turn.request import TurnResume
 from daneshyar import timing
 from daneshyar.exceptions import ApplicationError
 
@@ -61,13 +64,15 @@ def turn_existing_reply(prepared: PreparedTurn) -> Message | None:
     ).first()
 
 
-def turn_resume_data(prepared: PreparedTurn) -> dict[str, str]:
-    """What an Idempotency-Key retry needs to answer this turn's stored question."""
-    return {
-        "session_id": str(prepared.question.session.id),
-        "question_id": str(prepared.question.message.id),
-        "created": "1" if prepared.question.created else "0",
-    }
+def turn_resume_data(prepared: PreparedTurn) -> dict[str, Any]:
+    """What an Idempotency-Key retry needs to answer this turn's stored
+    question, as the key's record stores it (:meth:`TurnResume.from_json`
+    reads it back)."""
+    question = prepared.question
+    resume = TurnResume(
+        session_id=question.session.id, question_id=question.message.id, session_created=question.created
+    )
+    return resume.as_json()
 
 
 def turn_error_details(prepared: PreparedTurn, exc: ApplicationError) -> ApplicationError:
