@@ -225,7 +225,7 @@ def run_turn(
 
 
 def documents_of(prepared: Any, filenames: dict[Any, str]) -> list[str]:
-    return list(dict.fromkeys(filenames[p.resource_id] for p in prepared.retrieved))
+    return list(dict.fromkeys(filenames[p.resource_id] for p in prepared.retrieval.passages))
 
 
 def measure_service(tasks: list[Task], workspaces: dict[str, Any], model: str) -> Tally:

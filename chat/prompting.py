@@ -155,7 +155,7 @@ class QuestionTooLong(ValueError):
         self.budget = budget
 
 
-@dataclass
+@dataclass(frozen=True)
 class FittedPrompt:
     """The messages sent to the model and what was left out to fit its window."""
 

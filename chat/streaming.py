@@ -178,7 +178,7 @@ class NativeEvents:
     def opening(self) -> Iterator[bytes]:
         question = self.prepared.question
         yield sse("session", session_summary(question.session, created=question.created))
-        if self.prepared.include_trace:
+        if self.prepared.request.include_prompt_trace:
             yield sse("prompt_trace", self.prepared.trace())
 
     def encode(self, event: Event) -> Iterator[bytes]:

@@ -158,7 +158,7 @@ class ChatApi(EndUserApi):
             "user_message": message_data(question.message),
             "assistant_message": reply_data(prepared, reply),
         }
-        if prepared.include_trace:
+        if prepared.request.include_prompt_trace:
             data["prompt_trace"] = prepared.trace()
         return ok(data)
 

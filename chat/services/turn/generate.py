@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db import connection
 
@@ -40,7 +40,7 @@ MAX_ATTEMPTS = 2
 RETRY_TEMPERATURE = 0.7
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnOutcome:
     reply: ParsedReply
     is_fallback: bool
@@ -75,7 +75,7 @@ def calls_a_model(prepared: PreparedTurn) -> bool:
     """Whether generating this turn's reply calls a model server (the slow
     case): not for a reply decided before generation, nor for the
     extractive engine."""
-    return prepared.decision.reply is None and prepared.backend.generative
+    return prepared.decision.reply is None and prepared.plan.backend.generative
 
 
 def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | None = None) -> TurnOutcome:
@@ -88,7 +88,7 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
     propagates. ``LLMError`` (the server rejected the request) always does.
     """
     # A guard that may replace the reply holds the stream back until it is checked.
-    held = on_delta is not None and prepared.guard.blocks
+    held = on_delta is not None and prepared.plan.guard.blocks
     outcome = _answer(prepared, None if held else on_delta)
     outcome = _guarded(prepared, outcome)
     if held or outcome.original is not None:
@@ -98,15 +98,14 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
 
 def _guarded(prepared: PreparedTurn, outcome: TurnOutcome) -> TurnOutcome:
     """The outcome with the citation check and the workspace's guard applied."""
-    outcome.reply = citations_check(outcome.reply, outcome.passages, prepared.user_texts)
-    verdict = guard_evaluate(prepared.guard, outcome.reply.response, outcome.reply.claims)
+    guard = prepared.plan.guard
+    reply = citations_check(outcome.reply, outcome.passages, prepared.user_texts)
+    verdict = guard_evaluate(guard, reply.response, reply.claims)
     if verdict is None:
-        return outcome
-    outcome.guard = verdict
+        return replace(outcome, reply=reply)
     if verdict.action == "block":
-        outcome.original = outcome.reply
-        outcome.reply = safe_reply(prepared.guard.safe_reply)
-    return outcome
+        return replace(outcome, reply=safe_reply(guard.safe_reply), guard=verdict, original=reply)
+    return replace(outcome, reply=reply, guard=verdict)
 
 
 def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> TurnOutcome:
@@ -115,8 +114,8 @@ def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> T
     if decided is not None:
         # Small talk, the documents don't say, or "which one do you mean?": no model runs.
         _emit(decided, on_delta)
-        return TurnOutcome(decided, False, None, None, _ms_since(started), prepared.model_id, False, [])
-    backend = prepared.backend
+        return TurnOutcome(decided, False, None, None, _ms_since(started), prepared.plan.model_id, False, [])
+    backend = prepared.plan.backend
     if not backend.generative:
         return _extracted(prepared, backend, started, on_delta, degraded=False)
     streamed: list[str] = []
@@ -129,7 +128,7 @@ def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> T
     try:
         return _generate(prepared, backend, started, delta if on_delta is not None else None)
     except LLMUnavailable as exc:
-        if prepared.on_generation_unavailable != GenerationFallback.EXTRACTIVE:
+        if prepared.request.workspace.on_generation_unavailable != GenerationFallback.EXTRACTIVE:
             raise
         logger.warning("Generation unavailable (%s); answering with the extractive engine", exc.message)
         on_fallback = None if streamed else on_delta
@@ -146,21 +145,22 @@ def _extracted(
 ) -> TurnOutcome:
     """The extractive engine's answer, from the sentences the decision scored;
     when no sentence answers, the workspace's no-answer reply (grounding none)."""
+    retrieved = prepared.retrieval.passages
     reply = engine.answer(
-        prepared.focus or prepared.question_text,
-        prepared.retrieved,
+        prepared.context.focus,
+        retrieved,
         grounded=prepared.grounded,
         assessment=prepared.decision.assessment,
-        context=prepared.scoring_context,
+        context=prepared.retrieval.scoring_context,
     )
     grounding = None
     if prepared.grounded and not any(part["source"] for part in reply.response["parts"]):
-        reply, grounding = text_reply(prepared.no_answer_text), Grounding.NONE
+        reply, grounding = text_reply(prepared.request.workspace.no_answer_text), Grounding.NONE
     _emit(reply, on_delta)
-    passages = prepared.retrieved if grounding is None else []
-    outcome = TurnOutcome(reply, False, None, None, _ms_since(started), engine.model_id, degraded, passages)
-    outcome.grounding = grounding
-    return outcome
+    passages = retrieved if grounding is None else []
+    return TurnOutcome(
+        reply, False, None, None, _ms_since(started), engine.model_id, degraded, passages, grounding=grounding
+    )
 
 
 def _generate(
@@ -180,7 +180,7 @@ def _generate(
                 prepared.messages,
                 schema=prepared.schema,
                 max_tokens=prepared.max_tokens,
-                temperature=RETRY_TEMPERATURE if attempt > 1 else prepared.temperature,
+                temperature=RETRY_TEMPERATURE if attempt > 1 else prepared.request.temperature,
             )
         prompt_tokens = generation.prompt_tokens if generation.prompt_tokens is not None else prompt_tokens
         completion_tokens += generation.completion_tokens or 0
@@ -195,7 +195,7 @@ def _generate(
         prompt_tokens,
         completion_tokens or None,
         _ms_since(started),
-        prepared.model_id,
+        prepared.plan.model_id,
         False,
         prepared.passages,
     )
@@ -224,7 +224,7 @@ def _stream_once(
         prepared.messages,
         schema=prepared.schema,
         max_tokens=prepared.max_tokens,
-        temperature=prepared.temperature,
+        temperature=prepared.request.temperature,
     ):
         if isinstance(item, Generation):
             final = item

@@ -50,7 +50,7 @@ def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
 def reply_data(prepared: PreparedTurn, message: Message) -> MessageData:
     """The stored reply in API shape, signed when the request asked for a certificate."""
     data = message_data(message)
-    if prepared.certificate:
+    if prepared.request.certificate:
         data["certificate"] = certificate_issue(message, workspace_id=prepared.question.session.workspace_id)
     return data
 
