@@ -210,7 +210,7 @@ def outcome_of(message: Any) -> str:
 def run_turn(
     api_key: Any, workspace: Any, messages: list[dict[str, str]], user: str, model: str
 ) -> tuple[Any, Any]:
-    from chat.conversation import conversation_parse
+    from chat.message_list import conversation_parse
     from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 
     request = TurnRequest(

@@ -28,7 +28,7 @@ from django.conf import settings
 from django.utils.safestring import SafeString
 
 from chat.contract import PromptTrace, Reply
-from chat.conversation import Conversation
+from chat.message_list import Conversation
 from chat.models import CONSOLE_USER_PREFIX, Message, Session
 from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 from console.highlight import highlight_terms

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chat.contract import ChatResult
-from chat.conversation import Conversation, conversation_parse
+from chat.message_list import Conversation, conversation_parse
 from chat.serializers import (
     ChatResultSchema,
     ExternalUserIdField,

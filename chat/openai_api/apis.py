@@ -25,7 +25,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.conversation import conversation_parse
+from chat.message_list import conversation_parse
 from chat.openai_api import shapes
 from chat.openai_api.streaming import STREAM_REPLAY, CompletionChunks, completion_replay
 from chat.serializers import ExternalUserIdField, MessagesField, message_data

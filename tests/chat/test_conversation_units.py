@@ -14,7 +14,12 @@ from chat.backends.base import Generation
 from chat.backends.scripted import ScriptedBackend
 from chat.prompting import HistoryTurn
 from chat.services.turn import clarify
-from chat.services.turn.contextual import CONTEXT_MAX_CHARS, CONTEXT_WEIGHT, needs_context, retrieval_queries
+from chat.services.turn.followup_search import (
+    CONTEXT_MAX_CHARS,
+    CONTEXT_WEIGHT,
+    needs_context,
+    retrieval_queries,
+)
 from chat.services.turn.rewrite import query_rewrite
 from chat.services.turn.smalltalk import is_small_talk
 

@@ -9,15 +9,11 @@ from typing import Any
 
 import pytest
 
-from chat.backends.extractive import (
-    NO_DOCUMENTS_TEXT,
-    ExtractiveBackend,
-    number_fit,
-    question_numbers,
-    split_sentences,
-)
+from chat.backends.extractive import NO_DOCUMENTS_TEXT, ExtractiveBackend
+from chat.quantities import number_fit, question_numbers
 from retrieval.models import Passage
 from retrieval.search import ScoredPassage
+from retrieval.units import split_sentences
 from tests.chat.helpers import ingest_text, sse_events, stream_of
 from tests.conftest import Tenant
 

@@ -10,14 +10,14 @@ from django.conf import settings
 from chat.backends import Backend, BaseBackend, ChatMessage
 from chat.backends.base import JsonSchema
 from chat.contract import PromptTrace
-from chat.conversation import messages_hash
-from chat.guard import Policy
+from chat.message_list import messages_hash
 from chat.models import Grounding
 from chat.output import output_schema
+from chat.output_guard import Policy
 from chat.prompting import Counter, FittedPrompt, PromptInputs, fit_messages
 from chat.services.messages import StoredQuestion
-from chat.services.turn.context import TurnContext
 from chat.services.turn.decide import Decision, Intent
+from chat.services.turn.history import TurnContext
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval
 from daneshyar.exceptions import ApplicationError

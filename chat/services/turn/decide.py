@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from chat.backends.extractive import Assessment, assess
+from chat.answerability import Assessment, assess
 from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify
-from chat.services.turn.context import TurnContext
+from chat.services.turn.history import TurnContext
 from retrieval.search import ScoredPassage
 from workspaces.models import Workspace
 

@@ -13,8 +13,6 @@ from django.db import connection
 
 from chat.backends import BaseGenerativeBackend, Generation, extractive_backend
 from chat.backends.extractive import ExtractiveBackend
-from chat.guard import Verdict
-from chat.guard import evaluate as guard_evaluate
 from chat.models import Grounding
 from chat.output import (
     InvalidOutput,
@@ -25,6 +23,8 @@ from chat.output import (
     safe_reply,
     text_reply,
 )
+from chat.output_guard import Verdict
+from chat.output_guard import evaluate as guard_evaluate
 from chat.partial_json import DeltaExtractor
 from chat.services.turn.compose import PreparedTurn
 from daneshyar.exceptions import LLMUnavailable

@@ -10,12 +10,12 @@ from django.conf import settings
 from chat.backends import get_backend, resolve_model
 from chat.models import Grounding
 from chat.prompting import QuestionTooLong, question_fits
-from chat.services.guard import guard_policy_load
+from chat.services.guard_policies import guard_policy_load
 from chat.services.messages import StoredQuestion
 from chat.services.questions import question_resume, question_store
 from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, token_counter, turn_compose
-from chat.services.turn.context import turn_context
 from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
+from chat.services.turn.history import turn_context
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval, retrieval_ahead, turn_retrieve
 from chat.services.turn.scope import turn_resource_scope

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chat.conversation import Conversation
+from chat.message_list import Conversation
 from workspaces.models import Workspace
 from workspaces.principals import Principal
 

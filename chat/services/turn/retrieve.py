@@ -1,5 +1,5 @@
 """A turn's retrieval: the passages its prompt may cite, found with the
-conversation (``contextual.py``)."""
+conversation (``followup_search.py``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from chat.backends import BaseGenerativeBackend
-from chat.services.turn.context import TurnContext
-from chat.services.turn.contextual import RetrievalQuery, contextual_search, needs_context, retrieval_queries
+from chat.services.turn.followup_search import (
+    RetrievalQuery,
+    followup_search,
+    needs_context,
+    retrieval_queries,
+)
+from chat.services.turn.history import TurnContext
 from chat.services.turn.rewrite import query_rewrite
 from daneshyar import background, timing
 from retrieval.embeddings import embed_ahead
@@ -73,7 +78,7 @@ def turn_retrieve(
         named = named or list(allowed)
     if chosen is not None:
         named = [chosen]
-    result = contextual_search(
+    result = followup_search(
         workspace=workspace,
         queries=queries,
         resource_ids=named,

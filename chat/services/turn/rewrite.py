@@ -2,9 +2,9 @@
 
 One short call (at most ``REWRITE_MAX_TOKENS``, greedy, within
 ``QUERY_REWRITE_TIMEOUT_SECONDS``), made only when the question leans on the
-conversation (``contextual.needs_context``, decided from its words). The
+conversation (``followup_search.needs_context``, decided from its words). The
 rewrite is searched beside the question and the conversation
-(``contextual.retrieval_queries``); when the backend declines, times out,
+(``followup_search.retrieval_queries``); when the backend declines, times out,
 fails or answers nonsense, the turn retrieves without it — the
 non-generative contextualizer alone.
 """

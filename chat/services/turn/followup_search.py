@@ -106,20 +106,20 @@ def retrieval_queries(
 
 
 @dataclass(frozen=True)
-class ContextualResult:
+class FollowupSearchResult:
     passages: list[ScoredPassage]
     # Every query searched, ``later`` ones included.
     queries: list[RetrievalQuery]
 
 
-def contextual_search(
+def followup_search(
     *,
     workspace: Workspace,
     queries: Sequence[RetrievalQuery],
     resource_ids: Sequence[uuid.UUID] = (),
     cited_resource_ids: Sequence[uuid.UUID] = (),
     later: Callable[[], Sequence[RetrievalQuery]] | None = None,
-) -> ContextualResult:
+) -> FollowupSearchResult:
     """The workspace's passages for these queries, best first (rules above).
 
     One query is an ordinary search. With more, each list is searched
@@ -135,7 +135,7 @@ def contextual_search(
     named = list(resource_ids)
     if len(queries) == 1 and not cited_resource_ids and later is None:
         found_one = search(workspace=workspace, query=queries[0].text, resource_ids=named or None)
-        return ContextualResult(found_one, list(queries))
+        return FollowupSearchResult(found_one, list(queries))
     depth = max(workspace.widened_top_k if named else workspace.top_k, CANDIDATES_PER_QUERY)
     dense_leg = Legs.configured().dense
 
@@ -165,7 +165,7 @@ def contextual_search(
     }
     ordered = sorted(scores, key=lambda pid: (-scores[pid], str(pid)))
     chosen = _kept(ordered, found, workspace=workspace, named=named)
-    return ContextualResult(
+    return FollowupSearchResult(
         [replace(found[pid], score=scores[pid], rank=rank) for rank, pid in enumerate(chosen, start=1)],
         [query for query, _ in lists],
     )
