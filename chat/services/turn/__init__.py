@@ -23,7 +23,7 @@ from chat.services.turn.compose import PreparedTurn, prompt_budget
 from chat.services.turn.generate import (
     MAX_ATTEMPTS,
     RETRY_TEMPERATURE,
-    TurnOutcome,
+    GeneratedTurn,
     release_connection,
     turn_generate,
 )
@@ -42,8 +42,8 @@ from chat.services.turn.store import (
 __all__ = [
     "MAX_ATTEMPTS",
     "RETRY_TEMPERATURE",
+    "GeneratedTurn",
     "PreparedTurn",
-    "TurnOutcome",
     "TurnRequest",
     "TurnResume",
     "prompt_budget",

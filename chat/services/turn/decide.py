@@ -85,7 +85,7 @@ def turn_decide(
             clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
             for c in assessment.per_document()
         ]
-        asked = clarify.ambiguous(context.focus, context.earlier, candidates, threshold=threshold)
+        asked = clarify.ambiguous(context.focus, context.earlier_questions, candidates, threshold=threshold)
         if asked:
             return Decision(
                 Intent.CLARIFY,

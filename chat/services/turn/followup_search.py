@@ -72,9 +72,9 @@ class RetrievalQuery:
     weight: float
 
 
-def needs_context(question: str, earlier: Sequence[str]) -> bool:
+def needs_context(question: str, earlier_questions: Sequence[str]) -> bool:
     """Whether ``question`` leans on the earlier user turns (cheap: its words only)."""
-    if not earlier:
+    if not earlier_questions:
         return False
     words = WORD.findall(question.lower())
     if any(word in ANAPHORA for word in words):
@@ -87,18 +87,18 @@ def needs_context(question: str, earlier: Sequence[str]) -> bool:
 
 
 def retrieval_queries(
-    question: str, earlier: Sequence[str], *, rewrite: str | None = None
+    question: str, earlier_questions: Sequence[str], *, rewrite: str | None = None
 ) -> list[RetrievalQuery]:
     """What to search for this turn: the question, and for a follow-up the
     question with the conversation (and the model's rewrite, when there is one).
 
-    ``earlier``: the earlier user turns, oldest first.
+    ``earlier_questions``: the earlier user turns, oldest first.
     """
     limit = settings.MAX_QUERY_CHARS
     queries = [RetrievalQuery(question[:limit], 1.0)]
-    if not needs_context(question, earlier):
+    if not needs_context(question, earlier_questions):
         return queries
-    joined = " ".join([question, *reversed(earlier)])[:CONTEXT_MAX_CHARS]
+    joined = " ".join([question, *reversed(earlier_questions)])[:CONTEXT_MAX_CHARS]
     queries.append(RetrievalQuery(joined, CONTEXT_WEIGHT))
     if rewrite and rewrite.strip() and rewrite.strip() != question.strip():
         queries.append(RetrievalQuery(rewrite.strip()[:limit], 1.0))

@@ -41,7 +41,10 @@ RETRY_TEMPERATURE = 0.7
 
 
 @dataclass(frozen=True)
-class TurnOutcome:
+class GeneratedTurn:
+    """What :func:`turn_generate` returns: the reply, checked, and how it came
+    about; :func:`chat.services.turn.turn_finish` stores it."""
+
     reply: ParsedReply
     is_fallback: bool
     prompt_tokens: int | None
@@ -78,7 +81,7 @@ def calls_a_model(prepared: PreparedTurn) -> bool:
     return prepared.decision.reply is None and prepared.plan.backend.generative
 
 
-def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | None = None) -> TurnOutcome:
+def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | None = None) -> GeneratedTurn:
     """Run the model (no database access). With ``on_delta`` the first attempt
     streams; the retry after an invalid reply does not (its text replaces the
     streamed one in the final message).
@@ -89,32 +92,34 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
     """
     # A guard that may replace the reply holds the stream back until it is checked.
     held = on_delta is not None and prepared.plan.guard.blocks
-    outcome = _answer(prepared, None if held else on_delta)
-    outcome = _guarded(prepared, outcome)
-    if held or outcome.original is not None:
-        _emit(outcome.reply, on_delta)
-    return outcome
+    generated = _answer(prepared, None if held else on_delta)
+    generated = _guarded(prepared, generated)
+    if held or generated.original is not None:
+        _emit(generated.reply, on_delta)
+    return generated
 
 
-def _guarded(prepared: PreparedTurn, outcome: TurnOutcome) -> TurnOutcome:
-    """The outcome with the citation check and the workspace's guard applied."""
+def _guarded(prepared: PreparedTurn, generated: GeneratedTurn) -> GeneratedTurn:
+    """The generated reply with the citation check and the workspace's guard applied."""
     guard = prepared.plan.guard
-    reply = citations_check(outcome.reply, outcome.passages, prepared.user_texts)
+    reply = citations_check(generated.reply, generated.passages, prepared.user_texts)
     verdict = guard_evaluate(guard, reply.response, reply.claims)
     if verdict is None:
-        return replace(outcome, reply=reply)
+        return replace(generated, reply=reply)
     if verdict.action == "block":
-        return replace(outcome, reply=safe_reply(guard.safe_reply), guard=verdict, original=reply)
-    return replace(outcome, reply=reply, guard=verdict)
+        return replace(generated, reply=safe_reply(guard.safe_reply), guard=verdict, original=reply)
+    return replace(generated, reply=reply, guard=verdict)
 
 
-def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> TurnOutcome:
+def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> GeneratedTurn:
     started = time.monotonic()
     decided = prepared.decision.reply
     if decided is not None:
         # Small talk, the documents don't say, or "which one do you mean?": no model runs.
         _emit(decided, on_delta)
-        return TurnOutcome(decided, False, None, None, _ms_since(started), prepared.plan.model_id, False, [])
+        return GeneratedTurn(
+            decided, False, None, None, _ms_since(started), prepared.plan.model_id, False, []
+        )
     backend = prepared.plan.backend
     if not backend.generative:
         return _extracted(prepared, backend, started, on_delta, degraded=False)
@@ -142,7 +147,7 @@ def _extracted(
     on_delta: Callable[[str], None] | None,
     *,
     degraded: bool,
-) -> TurnOutcome:
+) -> GeneratedTurn:
     """The extractive engine's answer, from the sentences the decision scored;
     when no sentence answers, the workspace's no-answer reply (grounding none)."""
     retrieved = prepared.retrieval.passages
@@ -158,7 +163,7 @@ def _extracted(
         reply, grounding = text_reply(prepared.request.workspace.no_answer_text), Grounding.NONE
     _emit(reply, on_delta)
     passages = retrieved if grounding is None else []
-    return TurnOutcome(
+    return GeneratedTurn(
         reply, False, None, None, _ms_since(started), engine.model_id, degraded, passages, grounding=grounding
     )
 
@@ -168,7 +173,7 @@ def _generate(
     backend: BaseGenerativeBackend,
     started: float,
     on_delta: Callable[[str], None] | None,
-) -> TurnOutcome:
+) -> GeneratedTurn:
     prompt_tokens: int | None = None
     completion_tokens = 0
     reply: ParsedReply | None = None
@@ -189,7 +194,7 @@ def _generate(
             break
         except InvalidOutput as exc:
             logger.warning("Invalid generation (attempt %d of %d): %s", attempt, MAX_ATTEMPTS, exc)
-    return TurnOutcome(
+    return GeneratedTurn(
         reply if reply is not None else fallback_reply(),
         reply is None,
         prompt_tokens,

@@ -55,9 +55,9 @@ def turn_retrieve(
     end-user token's resources, when given). ``rewriter``: a generative
     backend that may make a follow-up standalone first."""
     question = context.focus
-    queries = retrieval_queries(question, context.earlier)
+    queries = retrieval_queries(question, context.earlier_questions)
     pending: Future[str | None] | None = None
-    if rewriter is not None and needs_context(question, context.earlier):
+    if rewriter is not None and needs_context(question, context.earlier_questions):
         # The model's call runs while the other queries are searched.
         pending = background.submit(query_rewrite, rewriter, question=question, turns=context.turns)
 
@@ -66,7 +66,7 @@ def turn_retrieve(
             return []
         with timing.phase("rewrite"):
             rewrite = pending.result()
-        return retrieval_queries(question, context.earlier, rewrite=rewrite)[len(queries) :]
+        return retrieval_queries(question, context.earlier_questions, rewrite=rewrite)[len(queries) :]
 
     named = list(resource_ids)
     chosen = context.chosen
