@@ -82,7 +82,7 @@ def main() -> None:
     _django.setup("answers")
     from django.conf import settings
 
-    from chat.backends import scoring as engine  # the weights of a sentence's score
+    from chat import answerability as engine  # the weights of a sentence's score
     from chat.services.turn import turn_complete, turn_prepare
     from workspaces import services as tenancy
     from workspaces.models import ApiKeyScope
@@ -144,7 +144,7 @@ def _run(
     turn_prepare: Any,
     turn_complete: Any,
 ) -> Tally:
-    from chat.conversation import Conversation
+    from chat.message_list import Conversation
     from chat.services.turn import TurnRequest
 
     tally = Tally()

@@ -210,7 +210,7 @@ def outcome_of(message: Any) -> str:
 def run_turn(
     api_key: Any, workspace: Any, messages: list[dict[str, str]], user: str, model: str
 ) -> tuple[Any, Any]:
-    from chat.conversation import conversation_parse
+    from chat.message_list import conversation_parse
     from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 
     request = TurnRequest(
@@ -225,7 +225,7 @@ def run_turn(
 
 
 def documents_of(prepared: Any, filenames: dict[Any, str]) -> list[str]:
-    return list(dict.fromkeys(filenames[p.resource_id] for p in prepared.retrieved))
+    return list(dict.fromkeys(filenames[p.resource_id] for p in prepared.retrieval.passages))
 
 
 def measure_service(tasks: list[Task], workspaces: dict[str, Any], model: str) -> Tally:

@@ -13,7 +13,7 @@ storing the reply); generation is the scripted backend (a stand-in for a
 generative model) answering an ordinary English reply of ``--reply-words``
 words at once. Printed: the median and slowest turn with no rules and with the
 50 rules, whether any turn was flagged, and the guard's own evaluation of the
-reply (``chat.guard.evaluate``) alone.
+reply (``chat.output_guard.evaluate``) alone.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ _django.setup("guard")
 from django.conf import settings  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
-from chat import guard  # noqa: E402
+from chat import output_guard as guard  # noqa: E402
 from chat.backends import use_backend  # noqa: E402
 from chat.backends.scripted import ScriptedBackend  # noqa: E402
 from chat.contract import ResponseType  # noqa: E402

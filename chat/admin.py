@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, Streami
 from django.utils import timezone
 
 from chat.models import Feedback, Message, ReviewItem, Session
-from chat.services.guard import review_mark
+from chat.services.guard_policies import review_mark
 from chat.transcripts.export import transcript_export_lines
 from chat.transcripts.redaction import default_redactor
 from workspaces.admin import OrganizationScopedAdmin, ScopedRelatedFilter

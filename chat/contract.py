@@ -166,7 +166,7 @@ class Provenance(TypedDict):
 
 
 class GuardData(TypedDict):
-    """What the workspace's output guard did to a reply (chat/guard.py)."""
+    """What the workspace's output guard did to a reply (chat/output_guard.py)."""
 
     action: str  # "flag" | "block"
     rule_ids: list[str]

@@ -18,7 +18,7 @@ has exactly one outcome; the first rule that matches wins:
    workspace with nothing ready: ``grounding`` tells those apart).
 
 0. ``guard_blocked`` / ``guard_flagged``: the output guard blocked or
-   flagged the reply (chat/guard.py) — what a curator looks at first.
+   flagged the reply (chat/output_guard.py) — what a curator looks at first.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def reply_outcome(prefix: str = "") -> Case:
     group by; ``prefix`` leads from the queried model to the message (e.g.
     ``"message__"`` for feedback)."""
     rules: list[Any] = [
-        # The output guard's outcomes come first (chat/guard.py).
+        # The output guard's outcomes come first (chat/output_guard.py).
         When(**{f"{prefix}guard__action": "block"}, then=Value(ReplyOutcome.GUARD_BLOCKED.value)),
         When(**{f"{prefix}guard__action": "flag"}, then=Value(ReplyOutcome.GUARD_FLAGGED.value)),
         When(**{f"{prefix}is_fallback": True}, then=Value(ReplyOutcome.FALLBACK.value)),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chat.contract import (
@@ -109,7 +109,7 @@ class InvalidOutput(ValueError):
     """The model's reply does not satisfy the contract (retry, then fall back)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ParsedReply:
     """A validated reply in API shape, plus what was dropped on the way."""
 
@@ -174,7 +174,7 @@ def parse_reply(raw: str, passages: list[ScoredPassage]) -> ParsedReply:
     claims = data.get("claims")
     if isinstance(claims, list):
         # Only a JSON true counts as a "yes".
-        parsed.claims = [value is True for value in claims]
+        parsed = replace(parsed, claims=[value is True for value in claims])
     return parsed
 
 

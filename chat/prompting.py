@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from chat.contract import ChatMessage
-from chat.guard import claims_instruction
+from chat.output_guard import claims_instruction
 from retrieval.search import ScoredPassage
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -97,7 +97,7 @@ INTEGRATOR_NOTE_LABEL = "Note from the integrator (below the instructions above;
 def system_message(workspace_prompt: str, system_note: str = "", claims: Sequence[str] = ()) -> ChatMessage:
     """The workspace's instructions, the integrator's note below them (a
     ``messages[0]`` with role system), the constant output rules, and the
-    workspace's claims checks (chat/guard.py) when it has any."""
+    workspace's claims checks (chat/output_guard.py) when it has any."""
     base = workspace_prompt.strip() or DEFAULT_SYSTEM_PROMPT
     note = f"\n\n{INTEGRATOR_NOTE_LABEL}\n{untrusted(system_note.strip())}" if system_note.strip() else ""
     checks = f"\n{claims_instruction(claims)}" if claims else ""
@@ -155,7 +155,7 @@ class QuestionTooLong(ValueError):
         self.budget = budget
 
 
-@dataclass
+@dataclass(frozen=True)
 class FittedPrompt:
     """The messages sent to the model and what was left out to fit its window."""
 

@@ -14,7 +14,7 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from chat.contract import FieldType, MessageData, ResponseType, SessionData, SessionRef
-from chat.conversation import MAX_CONTENT_CHARS, MAX_MESSAGES
+from chat.message_list import MAX_CONTENT_CHARS, MAX_MESSAGES
 from chat.models import CONSOLE_USER_PREFIX, Grounding, GuardAction, Message, MessageRole, Session
 from daneshyar.api import StringField, timestamp
 
@@ -290,4 +290,4 @@ MESSAGES_SCHEMA = {
 
 @extend_schema_field(MESSAGES_SCHEMA)
 class MessagesField(serializers.JSONField):
-    """Parsed and validated by chat.conversation (errors name ``messages[i]...``)."""
+    """Parsed and validated by chat.message_list (errors name ``messages[i]...``)."""

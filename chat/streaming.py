@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 # An event name and its data: a contract shape (chat.contract) as JSON.
 Event = tuple[str, Mapping[str, Any]]
 
-# Told the outcome of a streamed turn: (status, the chat result or None).
+# Told how a streamed turn ended: (status, the chat result or None).
 Finish = Callable[[int, ChatResult | None], None]
 
 # While the model is silent (loading, queued behind another turn, reading a
@@ -136,9 +136,9 @@ def _work(prepared: PreparedTurn, events: queue.Queue[Event | None], finish: Fin
         close_old_connections()
         message = turn_existing_reply(prepared)
         if message is None:
-            outcome = turn_generate(prepared, on_delta=lambda text: events.put(("delta", {"text": text})))
+            generated = turn_generate(prepared, on_delta=lambda text: events.put(("delta", {"text": text})))
             close_old_connections()
-            message = turn_finish(prepared, outcome)
+            message = turn_finish(prepared, generated)
         reply = reply_data(prepared, message)
         events.put(("message", reply))
         if finish is not None:
@@ -178,7 +178,7 @@ class NativeEvents:
     def opening(self) -> Iterator[bytes]:
         question = self.prepared.question
         yield sse("session", session_summary(question.session, created=question.created))
-        if self.prepared.include_trace:
+        if self.prepared.request.include_prompt_trace:
             yield sse("prompt_trace", self.prepared.trace())
 
     def encode(self, event: Event) -> Iterator[bytes]:

@@ -28,7 +28,7 @@ from django.conf import settings
 from django.utils.safestring import SafeString
 
 from chat.contract import PromptTrace, Reply
-from chat.conversation import Conversation
+from chat.message_list import Conversation
 from chat.models import CONSOLE_USER_PREFIX, Message, Session
 from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 from console.highlight import highlight_terms
@@ -115,7 +115,7 @@ def playground_turn(
     in_prompt = list(prepared.passages)
     prompt_ids = {p.passage_id for p in in_prompt}
     # Retrieved but left out of the prompt by its budget: shown after the others.
-    left_out = [p for p in prepared.retrieved if p.passage_id not in prompt_ids]
+    left_out = [p for p in prepared.retrieval.passages if p.passage_id not in prompt_ids]
     highlighted = highlight_terms(question, [p.text for p in in_prompt + left_out])
     shown = [
         ShownPassage(number=i, passage=p, text=text, in_prompt=i <= len(in_prompt))

@@ -172,7 +172,7 @@ def get_embedder() -> Embedder:
 
 
 # Recent texts' vectors, per process: a turn's question is embedded once for
-# search and read again by the answerability check (chat/backends/scoring.py),
+# search and read again by the answerability check (chat/answerability.py),
 # and a unit without a stored vector (retrieval/unit_vectors.py) once per process.
 _vectors: OrderedDict[tuple[int, str], Vector] = OrderedDict()
 # Texts being embedded ahead (embed_ahead): a caller asking for one waits for

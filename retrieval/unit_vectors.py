@@ -1,6 +1,6 @@
 """The vectors of a passage's answer units, made at ingestion and stored with it.
 
-The answerability check and the extractive engine (chat/backends/scoring.py)
+The answerability check and the extractive engine (chat/answerability.py)
 compare a turn's question with each answer unit of the retrieved passages
 (retrieval/units.py) and with the heading above it. Embedding those units
 during the turn was most of a turn's own time: one forward pass of the model

@@ -63,10 +63,11 @@ class Claim:
     """A request's hold on its Idempotency-Key (``record`` None: no key sent)."""
 
     record: IdempotencyRecord | None = None
-    # What a failed chat turn created, for this retry to continue.
-    resume: dict[str, str] | None = None
+    # What a failed chat turn created, for this retry to continue (JSON, as
+    # the view wrote it: chat.services.turn.TurnResume).
+    resume: dict[str, Any] | None = None
     # Set by the view when it fails after creating something.
-    resume_next: dict[str, str] | None = field(default=None)
+    resume_next: dict[str, Any] | None = field(default=None)
 
 
 def fingerprint(request: Request) -> str:
@@ -170,7 +171,7 @@ class StoredClaim:
     """
 
     claim: Claim
-    resume: dict[str, str] | None = None
+    resume: dict[str, Any] | None = None
 
     def __enter__(self) -> StoredClaim:
         return self
@@ -200,7 +201,7 @@ class StoredClaim:
 
 
 def idempotency_stored(
-    request: Request, *, external_user_id: str, session_id: uuid.UUID, resume: dict[str, str] | None = None
+    request: Request, *, external_user_id: str, session_id: uuid.UUID, resume: dict[str, Any] | None = None
 ) -> StoredClaim:
     """Call as soon as an :func:`idempotent` view has stored an end user's
     data: the key's record names the end user and session whose data its

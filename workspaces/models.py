@@ -249,7 +249,8 @@ class IdempotencyRecord(models.Model):
     state = models.CharField(max_length=12, choices=IdempotencyState.choices)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     body = models.JSONField(null=True, blank=True)
-    # What a failed chat turn created ({"session_id", "question_id"}).
+    # What a failed chat turn created ({"session_id", "question_id", "created"}:
+    # chat.services.turn.TurnResume).
     resume = models.JSONField(null=True, blank=True)
     # An in-progress claim lapses after this (its process died).
     locked_until = models.DateTimeField()

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chat.contract import ChatResult
-from chat.conversation import Conversation, conversation_parse
+from chat.message_list import Conversation, conversation_parse
 from chat.serializers import (
     ChatResultSchema,
     ExternalUserIdField,
@@ -26,6 +26,7 @@ from chat.serializers import (
 from chat.services.turn import (
     PreparedTurn,
     TurnRequest,
+    TurnResume,
     release_connection,
     reply_data,
     turn_complete,
@@ -115,7 +116,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> tuple[PreparedTurn, Stored
             model=data.get("model"),
             include_prompt_trace=data["include_prompt_trace"],
             certificate=data["certificate"],
-            resume=request_claim(request).resume,
+            resume=TurnResume.from_json(request_claim(request).resume),
         )
     )
     # The question is stored: a retry with the same Idempotency-Key answers it.
@@ -157,7 +158,7 @@ class ChatApi(EndUserApi):
             "user_message": message_data(question.message),
             "assistant_message": reply_data(prepared, reply),
         }
-        if prepared.include_trace:
+        if prepared.request.include_prompt_trace:
             data["prompt_trace"] = prepared.trace()
         return ok(data)
 

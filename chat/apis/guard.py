@@ -9,9 +9,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.guard import MAX_CLAIMS, MAX_PATTERN_CHARS, MAX_RULES
 from chat.models import GuardAction, GuardRule, GuardScope
-from chat.services import guard as guard_services
+from chat.output_guard import MAX_CLAIMS, MAX_PATTERN_CHARS, MAX_RULES
+from chat.services import guard_policies
 from daneshyar.api import UUIDField, ok
 from daneshyar.exceptions import ValidationFailed
 from daneshyar.schema import envelope
@@ -77,7 +77,7 @@ class GuardRulesApi(WorkspaceApi):
         responses=envelope("GuardRules", GuardOutputSerializer),
     )
     def get(self, request: Request, workspace_id: str) -> Response:
-        return ok(GuardOutputSerializer(guard_services.guard_data(workspace=self.workspace)).data)
+        return ok(GuardOutputSerializer(guard_policies.guard_data(workspace=self.workspace)).data)
 
     @extend_schema(
         operation_id="guard_rules_replace",
@@ -109,10 +109,10 @@ class GuardRulesApi(WorkspaceApi):
                 for name, problems in rule.errors.items():
                     errors[f"rules[{index}].{name}"] = [str(p) for p in problems]
                 continue
-            rules.append(guard_services.RuleInput(**rule.validated_data))
+            rules.append(guard_policies.RuleInput(**rule.validated_data))
         if errors:
             raise ValidationFailed("The guard rules are invalid.", fields=errors)
-        data = guard_services.guard_replace(
+        data = guard_policies.guard_replace(
             workspace=self.workspace,
             rules=rules,
             safe_reply=body.validated_data.get("safe_reply"),

@@ -2,8 +2,10 @@
 
 The model registry (``settings.GENERATION_MODELS``, served by
 ``GET /api/v1/models/``) names each model's backend; :func:`get_backend` turns
-a model id into a shared backend instance. Tests and benchmarks replace every
-backend at once with :func:`use_backend`.
+a model id into a shared backend instance: a :data:`Backend`, generative or
+the extractive engine (``backend.generative`` says which, and narrows the
+type). Tests and benchmarks replace every backend at once with
+:func:`use_backend`.
 """
 
 from __future__ import annotations
@@ -12,18 +14,24 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from django.conf import settings
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, StreamItem
+from chat.backends.base import BaseBackend, BaseGenerativeBackend, ChatMessage, Generation, StreamItem
+from daneshyar.exceptions import ValidationFailed
 
 if TYPE_CHECKING:
     from chat.backends.extractive import ExtractiveBackend
-from daneshyar.exceptions import ValidationFailed
+
+# A served model: one that generates, or the extractive engine. Checking
+# ``backend.generative`` tells a caller which interface it has.
+Backend: TypeAlias = "BaseGenerativeBackend | ExtractiveBackend"
 
 __all__ = [
+    "Backend",
     "BaseBackend",
+    "BaseGenerativeBackend",
     "ChatMessage",
     "Generation",
     "StreamItem",
@@ -79,12 +87,12 @@ def resolve_model(model_id: str | None) -> dict[str, object]:
     )
 
 
-_instances: dict[str, BaseBackend] = {}
+_instances: dict[str, Backend] = {}
 _instances_lock = threading.Lock()
-_override: BaseBackend | None = None
+_override: Backend | None = None
 
 
-def get_backend(model_id: str) -> BaseBackend:
+def get_backend(model_id: str) -> Backend:
     """The shared backend instance serving ``model_id`` (a registry id)."""
     if _override is not None:
         return _override
@@ -100,7 +108,7 @@ def get_backend(model_id: str) -> BaseBackend:
         return backend
 
 
-def _build(model_id: str, kind: str, context_length: int | None) -> BaseBackend:
+def _build(model_id: str, kind: str, context_length: int | None) -> Backend:
     # Imported here: the local backend pulls in torch, which a process that
     # only talks to vLLM never needs.
     if kind == "extractive":
@@ -117,7 +125,7 @@ def _build(model_id: str, kind: str, context_length: int | None) -> BaseBackend:
 
 
 @contextmanager
-def use_backend(backend: BaseBackend) -> Iterator[BaseBackend]:
+def use_backend(backend: Backend) -> Iterator[Backend]:
     """Serve every model with ``backend`` while the block runs (tests, bench).
 
     Process-wide on purpose: the streaming worker thread must see it too.

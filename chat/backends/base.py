@@ -1,7 +1,11 @@
-"""The generation interface every backend implements.
+"""The interfaces of the served models.
 
-A backend turns a list of chat messages into text that follows a JSON schema.
-It knows nothing about sessions, retrieval or the database: the turn service
+Every backend is a :class:`BaseBackend` (its id, capabilities and window).
+A generative one (:class:`BaseGenerativeBackend`) turns a list of chat
+messages into text that follows a JSON schema; the extractive engine
+(chat/backends/extractive.py) has an ``answer`` of its own instead, and the
+turn tells the two apart by ``generative``, not by their classes.
+A backend knows nothing about sessions, retrieval or the database: the turn service
 builds the messages and validates what comes back. Backends translate their
 provider's failures into :class:`daneshyar.exceptions.LLMUnavailable` at this
 boundary, so no SDK exception ever reaches a view.
@@ -13,7 +17,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 # Defined with the reply contract (the bottom of the chat app), named here
 # too: they are this interface's types.
@@ -141,14 +145,20 @@ def _shrink_to(branch: dict[str, Any], budget: int) -> None:
 
 
 class BaseBackend(ABC):
-    """One served model. Instances are shared by threads: keep them stateless
-    per call, or guard state with a lock."""
+    """One served model, of either kind: a :class:`BaseGenerativeBackend`
+    writes its reply from a prompt, the extractive engine
+    (chat/backends/extractive.py) copies sentences of the retrieved passages
+    with its own ``answer``. ``generative`` tells them apart, typed so that
+    checking it narrows a :data:`chat.backends.Backend` to its kind.
+
+    Instances are shared by threads: keep them stateless per call, or guard
+    state with a lock."""
 
     backend_name: str = "base"
     # Capabilities, as GET /api/v1/models/ reports them: a generative
     # backend writes its reply (and may ask back with a form); the extractive
     # engine copies sentences.
-    generative: bool = True
+    generative: ClassVar[bool]
     supports_forms: bool = True
     supports_streaming: bool = True
     # Tokens reserved for the reply (the ``max_tokens`` of a generation).
@@ -174,6 +184,13 @@ class BaseBackend(ABC):
         few tokens per message), so a prompt it accepts fits.
         """
         return sum(len(m["content"]) // 3 + 8 for m in messages) + 8
+
+
+class BaseGenerativeBackend(BaseBackend):
+    """A model that writes its reply: messages in, text that follows a JSON
+    schema out (whole, or streamed)."""
+
+    generative: ClassVar[Literal[True]] = True
 
     @abstractmethod
     def generate(

@@ -10,7 +10,8 @@ the generative backend is unavailable (``Workspace.on_generation_unavailable``),
 and fast enough (one forward pass of the embedding model over the question,
 the candidate sentences and their headings) to answer in milliseconds.
 
-Scoring a sentence (:func:`score_sentences`; weights measured with
+Scoring a sentence (chat/answerability.py, which the turn's answerability check
+shares; weights measured with
 ``bench/answer_quality``):
 
 * **meaning**: cosine similarity of the question and the sentence under the
@@ -50,35 +51,16 @@ gets a fixed answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import ClassVar, Literal
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem
-from chat.backends.quantities import number_fit, question_numbers
-from chat.backends.scoring import (
-    Assessment,
-    Sentence,
-    assess,
-    candidates_of,
-    score_sentences,
-)
+from chat.answerability import Assessment, Sentence, assess
+from chat.backends.base import BaseBackend
 from chat.contract import Part, Reply, ResponseType
 from chat.output import ParsedReply, render_content, source_of, text_reply
 from chat.text import content_words
 from retrieval.search import ScoredPassage
-from retrieval.units import LEAD, LISTED, STEP, split_sentences
-
-__all__ = [
-    "Assessment",
-    "ExtractiveBackend",
-    "assess",
-    "candidates_of",
-    "number_fit",
-    "question_numbers",
-    "score_sentences",
-    "select_answer",
-    "split_sentences",
-]
+from retrieval.units import LEAD, LISTED, STEP
 
 NO_DOCUMENTS_TEXT = (
     "This workspace has no documents yet, so there is nothing to answer from. "
@@ -104,7 +86,8 @@ class ExtractiveBackend(BaseBackend):
     """Answers from the retrieved passages' own sentences (see the module doc)."""
 
     backend_name = "extractive"
-    generative = False
+    # No prompt, no generation: the turn calls answer() (BaseBackend's doc).
+    generative: ClassVar[Literal[False]] = False
     # It asks which subject is meant with a one-select form (chat/services/turn/clarify.py).
     supports_forms = True
 
@@ -121,7 +104,7 @@ class ExtractiveBackend(BaseBackend):
 
         ``assessment``: the passages already scored for this question (the
         turn's answerability check did it); ``context``: the question with
-        the conversation, for a follow-up (chat/backends/scoring.py).
+        the conversation, for a follow-up (chat/answerability.py).
         """
         if not grounded:
             return text_reply(NO_DOCUMENTS_TEXT)
@@ -132,20 +115,6 @@ class ExtractiveBackend(BaseBackend):
         if not chosen:
             return text_reply(NO_ANSWER_TEXT)
         return _answer([sentences[i] for i in chosen], passages)
-
-    # A prompt is never built for this engine: the turn service calls answer().
-    def generate(
-        self,
-        messages: list[ChatMessage],
-        *,
-        schema: JsonSchema,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Generation:
-        raise TypeError("the extractive engine does not generate; call answer()")
-
-    def stream(self, *args: Any, **kwargs: Any) -> Iterator[StreamItem]:
-        raise TypeError("the extractive engine does not generate; call answer()")
 
 
 def select_answer(

@@ -23,7 +23,14 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem, fit_schema
+from chat.backends.base import (
+    BaseGenerativeBackend,
+    ChatMessage,
+    Generation,
+    JsonSchema,
+    StreamItem,
+    fit_schema,
+)
 from daneshyar.exceptions import LLMUnavailable
 
 logger = logging.getLogger(__name__)
@@ -41,7 +48,7 @@ class _Runtime:
     word_tokens: frozenset[int]
 
 
-class LocalBackend(BaseBackend):
+class LocalBackend(BaseGenerativeBackend):
     backend_name = "local"
 
     def __init__(

@@ -33,7 +33,14 @@ from typing import Any
 import openai
 from django.conf import settings
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem, fit_schema
+from chat.backends.base import (
+    BaseGenerativeBackend,
+    ChatMessage,
+    Generation,
+    JsonSchema,
+    StreamItem,
+    fit_schema,
+)
 from chat.output import SCHEMA_NAME
 from daneshyar.exceptions import ApplicationError, LLMError, LLMUnavailable
 
@@ -60,7 +67,7 @@ class _Client(openai.OpenAI):
         return super()._should_retry(response)
 
 
-class OpenAIBackend(BaseBackend):
+class OpenAIBackend(BaseGenerativeBackend):
     backend_name = "openai"
 
     def __init__(

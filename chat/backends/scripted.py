@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from chat.backends.base import BaseBackend, ChatMessage, Generation, JsonSchema, StreamItem
+from chat.backends.base import BaseGenerativeBackend, ChatMessage, Generation, JsonSchema, StreamItem
 from daneshyar.exceptions import LLMUnavailable
 
 # A reply: the raw text, an exception to raise, or a function of the messages.
@@ -22,7 +22,7 @@ Reply = str | Exception | Callable[[list[ChatMessage]], str]
 DEFAULT_REPLY = '{"type":"answer","parts":[{"text":"Scripted answer.","passage":null}]}'
 
 
-class ScriptedBackend(BaseBackend):
+class ScriptedBackend(BaseGenerativeBackend):
     backend_name = "scripted"
 
     def __init__(

@@ -25,7 +25,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.conversation import conversation_parse
+from chat.message_list import conversation_parse
 from chat.openai_api import shapes
 from chat.openai_api.streaming import STREAM_REPLAY, CompletionChunks, completion_replay
 from chat.serializers import ExternalUserIdField, MessagesField, message_data
@@ -33,6 +33,7 @@ from chat.services.models import model_list
 from chat.services.turn import (
     PreparedTurn,
     TurnRequest,
+    TurnResume,
     release_connection,
     turn_complete,
     turn_prepare,
@@ -209,7 +210,7 @@ class ChatCompletionsApi(OpenAIApi):
     @idempotent(replay=completion_replay)
     def post(self, request: Request, workspace_id: Any) -> Response | StreamingHttpResponse:
         data = self.turn_input  # validated before the rate limits (WorkspaceApi.end_user_of)
-        prepared = turn_prepare(self._turn_request(data, request_claim(request).resume))
+        prepared = turn_prepare(self._turn_request(data, TurnResume.from_json(request_claim(request).resume)))
         # The question is stored: a retry with the same Idempotency-Key answers it.
         stored = idempotency_stored(
             request,
@@ -224,7 +225,7 @@ class ChatCompletionsApi(OpenAIApi):
             reply = turn_complete(prepared)
         return Response(completion(message_data(reply), reply.prompt_tokens, reply.completion_tokens))
 
-    def _turn_request(self, data: dict[str, Any], resume: dict[str, str] | None) -> TurnRequest:
+    def _turn_request(self, data: dict[str, Any], resume: TurnResume | None) -> TurnRequest:
         metadata = data.get("metadata") or {}
         session_id = metadata.get("session_id") or None
         return TurnRequest(

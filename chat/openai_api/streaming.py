@@ -30,7 +30,7 @@ class CompletionChunks:
         self.include_usage = include_usage
         self.question_id = prepared.question.message.id
         # The requested model, until the reply names the one that answered.
-        self.model = prepared.model_id
+        self.model = prepared.plan.model_id
 
     def chunk(self, delta: dict[str, Any], **kwargs: Any) -> bytes:
         return shapes.chunk(

@@ -25,7 +25,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 from psycopg import sql
 
-from chat.contract import InvalidCitation, Reply, ResponseType, RetrievedPassage
+from chat.contract import GuardData, InvalidCitation, Reply, ResponseType, RetrievedPassage
 from chat.models import Grounding, Message, MessageRole, ReviewStatus, Session
 from chat.prompting import HistoryTurn
 from chat.selectors import HistoryRow, history_turns, history_turns_from
@@ -70,7 +70,7 @@ class ReplyRecord:
     is_fallback: bool
     degraded: bool = False
     provenance: dict[str, str] | None = None
-    guard: dict[str, Any] | None = None
+    guard: GuardData | None = None
     guard_original: dict[str, Any] | None = None
     answerability: float | None = None
 

@@ -69,13 +69,15 @@ def question_store(
         return replace(stored, earlier=(stored.earlier or [])[-window:])
 
 
-def question_resume(*, workspace: Workspace, external_user_id: str, resume: dict[str, str]) -> StoredQuestion:
+def question_resume(
+    *, workspace: Workspace, external_user_id: str, question_id: uuid.UUID, session_created: bool
+) -> StoredQuestion:
     """The question a failed turn stored (an Idempotency-Key retry answers it
     instead of storing it again); 404 if it is gone (its session deleted)."""
     message = (
         Message.objects.select_related("session")
         .filter(
-            id=resume["question_id"],
+            id=question_id,
             role=MessageRole.USER,
             session__workspace=workspace,
             session__external_user_id=external_user_id,
@@ -84,7 +86,7 @@ def question_resume(*, workspace: Workspace, external_user_id: str, resume: dict
     )
     if message is None:
         raise NotFound()
-    return StoredQuestion(message.session, resume.get("created") == "1", message)
+    return StoredQuestion(message.session, session_created, message)
 
 
 def _history_check(

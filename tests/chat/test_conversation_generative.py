@@ -16,7 +16,7 @@ import pytest
 
 from chat.backends import Generation
 from chat.backends.scripted import ScriptedBackend
-from chat.services.turn import contextual
+from chat.services.turn import followup_search
 from chat.services.turn.rewrite import REWRITE_INSTRUCTIONS
 from daneshyar.exceptions import LLMUnavailable
 from retrieval.search import search
@@ -84,7 +84,7 @@ def test_the_rewrite_runs_while_the_other_queries_are_searched(
         seen.append(searched.wait(timeout=5))
         return Generation(text=json.dumps({"question": "When should a patient over 75 start a statin?"}))
 
-    monkeypatch.setattr(contextual, "search", counted_search)
+    monkeypatch.setattr(followup_search, "search", counted_search)
     monkeypatch.setattr(scripted, "rewrite", held_rewrite)
     scripted.replies = [answer(("Discuss benefits and risks first.", 1))]
     data = chat(clinic, messages=FOLLOW_UP)

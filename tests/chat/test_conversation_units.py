@@ -14,7 +14,12 @@ from chat.backends.base import Generation
 from chat.backends.scripted import ScriptedBackend
 from chat.prompting import HistoryTurn
 from chat.services.turn import clarify
-from chat.services.turn.contextual import CONTEXT_MAX_CHARS, CONTEXT_WEIGHT, needs_context, retrieval_queries
+from chat.services.turn.followup_search import (
+    CONTEXT_MAX_CHARS,
+    CONTEXT_WEIGHT,
+    needs_context,
+    retrieval_queries,
+)
 from chat.services.turn.rewrite import query_rewrite
 from chat.services.turn.smalltalk import is_small_talk
 
@@ -85,7 +90,7 @@ def test_small_talk_is_only_greetings_thanks_and_goodbyes(message: str, small: b
 
 
 @pytest.mark.parametrize(
-    ("question", "earlier", "pointer"),
+    ("question", "earlier_questions", "pointer"),
     [
         ("Does this animal have antlers?", [], "this animal"),
         ("What awards has the actor received?", ["who sings at the beginning of nice for what"], "the actor"),
@@ -97,9 +102,9 @@ def test_small_talk_is_only_greetings_thanks_and_goodbyes(message: str, small: b
     ],
 )
 def test_a_question_pointing_at_an_unnamed_subject(
-    question: str, earlier: list[str], pointer: str | None
+    question: str, earlier_questions: list[str], pointer: str | None
 ) -> None:
-    assert clarify.unresolved_reference(question, earlier) == pointer
+    assert clarify.unresolved_reference(question, earlier_questions) == pointer
 
 
 def candidate(title: str, score: float, sentence: str) -> clarify.Candidate:

@@ -9,15 +9,11 @@ from typing import Any
 
 import pytest
 
-from chat.backends.extractive import (
-    NO_DOCUMENTS_TEXT,
-    ExtractiveBackend,
-    number_fit,
-    question_numbers,
-    split_sentences,
-)
+from chat.backends.extractive import NO_DOCUMENTS_TEXT, ExtractiveBackend
+from chat.quantities import number_fit, question_numbers
 from retrieval.models import Passage
 from retrieval.search import ScoredPassage
+from retrieval.units import split_sentences
 from tests.chat.helpers import ingest_text, sse_events, stream_of
 from tests.conftest import Tenant
 
@@ -150,9 +146,14 @@ def test_number_ranges(question: str, sentence: str, fit: int) -> None:
     assert number_fit(question_numbers(question), sentence) == fit
 
 
-def test_the_engine_never_generates() -> None:
-    with pytest.raises(TypeError):
-        ExtractiveBackend("extractive").generate([], schema={})
+def test_the_engine_has_no_generation_interface() -> None:
+    """The turn asks ``generative`` (typed: it narrows a ``Backend``) and calls
+    ``answer``; the engine has no ``generate`` or ``stream`` that could be
+    called by mistake."""
+    engine = ExtractiveBackend("extractive")
+    assert engine.generative is False
+    assert not hasattr(engine, "generate")
+    assert not hasattr(engine, "stream")
 
 
 def test_overlapping_chunks_do_not_repeat_a_sentence() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import uuid
 
+from chat.answerability import Sentence
 from chat.backends.extractive import select_answer
-from chat.backends.scoring import Sentence
 from retrieval.search import ScoredPassage
 from retrieval.units import (
     HEADING,

@@ -10,7 +10,7 @@ import pytest
 
 from chat.backends.scripted import ScriptedBackend
 from chat.models import GuardRule, Message
-from chat.services.guard import review_mark
+from chat.services.guard_policies import review_mark
 from tests.chat.helpers import sse_events, stream_of
 from tests.conftest import Tenant
 from tests.responses import streamed
@@ -206,7 +206,7 @@ def test_a_stored_rule_the_engine_refuses_is_skipped_with_a_warning(
     put(owner, {"rules": [{"pattern": "approved"}]})
     old = GuardRule.objects.create(workspace=owner.workspace, position=1, pattern="refund(?=ed)")
     scripted.replies = [reply("It is refunded and approved.")]
-    with caplog.at_level("WARNING", logger="chat.services.guard"):
+    with caplog.at_level("WARNING", logger="chat.services.guard_policies"):
         guard = chat(owner, message="Status?").json()["data"]["assistant_message"]["guard"]
     assert guard["rule_ids"] == [str(GuardRule.objects.get(position=0).id)]
     assert str(old.id) in caplog.text

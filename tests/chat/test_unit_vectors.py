@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from django.db import transaction
 
-from chat.backends.scoring import assess
+from chat.answerability import assess
 from resources.chunking import Chunk
 from resources.models import Resource, ResourceStatus
 from retrieval import embeddings, indexing

@@ -11,7 +11,7 @@ import pytest
 from pytest_django import Settings
 
 from chat.models import Session
-from chat.services.turn.context import TurnContext
+from chat.services.turn.history import TurnContext
 from chat.services.turn.retrieve import turn_retrieve
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant, token_client

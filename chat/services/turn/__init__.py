@@ -23,12 +23,12 @@ from chat.services.turn.compose import PreparedTurn, prompt_budget
 from chat.services.turn.generate import (
     MAX_ATTEMPTS,
     RETRY_TEMPERATURE,
-    TurnOutcome,
+    GeneratedTurn,
     release_connection,
     turn_generate,
 )
 from chat.services.turn.prepare import turn_prepare
-from chat.services.turn.request import TurnRequest
+from chat.services.turn.request import TurnRequest, TurnResume
 from chat.services.turn.retrieve import turn_retrieve
 from chat.services.turn.store import (
     reply_data,
@@ -42,9 +42,10 @@ from chat.services.turn.store import (
 __all__ = [
     "MAX_ATTEMPTS",
     "RETRY_TEMPERATURE",
+    "GeneratedTurn",
     "PreparedTurn",
-    "TurnOutcome",
     "TurnRequest",
+    "TurnResume",
     "prompt_budget",
     "release_connection",
     "reply_data",

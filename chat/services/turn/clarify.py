@@ -97,13 +97,13 @@ class Candidate:
         return (label + "\u2026" if len(words) > 10 else label)[:MAX_LABEL_CHARS]
 
 
-def unresolved_reference(question: str, earlier: Sequence[str]) -> str | None:
+def unresolved_reference(question: str, earlier_questions: Sequence[str]) -> str | None:
     """The phrase by which ``question`` points at an unnamed subject, if any."""
     for match in _POINTER.finditer(question):
         head = match.group(3).lower()
         if head not in KINDS and head.rstrip("s") not in KINDS:
             continue
-        known = _words(" ".join([*earlier, question[: match.start()]]))
+        known = _words(" ".join([*earlier_questions, question[: match.start()]]))
         if _words(f"{match.group(2)} {head}") & known:
             continue
         if match.group(1).lower() == "the" and (
@@ -115,13 +115,17 @@ def unresolved_reference(question: str, earlier: Sequence[str]) -> str | None:
 
 
 def ambiguous(
-    question: str, earlier: Sequence[str], candidates: Sequence[Candidate], *, threshold: float
+    question: str,
+    earlier_questions: Sequence[str],
+    candidates: Sequence[Candidate],
+    *,
+    threshold: float,
 ) -> list[Candidate]:
     """The candidates to ask about (two or more), or ``[]`` to answer.
 
     ``candidates``: each document's best sentence, best first.
     """
-    if unresolved_reference(question, earlier):
+    if unresolved_reference(question, earlier_questions):
         pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])
         if len(pointed) >= 2:
             return pointed[:MAX_OPTIONS]
@@ -135,7 +139,7 @@ def ambiguous(
     close = [close[0], *(c for c in close[1:] if _parallel(close[0], c))]
     if len(close) < 2:
         return []
-    asked = _words(" ".join([question, *earlier]))
+    asked = _words(" ".join([question, *earlier_questions]))
     titles = [content_words(c.title) for c in close]
     for index, words in enumerate(titles):
         others = set().union(*(t for i, t in enumerate(titles) if i != index))

@@ -3,21 +3,21 @@ prepared turn that carries them to generation (with its prompt trace)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.conf import settings
 
-from chat.backends import BaseBackend, ChatMessage
+from chat.backends import Backend, BaseBackend, ChatMessage
 from chat.backends.base import JsonSchema
 from chat.contract import PromptTrace
-from chat.conversation import messages_hash
-from chat.guard import Policy
+from chat.message_list import messages_hash
 from chat.models import Grounding
 from chat.output import output_schema
+from chat.output_guard import Policy
 from chat.prompting import Counter, FittedPrompt, PromptInputs, fit_messages
 from chat.services.messages import StoredQuestion
-from chat.services.turn.context import TurnContext
 from chat.services.turn.decide import Decision, Intent
+from chat.services.turn.history import TurnContext
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval
 from daneshyar.exceptions import ApplicationError
@@ -29,12 +29,10 @@ class TurnPlan:
     """What the server decided for a turn before storing anything."""
 
     model_id: str
-    backend: BaseBackend
+    backend: Backend
     grounding: Grounding
     # The workspace's output guard (rules, safe reply, claims checks).
     guard: Policy
-    # False for the extractive engine: no window, no history, no claims.
-    generative: bool
     # Tokens the prompt may take (None: no window known).
     budget: int | None
     count: Counter
@@ -43,46 +41,42 @@ class TurnPlan:
     def grounded(self) -> bool:
         return self.grounding == Grounding.DOCUMENTS
 
+    @property
+    def generative(self) -> bool:
+        """False for the extractive engine: no window, no history, no claims."""
+        return self.backend.generative
 
-@dataclass
+    @property
+    def claims(self) -> tuple[str, ...]:
+        """The guard's claims checks the model answers (a generative one only)."""
+        return self.guard.claims if self.generative else ()
+
+
+@dataclass(frozen=True)
 class PreparedTurn:
+    """A turn ready for generation: what each phase before it returned, as
+    it returned it, and the prompt fitted from them (:func:`turn_compose`)."""
+
+    # What was asked (with an end-user token's resources, ``turn_prepare``).
+    request: TurnRequest
+    plan: TurnPlan
+    # The stored question and its session.
     question: StoredQuestion
-    question_text: str
-    model_id: str
-    backend: BaseBackend
-    grounding: Grounding
-    # What retrieval returned, best first.
-    retrieved: list[ScoredPassage]
+    context: TurnContext
+    # What retrieval returned, best first, and the queries searched.
+    retrieval: Retrieval
+    # What kind of reply the turn gets (answer, no answer, a form, small
+    # talk) and how well the passages answer (decide.py).
+    decision: Decision
     # The prompt: what a generative backend is sent; for the extractive
     # engine, the question and passages it answers from, in the same form.
     prompt: FittedPrompt
-    schema: JsonSchema
-    include_trace: bool
-    on_generation_unavailable: str
-    # Per-request generation options (the OpenAI-compatible endpoint's
-    # max_tokens and temperature); None: the backend's defaults.
-    max_tokens: int | None = None
-    temperature: float | None = None
-    # The workspace's output guard (rules, safe reply, claims checks).
-    guard: Policy = field(default_factory=Policy)
-    # The user's own words in this turn (question, history, the integrator's
-    # note): a cited part made of them loses its citation.
-    user_texts: list[str] = field(default_factory=list)
-    # Sign the reply (certificate: true on the request).
-    certificate: bool = False
-    # An Idempotency-Key retry answering a question stored by a failed attempt.
-    resumed: bool = False
-    # What kind of reply the turn gets (answer, no answer, a form, small
-    # talk) and how well the passages answer (decide.py).
-    decision: Decision = field(default_factory=lambda: Decision(Intent.ANSWER))
-    # What was searched (the question, and the conversation for a follow-up).
-    retrieval_queries: list[str] = field(default_factory=list)
-    # The question the turn answers (after a "which one?" form: the one asked
-    # before it) and, for a follow-up, that question with the conversation.
-    focus: str = ""
-    scoring_context: str | None = None
-    # The workspace's reply when the documents don't say.
-    no_answer_text: str = ""
+
+    @property
+    def grounding(self) -> Grounding:
+        """The reply's grounding: "none" for a reply that says the documents
+        don't answer, or that answers small talk."""
+        return Grounding.NONE if self.decision.intent in _UNGROUNDED else self.plan.grounding
 
     @property
     def grounded(self) -> bool:
@@ -96,6 +90,33 @@ class PreparedTurn:
     @property
     def messages(self) -> list[ChatMessage]:
         return self.prompt.messages
+
+    @property
+    def schema(self) -> JsonSchema:
+        """The reply's JSON schema (with one boolean per claims check)."""
+        return output_schema(claims=len(self.plan.claims))
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The request's ``max_tokens`` within the backend's (None: the backend's)."""
+        asked = self.request.max_tokens
+        return min(asked, self.plan.backend.max_tokens) if asked else None
+
+    @property
+    def resumed(self) -> bool:
+        """An Idempotency-Key retry answering a question stored by a failed attempt."""
+        return self.request.resume is not None
+
+    @property
+    def user_texts(self) -> tuple[str, ...]:
+        """The user's own words in this turn (question, history, the
+        integrator's note): a cited part made of them loses its citation."""
+        return (
+            self.request.question,
+            self.question.session.system_note,
+            *(text for turn in self.context.turns for text in (turn.question, turn.answer)),
+            *(text for pair in self.request.conversation.history for text in pair),
+        )
 
     def provenance(self) -> dict[str, str]:
         """``provenance`` of the reply: the hash of the exact messages it came from."""
@@ -111,13 +132,14 @@ class PreparedTurn:
             "answerability": self.decision.answerability,
             "decision": self.decision.intent.value,
         }
-        if self.retrieval_queries:
-            trace["retrieval_queries"] = list(self.retrieval_queries)
+        if self.retrieval.queries:
+            trace["retrieval_queries"] = [query.text for query in self.retrieval.queries]
         prompt = self.prompt
+        max_tokens = self.plan.backend.max_tokens
         if prompt.budget is not None:
             trace["budget"] = {
-                "context_length": prompt.budget + self.backend.max_tokens + settings.PROMPT_TOKEN_MARGIN,
-                "max_tokens": self.backend.max_tokens,
+                "context_length": prompt.budget + max_tokens + settings.PROMPT_TOKEN_MARGIN,
+                "max_tokens": max_tokens,
                 "prompt_budget": prompt.budget,
                 "prompt_tokens": prompt.prompt_tokens,
             }
@@ -175,45 +197,23 @@ def turn_compose(
     window = workspace.history_turns
     # The extractive engine reads no prompt: its conversation is in the retrieval queries.
     turns = context.turns[-window:] if plan.generative and window else []
-    claims = plan.guard.claims if plan.generative else ()
-    passages = retrieval.passages
     inputs = PromptInputs(
         workspace_prompt=workspace.system_prompt,
         history=turns,
         question=request.question,
-        passages=passages,
+        passages=retrieval.passages,
         grounded=plan.grounded,
         system_note=stored.session.system_note,
-        claims=claims,
+        claims=plan.claims,
     )
-    max_tokens = request.max_tokens
     return PreparedTurn(
+        request=request,
+        plan=plan,
         question=stored,
-        question_text=request.question,
-        model_id=plan.model_id,
-        backend=plan.backend,
-        grounding=Grounding.NONE if decision.intent in _UNGROUNDED else plan.grounding,
-        retrieved=passages,
-        prompt=fit_messages(inputs, count=plan.count, budget=plan.budget),
-        schema=output_schema(claims=len(claims)),
-        include_trace=request.include_prompt_trace,
-        on_generation_unavailable=workspace.on_generation_unavailable,
-        max_tokens=min(max_tokens, plan.backend.max_tokens) if max_tokens else None,
-        temperature=request.temperature,
-        guard=plan.guard,
-        certificate=request.certificate,
-        resumed=request.resume is not None,
-        user_texts=[
-            request.question,
-            stored.session.system_note,
-            *(text for turn in context.turns for text in (turn.question, turn.answer)),
-            *(text for pair in request.conversation.history for text in pair),
-        ],
+        context=context,
+        retrieval=retrieval,
         decision=decision,
-        retrieval_queries=[q.text for q in retrieval.queries],
-        focus=context.focus,
-        scoring_context=retrieval.scoring_context,
-        no_answer_text=workspace.no_answer_text,
+        prompt=fit_messages(inputs, count=plan.count, budget=plan.budget),
     )
 
 

@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from chat.backends.extractive import Assessment, assess
+from chat.answerability import Assessment, assess
 from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify
-from chat.services.turn.context import TurnContext
+from chat.services.turn.history import TurnContext
 from retrieval.search import ScoredPassage
 from workspaces.models import Workspace
 
@@ -85,7 +85,7 @@ def turn_decide(
             clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
             for c in assessment.per_document()
         ]
-        asked = clarify.ambiguous(context.focus, context.earlier, candidates, threshold=threshold)
+        asked = clarify.ambiguous(context.focus, context.earlier_questions, candidates, threshold=threshold)
         if asked:
             return Decision(
                 Intent.CLARIFY,

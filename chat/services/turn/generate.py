@@ -7,14 +7,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db import connection
 
-from chat.backends import Generation, extractive_backend
+from chat.backends import BaseGenerativeBackend, Generation, extractive_backend
 from chat.backends.extractive import ExtractiveBackend
-from chat.guard import Verdict
-from chat.guard import evaluate as guard_evaluate
 from chat.models import Grounding
 from chat.output import (
     InvalidOutput,
@@ -25,6 +23,8 @@ from chat.output import (
     safe_reply,
     text_reply,
 )
+from chat.output_guard import Verdict
+from chat.output_guard import evaluate as guard_evaluate
 from chat.partial_json import DeltaExtractor
 from chat.services.turn.compose import PreparedTurn
 from daneshyar.exceptions import LLMUnavailable
@@ -40,8 +40,11 @@ MAX_ATTEMPTS = 2
 RETRY_TEMPERATURE = 0.7
 
 
-@dataclass
-class TurnOutcome:
+@dataclass(frozen=True)
+class GeneratedTurn:
+    """What :func:`turn_generate` returns: the reply, checked, and how it came
+    about; :func:`chat.services.turn.turn_finish` stores it."""
+
     reply: ParsedReply
     is_fallback: bool
     prompt_tokens: int | None
@@ -75,10 +78,10 @@ def calls_a_model(prepared: PreparedTurn) -> bool:
     """Whether generating this turn's reply calls a model server (the slow
     case): not for a reply decided before generation, nor for the
     extractive engine."""
-    return prepared.decision.reply is None and not isinstance(prepared.backend, ExtractiveBackend)
+    return prepared.decision.reply is None and prepared.plan.backend.generative
 
 
-def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | None = None) -> TurnOutcome:
+def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | None = None) -> GeneratedTurn:
     """Run the model (no database access). With ``on_delta`` the first attempt
     streams; the retry after an invalid reply does not (its text replaces the
     streamed one in the final message).
@@ -88,36 +91,37 @@ def turn_generate(prepared: PreparedTurn, *, on_delta: Callable[[str], None] | N
     propagates. ``LLMError`` (the server rejected the request) always does.
     """
     # A guard that may replace the reply holds the stream back until it is checked.
-    held = on_delta is not None and prepared.guard.blocks
-    outcome = _answer(prepared, None if held else on_delta)
-    outcome = _guarded(prepared, outcome)
-    if held or outcome.original is not None:
-        _emit(outcome.reply, on_delta)
-    return outcome
+    held = on_delta is not None and prepared.plan.guard.blocks
+    generated = _answer(prepared, None if held else on_delta)
+    generated = _guarded(prepared, generated)
+    if held or generated.original is not None:
+        _emit(generated.reply, on_delta)
+    return generated
 
 
-def _guarded(prepared: PreparedTurn, outcome: TurnOutcome) -> TurnOutcome:
-    """The outcome with the citation check and the workspace's guard applied."""
-    outcome.reply = citations_check(outcome.reply, outcome.passages, prepared.user_texts)
-    verdict = guard_evaluate(prepared.guard, outcome.reply.response, outcome.reply.claims)
+def _guarded(prepared: PreparedTurn, generated: GeneratedTurn) -> GeneratedTurn:
+    """The generated reply with the citation check and the workspace's guard applied."""
+    guard = prepared.plan.guard
+    reply = citations_check(generated.reply, generated.passages, prepared.user_texts)
+    verdict = guard_evaluate(guard, reply.response, reply.claims)
     if verdict is None:
-        return outcome
-    outcome.guard = verdict
+        return replace(generated, reply=reply)
     if verdict.action == "block":
-        outcome.original = outcome.reply
-        outcome.reply = safe_reply(prepared.guard.safe_reply)
-    return outcome
+        return replace(generated, reply=safe_reply(guard.safe_reply), guard=verdict, original=reply)
+    return replace(generated, reply=reply, guard=verdict)
 
 
-def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> TurnOutcome:
+def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> GeneratedTurn:
     started = time.monotonic()
     decided = prepared.decision.reply
     if decided is not None:
         # Small talk, the documents don't say, or "which one do you mean?": no model runs.
         _emit(decided, on_delta)
-        return TurnOutcome(decided, False, None, None, _ms_since(started), prepared.model_id, False, [])
-    backend = prepared.backend
-    if isinstance(backend, ExtractiveBackend):
+        return GeneratedTurn(
+            decided, False, None, None, _ms_since(started), prepared.plan.model_id, False, []
+        )
+    backend = prepared.plan.backend
+    if not backend.generative:
         return _extracted(prepared, backend, started, on_delta, degraded=False)
     streamed: list[str] = []
 
@@ -127,9 +131,9 @@ def _answer(prepared: PreparedTurn, on_delta: Callable[[str], None] | None) -> T
             on_delta(text)
 
     try:
-        return _generate(prepared, started, delta if on_delta is not None else None)
+        return _generate(prepared, backend, started, delta if on_delta is not None else None)
     except LLMUnavailable as exc:
-        if prepared.on_generation_unavailable != GenerationFallback.EXTRACTIVE:
+        if prepared.request.workspace.on_generation_unavailable != GenerationFallback.EXTRACTIVE:
             raise
         logger.warning("Generation unavailable (%s); answering with the extractive engine", exc.message)
         on_fallback = None if streamed else on_delta
@@ -143,39 +147,45 @@ def _extracted(
     on_delta: Callable[[str], None] | None,
     *,
     degraded: bool,
-) -> TurnOutcome:
+) -> GeneratedTurn:
     """The extractive engine's answer, from the sentences the decision scored;
     when no sentence answers, the workspace's no-answer reply (grounding none)."""
+    retrieved = prepared.retrieval.passages
     reply = engine.answer(
-        prepared.focus or prepared.question_text,
-        prepared.retrieved,
+        prepared.context.focus,
+        retrieved,
         grounded=prepared.grounded,
         assessment=prepared.decision.assessment,
-        context=prepared.scoring_context,
+        context=prepared.retrieval.scoring_context,
     )
     grounding = None
     if prepared.grounded and not any(part["source"] for part in reply.response["parts"]):
-        reply, grounding = text_reply(prepared.no_answer_text), Grounding.NONE
+        reply, grounding = text_reply(prepared.request.workspace.no_answer_text), Grounding.NONE
     _emit(reply, on_delta)
-    passages = prepared.retrieved if grounding is None else []
-    outcome = TurnOutcome(reply, False, None, None, _ms_since(started), engine.model_id, degraded, passages)
-    outcome.grounding = grounding
-    return outcome
+    passages = retrieved if grounding is None else []
+    return GeneratedTurn(
+        reply, False, None, None, _ms_since(started), engine.model_id, degraded, passages, grounding=grounding
+    )
 
 
-def _generate(prepared: PreparedTurn, started: float, on_delta: Callable[[str], None] | None) -> TurnOutcome:
+def _generate(
+    prepared: PreparedTurn,
+    backend: BaseGenerativeBackend,
+    started: float,
+    on_delta: Callable[[str], None] | None,
+) -> GeneratedTurn:
     prompt_tokens: int | None = None
     completion_tokens = 0
     reply: ParsedReply | None = None
     for attempt in range(1, MAX_ATTEMPTS + 1):
         if on_delta is not None and attempt == 1:
-            generation = _stream_once(prepared, on_delta, DeltaExtractor())
+            generation = _stream_once(prepared, backend, on_delta, DeltaExtractor())
         else:
-            generation = prepared.backend.generate(
+            generation = backend.generate(
                 prepared.messages,
                 schema=prepared.schema,
                 max_tokens=prepared.max_tokens,
-                temperature=RETRY_TEMPERATURE if attempt > 1 else prepared.temperature,
+                temperature=RETRY_TEMPERATURE if attempt > 1 else prepared.request.temperature,
             )
         prompt_tokens = generation.prompt_tokens if generation.prompt_tokens is not None else prompt_tokens
         completion_tokens += generation.completion_tokens or 0
@@ -184,13 +194,13 @@ def _generate(prepared: PreparedTurn, started: float, on_delta: Callable[[str], 
             break
         except InvalidOutput as exc:
             logger.warning("Invalid generation (attempt %d of %d): %s", attempt, MAX_ATTEMPTS, exc)
-    return TurnOutcome(
+    return GeneratedTurn(
         reply if reply is not None else fallback_reply(),
         reply is None,
         prompt_tokens,
         completion_tokens or None,
         _ms_since(started),
-        prepared.model_id,
+        prepared.plan.model_id,
         False,
         prepared.passages,
     )
@@ -208,15 +218,18 @@ def _emit(reply: ParsedReply, on_delta: Callable[[str], None] | None) -> None:
 
 
 def _stream_once(
-    prepared: PreparedTurn, on_delta: Callable[[str], None], extractor: DeltaExtractor
+    prepared: PreparedTurn,
+    backend: BaseGenerativeBackend,
+    on_delta: Callable[[str], None],
+    extractor: DeltaExtractor,
 ) -> Generation:
     final: Generation | None = None
     chunks: list[str] = []
-    for item in prepared.backend.stream(
+    for item in backend.stream(
         prepared.messages,
         schema=prepared.schema,
         max_tokens=prepared.max_tokens,
-        temperature=prepared.temperature,
+        temperature=prepared.request.temperature,
     ):
         if isinstance(item, Generation):
             final = item

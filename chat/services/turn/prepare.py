@@ -8,15 +8,14 @@ from dataclasses import replace
 from django.conf import settings
 
 from chat.backends import get_backend, resolve_model
-from chat.backends.extractive import ExtractiveBackend
 from chat.models import Grounding
 from chat.prompting import QuestionTooLong, question_fits
-from chat.services.guard import guard_policy_load
+from chat.services.guard_policies import guard_policy_load
 from chat.services.messages import StoredQuestion
 from chat.services.questions import question_resume, question_store
 from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, token_counter, turn_compose
-from chat.services.turn.context import turn_context
 from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
+from chat.services.turn.history import turn_context
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval, retrieval_ahead, turn_retrieve
 from chat.services.turn.scope import turn_resource_scope
@@ -63,7 +62,7 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
             context=context,
             resource_ids=request.resource_ids,
             allowed=request.allowed_resource_ids,
-            rewriter=plan.backend if plan.generative else None,
+            rewriter=plan.backend if plan.backend.generative else None,
         )
         with timing.phase("decide"):
             decision = turn_decide(
@@ -96,14 +95,12 @@ def _plan(request: TurnRequest) -> TurnPlan:
     grounding = (
         Grounding.DOCUMENTS if ready_resources_exist(workspace=workspace) else Grounding.GENERAL_KNOWLEDGE
     )
-    generative = not isinstance(backend, ExtractiveBackend)
     return TurnPlan(
         model_id=model_id,
         backend=backend,
         grounding=grounding,
         guard=guard_policy_load(workspace=workspace),
-        generative=generative,
-        budget=prompt_budget(backend) if generative else None,
+        budget=prompt_budget(backend) if backend.generative else None,
         count=token_counter(backend),
     )
 
@@ -134,9 +131,13 @@ def _question_check(request: TurnRequest, plan: TurnPlan) -> None:
 def _question_save(request: TurnRequest) -> StoredQuestion:
     """The stored question: a new one, or the one a failed attempt stored
     (an Idempotency-Key retry)."""
-    if request.resume is not None:
+    resume = request.resume
+    if resume is not None:
         return question_resume(
-            workspace=request.workspace, external_user_id=request.external_user_id, resume=request.resume
+            workspace=request.workspace,
+            external_user_id=request.external_user_id,
+            question_id=resume.question_id,
+            session_created=resume.session_created,
         )
     conversation = request.conversation
     return question_store(

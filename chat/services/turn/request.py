@@ -8,11 +8,48 @@ console playground each parse their request into a :class:`TurnRequest`;
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from chat.conversation import Conversation
+from chat.message_list import Conversation
 from workspaces.models import Workspace
 from workspaces.principals import Principal
+
+
+@dataclass(frozen=True)
+class TurnResume:
+    """What a turn that failed after storing its question stored: an
+    Idempotency-Key retry answers that question instead of storing another.
+
+    Kept between the two requests in the key's record
+    (``IdempotencyRecord.resume``, JSON) for a day, so :meth:`from_json`
+    also reads what earlier versions wrote there (``created`` as "1"/"0").
+    """
+
+    session_id: uuid.UUID
+    question_id: uuid.UUID
+    # Whether the failed turn started the session (the retry's reply says so too).
+    session_created: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "session_id": str(self.session_id),
+            "question_id": str(self.question_id),
+            "created": self.session_created,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> TurnResume | None:
+        """What the key's record holds (None: nothing to resume)."""
+        if data is None:
+            return None
+        created = data.get("created")
+        return cls(
+            session_id=uuid.UUID(str(data["session_id"])),
+            question_id=uuid.UUID(str(data["question_id"])),
+            session_created=created is True or created == "1",
+        )
 
 
 @dataclass(frozen=True)
@@ -42,7 +79,7 @@ class TurnRequest:
     certificate: bool = False
     # An Idempotency-Key retry of a turn that failed after storing its
     # question: what it stored (``turn_resume_data``).
-    resume: dict[str, str] | None = None
+    resume: TurnResume | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resource_ids", tuple(dict.fromkeys(self.resource_ids)))

@@ -1,5 +1,5 @@
 """A turn's retrieval: the passages its prompt may cite, found with the
-conversation (``contextual.py``)."""
+conversation (``followup_search.py``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,14 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from chat.backends import BaseBackend
-from chat.services.turn.context import TurnContext
-from chat.services.turn.contextual import RetrievalQuery, contextual_search, needs_context, retrieval_queries
+from chat.backends import BaseGenerativeBackend
+from chat.services.turn.followup_search import (
+    RetrievalQuery,
+    followup_search,
+    needs_context,
+    retrieval_queries,
+)
+from chat.services.turn.history import TurnContext
 from chat.services.turn.rewrite import query_rewrite
 from daneshyar import background, timing
 from retrieval.embeddings import embed_ahead
@@ -41,7 +46,7 @@ def turn_retrieve(
     workspace: Workspace,
     context: TurnContext,
     resource_ids: Sequence[uuid.UUID],
-    rewriter: BaseBackend | None = None,
+    rewriter: BaseGenerativeBackend | None = None,
     allowed: Sequence[uuid.UUID] | None = None,
 ) -> Retrieval:
     """The workspace's passages for the turn's question, best first (widened
@@ -50,9 +55,9 @@ def turn_retrieve(
     end-user token's resources, when given). ``rewriter``: a generative
     backend that may make a follow-up standalone first."""
     question = context.focus
-    queries = retrieval_queries(question, context.earlier)
+    queries = retrieval_queries(question, context.earlier_questions)
     pending: Future[str | None] | None = None
-    if rewriter is not None and needs_context(question, context.earlier):
+    if rewriter is not None and needs_context(question, context.earlier_questions):
         # The model's call runs while the other queries are searched.
         pending = background.submit(query_rewrite, rewriter, question=question, turns=context.turns)
 
@@ -61,7 +66,7 @@ def turn_retrieve(
             return []
         with timing.phase("rewrite"):
             rewrite = pending.result()
-        return retrieval_queries(question, context.earlier, rewrite=rewrite)[len(queries) :]
+        return retrieval_queries(question, context.earlier_questions, rewrite=rewrite)[len(queries) :]
 
     named = list(resource_ids)
     chosen = context.chosen
@@ -73,7 +78,7 @@ def turn_retrieve(
         named = named or list(allowed)
     if chosen is not None:
         named = [chosen]
-    result = contextual_search(
+    result = followup_search(
         workspace=workspace,
         queries=queries,
         resource_ids=named,

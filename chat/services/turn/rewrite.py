@@ -2,9 +2,9 @@
 
 One short call (at most ``REWRITE_MAX_TOKENS``, greedy, within
 ``QUERY_REWRITE_TIMEOUT_SECONDS``), made only when the question leans on the
-conversation (``contextual.needs_context``, decided from its words). The
+conversation (``followup_search.needs_context``, decided from its words). The
 rewrite is searched beside the question and the conversation
-(``contextual.retrieval_queries``); when the backend declines, times out,
+(``followup_search.retrieval_queries``); when the backend declines, times out,
 fails or answers nonsense, the turn retrieves without it — the
 non-generative contextualizer alone.
 """
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
-from chat.backends import BaseBackend, ChatMessage
+from chat.backends import BaseGenerativeBackend, ChatMessage
 from chat.prompting import HistoryTurn
 from daneshyar.exceptions import ApplicationError
 
@@ -39,7 +39,9 @@ REWRITE_INSTRUCTIONS = (
 )
 
 
-def query_rewrite(backend: BaseBackend, *, question: str, turns: Sequence[HistoryTurn]) -> str | None:
+def query_rewrite(
+    backend: BaseGenerativeBackend, *, question: str, turns: Sequence[HistoryTurn]
+) -> str | None:
     """The standalone question, or None (declined, failed, timed out or unusable)."""
     recent = list(turns)[-REWRITE_TURNS:]
     transcript = "\n".join(

@@ -3,40 +3,43 @@ API, and what an Idempotency-Key retry needs to resume a failed turn."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from chat.certificates import certificate_issue
 from chat.contract import MessageData, RetrievedPassage
 from chat.models import Message
 from chat.serializers import message_data
 from chat.services.messages import ReplyRecord, reply_store
 from chat.services.turn.compose import PreparedTurn
-from chat.services.turn.generate import TurnOutcome, calls_a_model, release_connection, turn_generate
+from chat.services.turn.generate import GeneratedTurn, calls_a_model, release_connection, turn_generate
+from chat.services.turn.request import TurnResume
 from daneshyar import timing
 from daneshyar.exceptions import ApplicationError
 
 
-def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
+def turn_finish(prepared: PreparedTurn, generated: GeneratedTurn) -> Message:
     """Store the reply (short transaction)."""
     retrieved: list[RetrievedPassage] = [
         {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score, "rank": p.rank}
-        for p in outcome.passages
+        for p in generated.passages
     ]
     record = ReplyRecord(
-        content=outcome.reply.content,
-        response=outcome.reply.response,
-        grounding=outcome.grounding or prepared.grounding,
-        model=outcome.model_id,
-        prompt_tokens=outcome.prompt_tokens,
-        completion_tokens=outcome.completion_tokens,
-        generation_ms=outcome.generation_ms,
+        content=generated.reply.content,
+        response=generated.reply.response,
+        grounding=generated.grounding or prepared.grounding,
+        model=generated.model_id,
+        prompt_tokens=generated.prompt_tokens,
+        completion_tokens=generated.completion_tokens,
+        generation_ms=generated.generation_ms,
         retrieved=retrieved,
-        invalid_citations=outcome.reply.invalid_citations,
-        is_fallback=outcome.is_fallback,
-        degraded=outcome.degraded,
+        invalid_citations=generated.reply.invalid_citations,
+        is_fallback=generated.is_fallback,
+        degraded=generated.degraded,
         provenance=prepared.provenance(),
-        guard=outcome.guard.as_json() if outcome.guard is not None else None,
+        guard=generated.guard.as_json() if generated.guard is not None else None,
         guard_original=(
-            {"content": outcome.original.content, "response": outcome.original.response}
-            if outcome.original is not None
+            {"content": generated.original.content, "response": generated.original.response}
+            if generated.original is not None
             else None
         ),
         answerability=prepared.decision.answerability,
@@ -47,7 +50,7 @@ def turn_finish(prepared: PreparedTurn, outcome: TurnOutcome) -> Message:
 def reply_data(prepared: PreparedTurn, message: Message) -> MessageData:
     """The stored reply in API shape, signed when the request asked for a certificate."""
     data = message_data(message)
-    if prepared.certificate:
+    if prepared.request.certificate:
         data["certificate"] = certificate_issue(message, workspace_id=prepared.question.session.workspace_id)
     return data
 
@@ -61,13 +64,15 @@ def turn_existing_reply(prepared: PreparedTurn) -> Message | None:
     ).first()
 
 
-def turn_resume_data(prepared: PreparedTurn) -> dict[str, str]:
-    """What an Idempotency-Key retry needs to answer this turn's stored question."""
-    return {
-        "session_id": str(prepared.question.session.id),
-        "question_id": str(prepared.question.message.id),
-        "created": "1" if prepared.question.created else "0",
-    }
+def turn_resume_data(prepared: PreparedTurn) -> dict[str, Any]:
+    """What an Idempotency-Key retry needs to answer this turn's stored
+    question, as the key's record stores it (:meth:`TurnResume.from_json`
+    reads it back)."""
+    question = prepared.question
+    resume = TurnResume(
+        session_id=question.session.id, question_id=question.message.id, session_created=question.created
+    )
+    return resume.as_json()
 
 
 def turn_error_details(prepared: PreparedTurn, exc: ApplicationError) -> ApplicationError:
@@ -90,8 +95,8 @@ def turn_complete(prepared: PreparedTurn) -> Message:
         release_connection()
     try:
         with timing.phase("generate"):
-            outcome = turn_generate(prepared)
+            generated = turn_generate(prepared)
     except ApplicationError as exc:
         raise turn_error_details(prepared, exc) from None
     with timing.phase("reply"):
-        return turn_finish(prepared, outcome)
+        return turn_finish(prepared, generated)

@@ -72,9 +72,9 @@ class RetrievalQuery:
     weight: float
 
 
-def needs_context(question: str, earlier: Sequence[str]) -> bool:
+def needs_context(question: str, earlier_questions: Sequence[str]) -> bool:
     """Whether ``question`` leans on the earlier user turns (cheap: its words only)."""
-    if not earlier:
+    if not earlier_questions:
         return False
     words = WORD.findall(question.lower())
     if any(word in ANAPHORA for word in words):
@@ -87,18 +87,18 @@ def needs_context(question: str, earlier: Sequence[str]) -> bool:
 
 
 def retrieval_queries(
-    question: str, earlier: Sequence[str], *, rewrite: str | None = None
+    question: str, earlier_questions: Sequence[str], *, rewrite: str | None = None
 ) -> list[RetrievalQuery]:
     """What to search for this turn: the question, and for a follow-up the
     question with the conversation (and the model's rewrite, when there is one).
 
-    ``earlier``: the earlier user turns, oldest first.
+    ``earlier_questions``: the earlier user turns, oldest first.
     """
     limit = settings.MAX_QUERY_CHARS
     queries = [RetrievalQuery(question[:limit], 1.0)]
-    if not needs_context(question, earlier):
+    if not needs_context(question, earlier_questions):
         return queries
-    joined = " ".join([question, *reversed(earlier)])[:CONTEXT_MAX_CHARS]
+    joined = " ".join([question, *reversed(earlier_questions)])[:CONTEXT_MAX_CHARS]
     queries.append(RetrievalQuery(joined, CONTEXT_WEIGHT))
     if rewrite and rewrite.strip() and rewrite.strip() != question.strip():
         queries.append(RetrievalQuery(rewrite.strip()[:limit], 1.0))
@@ -106,20 +106,20 @@ def retrieval_queries(
 
 
 @dataclass(frozen=True)
-class ContextualResult:
+class FollowupSearchResult:
     passages: list[ScoredPassage]
     # Every query searched, ``later`` ones included.
     queries: list[RetrievalQuery]
 
 
-def contextual_search(
+def followup_search(
     *,
     workspace: Workspace,
     queries: Sequence[RetrievalQuery],
     resource_ids: Sequence[uuid.UUID] = (),
     cited_resource_ids: Sequence[uuid.UUID] = (),
     later: Callable[[], Sequence[RetrievalQuery]] | None = None,
-) -> ContextualResult:
+) -> FollowupSearchResult:
     """The workspace's passages for these queries, best first (rules above).
 
     One query is an ordinary search. With more, each list is searched
@@ -135,7 +135,7 @@ def contextual_search(
     named = list(resource_ids)
     if len(queries) == 1 and not cited_resource_ids and later is None:
         found_one = search(workspace=workspace, query=queries[0].text, resource_ids=named or None)
-        return ContextualResult(found_one, list(queries))
+        return FollowupSearchResult(found_one, list(queries))
     depth = max(workspace.widened_top_k if named else workspace.top_k, CANDIDATES_PER_QUERY)
     dense_leg = Legs.configured().dense
 
@@ -165,7 +165,7 @@ def contextual_search(
     }
     ordered = sorted(scores, key=lambda pid: (-scores[pid], str(pid)))
     chosen = _kept(ordered, found, workspace=workspace, named=named)
-    return ContextualResult(
+    return FollowupSearchResult(
         [replace(found[pid], score=scores[pid], rank=rank) for rank, pid in enumerate(chosen, start=1)],
         [query for query, _ in lists],
     )

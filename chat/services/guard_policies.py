@@ -1,4 +1,4 @@
-"""A workspace's output guard (chat/guard.py): its rules and policy, read
+"""A workspace's output guard (chat/output_guard.py): its rules and policy, read
 for every turn and replaced as a whole by ``PUT …/guard-rules/``; and the
 review of the replies it caught."""
 
@@ -14,7 +14,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from chat.guard import (
+from chat.models import GuardPolicy, GuardRule, Message, ReviewStatus
+from chat.output_guard import (
     DEFAULT_SAFE_REPLY,
     MAX_CLAIMS,
     MAX_RULES,
@@ -23,7 +24,6 @@ from chat.guard import (
     Rule,
     pattern_compile,
 )
-from chat.models import GuardPolicy, GuardRule, Message, ReviewStatus
 from daneshyar.exceptions import ValidationFailed
 from workspaces.models import Workspace
 

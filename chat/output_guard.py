@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import re2
 
-from chat.contract import Reply, ResponseType
+from chat.contract import GuardData, Reply, ResponseType
 
 MAX_RULES = 50
 MAX_PATTERN_CHARS = 500
@@ -71,8 +70,9 @@ class Verdict:
     action: str
     rule_ids: list[str]
 
-    def as_json(self) -> dict[str, Any]:
-        return {"action": self.action, "rule_ids": self.rule_ids}
+    def as_json(self) -> GuardData:
+        """As a reply stores and shows it (``Message.guard``, the API's ``guard``)."""
+        return {"action": self.action, "rule_ids": list(self.rule_ids)}
 
 
 def _options() -> re2.Options:

@@ -1,6 +1,6 @@
 """Quantities in a question, and whether a sentence's stated ranges hold them:
-"a 75 year old" fits "over 70" and not "under 65". Used by the extractive
-engine's score (the ``numbers`` term)."""
+"a 75 year old" fits "over 70" and not "under 65". Used by a sentence's
+score (chat/answerability.py, the ``numbers`` term)."""
 
 from __future__ import annotations
 

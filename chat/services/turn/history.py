@@ -29,7 +29,7 @@ class TurnContext:
     chosen_question: str | None = None
 
     @property
-    def earlier(self) -> list[str]:
+    def earlier_questions(self) -> list[str]:
         """The earlier user turns, oldest first."""
         return [turn.question for turn in self.turns]
 

@@ -1,5 +1,6 @@
-"""How the extractive engine scores the sentences of retrieved passages, and
-how well they answer a question (the turn's answerability).
+"""How well the retrieved passages answer a question (a turn's
+answerability, on every engine), sentence by sentence: the scores the decide
+step checks and the extractive engine picks its answer from.
 
 A sentence's score (:func:`score_sentences`) mixes its meaning (cosine
 similarity with the question under the workspace's embedding model), the
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chat.backends.quantities import number_fit, question_numbers
+from chat.quantities import number_fit, question_numbers
 from chat.text import content_words
 from retrieval.embeddings import Vector, embed_cached, get_embedder
 from retrieval.search import ScoredPassage
