@@ -374,7 +374,12 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-WHITENOISE_USE_FINDERS = True
+# What collectstatic wrote (make run and the image run it), with the
+# compressed copies CompressedStaticFilesStorage made beside each file
+# (chat.js.gz): served to a client that accepts them. The apps' own static
+# directories would shadow those copies with uncompressed ones; a DEBUG run
+# serves them, read afresh (the test suite too: tests/settings.py).
+WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
 # Local runs only (`make run` sets it): the widget's demo page for this workspace.
 WIDGET_DEMO_WORKSPACE = env_optional_uuid("WIDGET_DEMO_WORKSPACE")
