@@ -46,6 +46,9 @@ _HOP_BY_HOP = {
     b"content-length",
 }
 
+# Set by this proxy only: a client's own values are dropped.
+_SET_HERE = {b"x-forwarded-for", b"x-real-ip"}
+
 
 class BadRequest(Exception):
     def __init__(self, status: int, code: str, message: str):
@@ -127,12 +130,16 @@ async def read_body(reader: asyncio.StreamReader, fields: list[tuple[bytes, byte
 
 
 def upstream_head(request_line: bytes, fields: list[tuple[bytes, bytes]], body: bytes, peer: str) -> bytes:
+    """The request as gunicorn gets it. This proxy is the front: the client's
+    address is the peer it saw, so ``X-Forwarded-For`` is that address
+    alone — whatever the client wrote there (or in ``X-Real-IP``) is
+    dropped, never passed on (the admin login's lockout keys on it:
+    daneshyar/clientip.py)."""
     lines = [request_line]
-    forwarded = [value for name, value in fields if name == b"x-forwarded-for"]
     for name, value in fields:
-        if name not in _HOP_BY_HOP and name != b"x-forwarded-for":
+        if name not in _HOP_BY_HOP and name not in _SET_HERE:
             lines.append(name + b": " + value)
-    lines.append(b"X-Forwarded-For: " + b", ".join([*forwarded, peer.encode()]))
+    lines.append(b"X-Forwarded-For: " + peer.encode())
     if body or request_line.split(b" ")[0] in (b"POST", b"PUT", b"PATCH"):
         lines.append(b"Content-Length: " + str(len(body)).encode())
     lines.append(b"Connection: close")
