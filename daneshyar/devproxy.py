@@ -199,8 +199,11 @@ class Proxy:
                 upstream_reader, upstream_writer = await self.connect()
             except (OSError, TimeoutError):
                 raise BadRequest(502, "internal_error", "The web server is not answering.") from None
-            upstream_writer.write(upstream_head(request_line, fields, body, peer_host) + body)
-            await upstream_writer.drain()
+            try:
+                upstream_writer.write(upstream_head(request_line, fields, body, peer_host) + body)
+                await upstream_writer.drain()
+            except (OSError, TimeoutError):
+                raise BadRequest(502, "internal_error", "The web server closed the connection.") from None
             await relay(upstream_reader, writer)
         except BadRequest as error:
             writer.write(_error(error.status, _REASONS[error.status], error.code, error.message))

@@ -90,6 +90,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: a body an early answer (413, 429) left unread is read
+    # before the answer goes out, so closing does not reset the connection.
+    "daneshyar.middleware.BodyDrainMiddleware",
     # First, so that every answer to an allowed browser request carries the
     # CORS headers, errors from the middleware below (413, 429) included.
     "corsheaders.middleware.CorsMiddleware",
