@@ -377,11 +377,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-# What collectstatic wrote (make run and the image run it), with the
-# compressed copies CompressedStaticFilesStorage made beside each file
-# (chat.js.gz): served to a client that accepts them. The apps' own static
-# directories would shadow those copies with uncompressed ones; a DEBUG run
-# serves them, read afresh (the test suite too: tests/settings.py).
+# What collectstatic wrote (make run, the image), with its compressed copies
+# (chat.js.gz), which the apps' own files would shadow; DEBUG serves those.
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
 # Local runs only (`make run` sets it): the widget's demo page for this workspace.
