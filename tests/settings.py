@@ -18,3 +18,6 @@ for _name in ("SECRET_KEY", "CERTIFICATE_SIGNING_KEY", "TRANSCRIPT_PSEUDONYM_KEY
 os.environ.setdefault("PROMPT_TRACE_ENABLED", "true")
 
 from daneshyar.settings import *  # noqa: E402, F403
+
+# The apps' static files as they are in the checkout (nothing collected).
+WHITENOISE_USE_FINDERS = True

@@ -3,13 +3,24 @@
 function with more than 8 parameters. Ruff holds complexity, argument and
 statement counts (pyproject.toml, [tool.ruff.lint]) but has no rule for a
 function's length in lines, so this walks the source with ``ast``.
-Migrations are generated code and stay out; tests and bench are not walked."""
+Migrations are generated code and stay out; tests and bench are not walked.
+
+The widget (``widget/static/daneshyar/chat.js``, one file served as written)
+has rules of its own, measured with TypeScript's parser
+(tests/widget/typescript.py): at most 1,000 lines and 44,000 bytes (838 and
+36,137 when the rule was set: a fifth more room for a file every page loads
+whole; its gzipped size has its own limit in tests/widget/), no function
+over 50 lines (the longest, the element's DOM, was 47: about one screen) or
+over 8 parameters. The function around the whole file, its private scope, is
+the module, not a function."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests.widget.typescript import functions
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "console", "widget")
@@ -85,4 +96,55 @@ def test_the_walk_finds_each_kind_of_breach(tmp_path: Path) -> None:
         "chat/big.py:1: module has 469 lines (> 400)",
         "chat/big.py:2: long has 61 lines (> 60)",
         "chat/big.py:64: wide has 9 parameters (> 8)",
+    ]
+
+
+WIDGET = ROOT / "widget" / "static" / "daneshyar" / "chat.js"
+WIDGET_MAX_LINES = 1000
+WIDGET_MAX_BYTES = 44_000
+WIDGET_MAX_FUNCTION_LINES = 50
+
+
+def widget_violations(path: Path) -> list[str]:
+    """Every breach of the widget's size rules, as ``line: what``."""
+    violations: list[str] = []
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    if lines > WIDGET_MAX_LINES:
+        violations.append(f"1: the file has {lines} lines (> {WIDGET_MAX_LINES})")
+    size = path.stat().st_size
+    if size > WIDGET_MAX_BYTES:
+        violations.append(f"1: the file has {size} bytes (> {WIDGET_MAX_BYTES})")
+    for function in functions(path):
+        if function["wrapper"]:
+            continue
+        if function["lines"] > WIDGET_MAX_FUNCTION_LINES:
+            what = f"{function['name']} has {function['lines']} lines (> {WIDGET_MAX_FUNCTION_LINES})"
+            violations.append(f"{function['line']}: {what}")
+        if function["parameters"] > MAX_PARAMETERS:
+            what = f"{function['name']} has {function['parameters']} parameters (> {MAX_PARAMETERS})"
+            violations.append(f"{function['line']}: {what}")
+    return violations
+
+
+def test_the_widget_keeps_its_size_rules() -> None:
+    violations = widget_violations(WIDGET)
+    assert not violations, "chat.js size rules broken:\n" + "\n".join(violations)
+
+
+def test_the_widget_walk_finds_each_kind_of_breach(tmp_path: Path) -> None:
+    body = "".join(f"    const x{i} = {i};\n" for i in range(50))
+    parameters = ", ".join(f"p{i}" for i in range(9))
+    script = tmp_path / "big.js"
+    script.write_text(
+        "(() => {\n"
+        f"  function long() {{\n{body}  }}\n"
+        f"  const wide = ({parameters}) => p0;\n"
+        "  class A { method(a) { return a; } }\n"
+        "})();\n" + "// padding\n" * 1000 + "x" * 44_000 + "\n"
+    )
+    assert widget_violations(script) == [
+        "1: the file has 1057 lines (> 1000)",
+        f"1: the file has {script.stat().st_size} bytes (> 44000)",
+        "2: long has 52 lines (> 50)",
+        "54: wide has 9 parameters (> 8)",
     ]

@@ -133,6 +133,26 @@ def test_history_window_holds_the_last_turns(owner: Tenant, scripted: ScriptedBa
     assert messages == scripted.calls[-1]["messages"]
 
 
+def test_without_documents_the_extractive_trace_shows_the_history_window(owner: Tenant) -> None:
+    """No documents: no retrieval, so no retrieval queries carry the
+    conversation; the prompt then carries the workspace's last
+    ``history_turns`` turns, as a generative model's does."""
+    owner.workspace.history_turns = 2
+    owner.workspace.save()
+    session_id = chat(owner, message="question 1").json()["data"]["session"]["id"]
+    for n in (2, 3):
+        chat(owner, message=f"question {n}", session_id=session_id)
+    data = chat(
+        owner, "admin", message="question 4", session_id=session_id, include_prompt_trace=True
+    ).json()["data"]
+    assert data["assistant_message"]["model"] == "extractive"
+    assert data["assistant_message"]["grounding"] == "general_knowledge"
+    messages = data["prompt_trace"]["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert [messages[1]["content"], messages[3]["content"]] == ["question 2", "question 3"]
+    assert messages[-1]["content"].endswith("question 4")
+
+
 def test_default_retrieval_takes_five_passages(owner: Tenant, scripted: ScriptedBackend) -> None:
     text = "\n\n".join(f"Clinic {n} is open on weekdays from {n} am." for n in range(12))
     ingest_text(owner.workspace, "Clinics", text)

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+import requests
 
 from chat.models import Message, Session
 from tests.conftest import Tenant
@@ -74,7 +75,7 @@ def test_every_accept_header_gets_the_stream(server: str, owner: Tenant, accept:
         headers["Accept"] = accept
     with httpx.stream("POST", _url(server, owner), json=_body(), headers=headers, timeout=60) as response:
         assert response.status_code == 200
-        assert response.headers["content-type"] == "text/event-stream"
+        assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
         assert response.headers["cache-control"] == "no-cache"
         assert response.headers["x-accel-buffering"] == "no"
         body = "\n".join(_lines(response))
@@ -127,3 +128,18 @@ def test_errors_before_the_stream_opens_are_json_whatever_the_accept(server: str
         timeout=30,
     )
     assert bad.status_code == 400 and bad.json()["error"]["fields"]["message"]
+
+
+def test_requests_reads_a_german_stream_with_its_default_decoding(server: str, owner: Tenant) -> None:
+    """The docs' Python examples read the stream with ``requests``'
+    ``iter_lines(decode_unicode=True)``: without a charset in the
+    Content-Type, requests decodes text/* as Latin-1 ("zurÃ¼ck")."""
+    question = "Wie setze ich das Gerät zurück?"
+    headers = {"X-API-Key": owner.chat_key}
+    with requests.post(
+        _url(server, owner), json=_body(message=question), headers=headers, stream=True, timeout=60
+    ) as response:
+        assert response.status_code == 200
+        lines = list(response.iter_lines(decode_unicode=True))
+    session = json.loads(lines[lines.index("event: session") + 1][6:])
+    assert session["title"] == question

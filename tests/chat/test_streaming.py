@@ -40,7 +40,7 @@ def test_stream_events_in_order(owner: Tenant, scripted: ScriptedBackend) -> Non
     scripted.replies = [answer(('Claims are filed within "30" days.', 1), ("Visits cost 10 euros.", 2))]
     response = stream(owner, message="When are claims filed?")
     assert response.status_code == 200
-    assert response["Content-Type"] == "text/event-stream"
+    assert response["Content-Type"] == "text/event-stream; charset=utf-8"
     events = list(sse_events(stream_of(response)))
     names = [name for name, _ in events]
     assert names[0] == "session" and names[-1] == "message"

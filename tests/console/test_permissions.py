@@ -176,8 +176,10 @@ def test_admin_login_locks_out_a_username_and_address_after_failures(settings: S
 @pytest.mark.parametrize(
     "chain",
     [
-        # make run's proxy or compose's nginx: the peer they saw, appended.
+        # compose's nginx: the peer it saw, appended.
         ("127.0.0.1", ""),
+        # make run's proxy, over gunicorn's Unix socket (no REMOTE_ADDR).
+        ("", ""),
         # A TLS proxy in front of nginx: nginx appends the TLS proxy's address.
         ("172.18.0.5", ", 10.0.0.9"),
     ],

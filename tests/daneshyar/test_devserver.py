@@ -41,15 +41,17 @@ def data_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def start(port: int, data_dir: Path) -> subprocess.Popen[bytes]:
+def start(port: int, data_dir: Path, **environment: str) -> subprocess.Popen[bytes]:
     """``make run`` in a session of its own, as in a terminal: a Ctrl-C there
-    is a SIGINT to the whole foreground process group."""
+    is a SIGINT to the whole foreground process group. ``environment`` is
+    added to this process's."""
     env = {
         **os.environ,
         "HOST": "127.0.0.1",
         "PORT": str(port),
         "DANESHYAR_DATA_DIR": str(data_dir),
         **{name: str(value) for name, value in GENEROUS_RATE_LIMITS.items()},
+        **environment,
     }
     env.pop("DATABASE_URL", None)  # make run's own embedded database
     process = subprocess.Popen(

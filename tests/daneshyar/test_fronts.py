@@ -131,3 +131,17 @@ def test_devproxy_refuses_a_body_over_its_limit_in_the_envelope() -> None:
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "payload_too_large"
     assert upstream.requests == []
+
+
+def test_devproxy_forwards_the_address_it_saw_never_the_client_s() -> None:
+    """make run's proxy is the front: X-Forwarded-For is the peer's address
+    alone (the admin login's lockout keys on it: daneshyar/clientip.py)."""
+    upstream = Upstream(2)
+    forged = {"X-Forwarded-For": "81.2.69.1", "X-Real-IP": "81.2.69.2"}
+    with devproxy(upstream.address) as port:
+        assert httpx.get(f"http://127.0.0.1:{port}/x", headers=forged, timeout=10).status_code == 200
+    (request,) = upstream.requests
+    fields = [line.lower() for line in request.partition(b"\r\n\r\n")[0].split(b"\r\n")[1:]]
+    assert [f for f in fields if f.startswith((b"x-forwarded-for:", b"x-real-ip:"))] == [
+        b"x-forwarded-for: 127.0.0.1"
+    ]

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import jwt
 import pytest
+from django.core.management import call_command
+from django.http import HttpResponseBase
 from django.test import Client
 from pytest_django import Settings
 
+from daneshyar import settings as deployed
 from tests.conftest import Tenant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,6 +43,31 @@ def test_the_service_serves_the_widget_as_javascript(client: Client) -> None:
     assert response["Cache-Control"] == "max-age=60, public"
     body = b"".join(response.streaming_content) if response.streaming else response.content  # type: ignore[attr-defined]
     assert b'customElements.define("daneshyar-chat"' in body
+
+
+def test_after_collectstatic_the_widget_is_served_gzipped_to_who_accepts_it(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """What make run and the image serve: the files collectstatic wrote,
+    with the compressed copy beside each (chat.js.gz), under the deployed
+    settings (the suite's own serve the checkout's files: tests/settings.py)."""
+    settings.STATIC_ROOT = tmp_path
+    settings.WHITENOISE_USE_FINDERS = deployed.WHITENOISE_USE_FINDERS
+    settings.WHITENOISE_AUTOREFRESH = deployed.WHITENOISE_AUTOREFRESH
+    call_command("collectstatic", "--noinput", verbosity=0)
+    assert (tmp_path / "daneshyar" / "chat.js.gz").exists()
+    client = Client()  # its middleware is built now, with these settings
+    response = client.get("/static/daneshyar/chat.js", HTTP_ACCEPT_ENCODING="gzip, deflate")
+    assert response.status_code == 200
+    assert response["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in response["Vary"]
+    assert gzip.decompress(_body(response)) == WIDGET.read_bytes()
+    plain = client.get("/static/daneshyar/chat.js")
+    assert not plain.has_header("Content-Encoding") and _body(plain) == WIDGET.read_bytes()
+
+
+def _body(response: HttpResponseBase) -> bytes:
+    return b"".join(response.streaming_content) if response.streaming else response.content  # type: ignore[attr-defined]
 
 
 @pytest.mark.django_db

@@ -117,6 +117,21 @@ def test_an_expired_token_is_401_token_expired(owner: Tenant) -> None:
     assert "invalid_token" in response["WWW-Authenticate"]
 
 
+def test_clocks_may_differ_by_the_documented_30_seconds(owner: Tenant) -> None:
+    """docs/embedding.md: exp and iat are checked with 30 s of leeway."""
+    secret = rotate(owner).json()["data"]["signing_secret"]
+    now = int(time.time())
+
+    def status(iat: int, exp: int) -> tuple[int, str | None]:
+        response = sessions(owner, offline(owner.workspace, secret, iat=iat, exp=exp))
+        return response.status_code, response.json().get("error", {}).get("code")
+
+    assert status(now - 600, now - 20) == (200, None)  # expired 20 s ago by this clock
+    assert status(now - 600, now - 40) == (401, "token_expired")
+    assert status(now + 20, now + 600) == (200, None)  # issued 20 s ahead of this clock
+    assert status(now + 40, now + 600) == (401, "token_invalid")
+
+
 @pytest.mark.parametrize(
     "claims",
     [

@@ -195,8 +195,11 @@ def turn_compose(
     passages, the question) fitted into the model's window."""
     workspace = request.workspace
     window = workspace.history_turns
-    # The extractive engine reads no prompt: its conversation is in the retrieval queries.
-    turns = context.turns[-window:] if plan.generative and window else []
+    # The extractive engine reads no prompt: its conversation is in the
+    # retrieval queries. Without documents there are none, so its prompt
+    # (the trace) carries the history window as a generative model's does.
+    with_history = plan.generative or not plan.grounded
+    turns = context.turns[-window:] if with_history and window else []
     inputs = PromptInputs(
         workspace_prompt=workspace.system_prompt,
         history=turns,

@@ -10,8 +10,9 @@
  * The page never holds an API key: `token-provider` is a URL on the
  * integrator's server answering {"token", "expires_at"} for the signed-in
  * user (or set `element.tokenProvider = async () => ({token, expires_at})`).
- * Plain JavaScript checked with JSDoc types: the file is its own source, so a
- * fresh clone, `make test`, `make run` and the Docker image need no node.
+ * Plain JavaScript checked with JSDoc types (TypeScript's tsc --checkJs in
+ * tests/widget/test_types.py): the file is its own source, so a fresh clone,
+ * `make run` and the Docker image need no build step and no node.
  */
 (() => {
   "use strict";
@@ -181,7 +182,12 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
    * @param {ReadableStream<Uint8Array>} body
    */
   async function* readEvents(body) {
-    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    // TypeScript's DOM typings have the decoder take BufferSource, which a
+    // Uint8Array that might view a SharedArrayBuffer is not; a response's is not.
+    const decoder = /** @type {TransformStream<Uint8Array, string>} */ (
+      /** @type {unknown} */ (new TextDecoderStream())
+    );
+    const reader = body.pipeThrough(decoder).getReader();
     let buffer = "";
     for (;;) {
       const { value, done } = await reader.read();
