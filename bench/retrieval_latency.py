@@ -179,7 +179,7 @@ def plain_filtered_rows(workspace_id: uuid.UUID, vectors: list[str], k: int = 5)
     """Mean rows a filtered HNSW scan with pgvector's defaults returns (no iterative scan)."""
     from django.db import connection, transaction
 
-    from retrieval.search import dense
+    from retrieval.search import statements
 
     rows = []
     for vector in vectors:
@@ -188,8 +188,8 @@ def plain_filtered_rows(workspace_id: uuid.UUID, vectors: list[str], k: int = 5)
             cursor.execute("SET LOCAL hnsw.iterative_scan = off")
             cursor.execute("SET LOCAL hnsw.ef_search = 40")
             cursor.execute(
-                dense._NEAREST_INDEXED,
-                {"vector": vector, "workspace": workspace_id, "ready": dense.READY, "limit": k},
+                statements.nearest(exact=False),
+                {"vector": vector, "workspace": workspace_id, "limit": k},
             )
             rows.append(len(cursor.fetchall()))
     return statistics.mean(rows)

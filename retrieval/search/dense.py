@@ -17,17 +17,18 @@ pgvector applies the ``WHERE`` clause *after* the HNSW scan: with the default
   ``hnsw.max_scan_tuples``.
 
 bench/retrieval_latency measures both (recall@10 against exact search).
+The statements are :func:`statements.nearest` and
+:func:`statements.nearest_per_resource`, which the hybrid statement holds too.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 from django.db.backends.utils import CursorWrapper
 
-from resources.models import ResourceStatus
+from retrieval.search import statements
 
 # Up to this many passages a workspace is searched exactly (bench/retrieval_latency).
 EXACT_MAX_PASSAGES = 10_000
@@ -40,40 +41,9 @@ HNSW_EF_SEARCH = 200
 # could reach it, and such a workspace is small enough for exact search.
 HNSW_MAX_SCAN_TUPLES = 50_000
 
-READY = ResourceStatus.READY.value
 
-# Similarity is 1 - cosine distance, i.e. the cosine similarity in [-1, 1].
-_NEAREST_INDEXED = """
-SELECT p.id, 1 - (p.embedding <=> %(vector)s::vector) AS similarity
-FROM retrieval_passage p
-JOIN resources_resource r ON r.id = p.resource_id
-WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
-ORDER BY p.embedding <=> %(vector)s::vector
-LIMIT %(limit)s
-"""
-
-# "+ 0" keeps the planner off the HNSW index: order by the exact distance.
-_NEAREST_EXACT = """
-SELECT p.id, 1 - (p.embedding <=> %(vector)s::vector) AS similarity
-FROM retrieval_passage p
-JOIN resources_resource r ON r.id = p.resource_id
-WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
-ORDER BY (p.embedding <=> %(vector)s::vector) + 0
-LIMIT %(limit)s
-"""
-
-_PER_RESOURCE = """
-SELECT id, similarity FROM (
-    SELECT p.id, s.similarity,
-           row_number() OVER (PARTITION BY p.resource_id ORDER BY s.similarity DESC, p.id) AS place
-    FROM retrieval_passage p
-    JOIN resources_resource r ON r.id = p.resource_id
-    CROSS JOIN LATERAL (SELECT 1 - (p.embedding <=> %(vector)s::vector) AS similarity) s
-    WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
-      AND p.resource_id = ANY(%(resources)s::uuid[])
-) ranked
-WHERE place <= %(per_resource)s
-"""
+_nearest = statements.composed(statements.nearest)
+_nearest_per_resource = statements.composed(statements.nearest_per_resource)
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -87,12 +57,9 @@ def nearest(
 
     Must run inside a transaction: the HNSW settings are ``SET LOCAL``.
     """
-    params: dict[str, Any] = {"vector": vector, "workspace": workspace_id, "ready": READY, "limit": limit}
-    if exact:
-        cursor.execute(_NEAREST_EXACT, params)
-    else:
+    if not exact:
         index_scan_settings(cursor, limit=limit)
-        cursor.execute(_NEAREST_INDEXED, params)
+    cursor.execute(_nearest(exact=exact), {"vector": vector, "workspace": workspace_id, "limit": limit})
     # relaxed_order may return rows slightly out of order; callers sort.
     return {row[0]: float(row[1]) for row in cursor.fetchall()}
 
@@ -121,13 +88,7 @@ def nearest_per_resource(
 ) -> dict[uuid.UUID, float]:
     """The ``limit`` most similar ready passages of each named resource (exact)."""
     cursor.execute(
-        _PER_RESOURCE,
-        {
-            "vector": vector,
-            "workspace": workspace_id,
-            "ready": READY,
-            "resources": list(resource_ids),
-            "per_resource": limit,
-        },
+        _nearest_per_resource(),
+        {"vector": vector, "workspace": workspace_id, "resources": list(resource_ids), "per_resource": limit},
     )
     return {row[0]: float(row[1]) for row in cursor.fetchall()}

@@ -2,17 +2,19 @@
 
 The statement does what the legs' functions do one statement each
 (:mod:`retrieval.search.dense`, :mod:`retrieval.search.lexical`), with the
-same SQL where it can and the same results:
+same fragments (:mod:`retrieval.search.statements`, where the passages a
+search may return are said once) and the same results:
 
 1. the dense leg's ``limit`` nearest passages (exact or through the HNSW
-   index, :func:`dense.nearest`), and the ``per_resource`` nearest of each
-   named resource (:func:`dense.nearest_per_resource`);
+   index, :func:`statements.nearest`), and the ``per_resource`` nearest of
+   each named resource (:func:`statements.nearest_per_resource`);
 2. the query's lexemes with their document frequencies, and the rarest of
    them within :data:`lexical.LEXICAL_BUDGET` as a tsquery
    (:func:`lexical.matching_lexemes`, :func:`lexical.or_tsquery`; the
    rarest one past the budget only when the dense leg found nothing);
 3. BM25 of the passages holding those lexemes and of the dense candidates
-   (:func:`lexical.bm25`): the ``limit`` best, the dense candidates and the
+   (:func:`statements.matched`, :data:`statements.BM25_RANKED`, as in
+   :func:`lexical.bm25`): the ``limit`` best, the dense candidates and the
    ``per_resource`` best of each named resource;
 4. the cosine similarity of every candidate, the fused score, and the
    ``k`` best plus the ``per_resource_k`` best of each named resource
@@ -31,9 +33,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db.backends.utils import CursorWrapper
+from psycopg import sql
 
-from retrieval.models import TEXT_SEARCH_CONFIG
-from retrieval.search import dense, lexical
+from retrieval.search import dense, lexical, statements
 from retrieval.search.stats import workspace_stats
 
 # Ties in the fused score are broken by the passage id's text (the order the
@@ -50,15 +52,15 @@ WITH dense AS (
 -- sorts), the running total of df (lexical.matching_lexemes). Rows in the
 -- tsvector's own lexeme order: BM25 adds a passage's terms in the order its
 -- join yields them, which is then the passage's tsvector order whichever side
--- the planner hashes, as in lexical._BM25. Float addition is not associative,
--- and passages with the same text tie on BM25 down to the last bit.
+-- the planner hashes, as in the lexical leg's statement. Float addition is not
+-- associative, and passages with the same text tie on BM25 down to the last bit.
 query AS (
     SELECT q.lexeme, w.passages::float8 AS df,
            row_number() OVER rarest AS rarity,
            sum(w.passages) OVER rarest AS running
-    FROM unnest(tsvector_to_array(to_tsvector(%(config)s::regconfig, %(text)s)))
+    FROM unnest(tsvector_to_array(to_tsvector({config}::regconfig, %(text)s)))
          WITH ORDINALITY AS q(lexeme, place)
-    JOIN retrieval_workspacelexeme w
+    JOIN {workspace_lexeme} w
       ON w.workspace_id = %(workspace)s AND w.lexeme = q.lexeme AND w.passages > 0
     WINDOW rarest AS (ORDER BY w.passages, q.lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)
     ORDER BY q.place
@@ -68,22 +70,14 @@ query AS (
 terms AS (
     SELECT array_agg(lexeme) AS lexemes,
            (string_agg('''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || '''', ' | ')
-               FILTER (WHERE running <= %(budget)s OR (rarity = 1 AND NOT EXISTS (SELECT FROM dense)))
+               FILTER (WHERE running <= {budget} OR (rarity = 1 AND NOT EXISTS (SELECT FROM dense)))
            )::tsquery AS tsquery
     FROM query
 ),
 -- The tsquery and the dense candidates as one-value subqueries: computed
 -- first, then the GIN and primary-key indexes serve them like constants
 -- (but the planner cannot weigh the tsquery's selectivity: see _MATCH_SCAN).
-matched AS (
-    SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
-           ts_filter(setweight(p.search_vector, 'A', (SELECT lexemes FROM terms)), '{a}') AS hits
-    FROM retrieval_passage p
-    WHERE {in_workspace}
-      AND ({match} OR p.id = ANY((SELECT array_agg(id) FROM dense)::uuid[]))
-      -- per candidate, not a join (lexical._BM25 says why)
-      AND (SELECT r.status FROM resources_resource r WHERE r.id = p.resource_id) = %(ready)s
-),
+{matched},
 {bm25_ranked},
 lexical AS (
     SELECT id, CASE WHEN best > 0 THEN score / best ELSE 0 END AS normalised
@@ -96,7 +90,7 @@ fused AS (
     SELECT p.id, p.resource_id, s.similarity, s.normalised,
            %(dense_weight)s::float8 * s.similarity + (1 - %(dense_weight)s::float8) * s.normalised AS score
     FROM (SELECT id FROM dense UNION SELECT id FROM lexical) c
-    JOIN retrieval_passage p ON p.id = c.id
+    JOIN {passage} p ON p.id = c.id
     LEFT JOIN lexical l ON l.id = c.id
     CROSS JOIN LATERAL (
         SELECT 1 - (p.embedding <=> %(vector)s::vector) AS similarity, coalesce(l.normalised, 0) AS normalised
@@ -111,21 +105,23 @@ chosen AS (
 )
 SELECT c.id, c.resource_id, r.title, p.text, c.score, p.ordinal, p.page, c.similarity, c.normalised
 FROM chosen c
-JOIN retrieval_passage p ON p.id = c.id
-JOIN resources_resource r ON r.id = c.resource_id
+JOIN {passage} p ON p.id = c.id
+JOIN {resource} r ON r.id = c.resource_id
 WHERE c.place <= %(k)s
    OR (c.resource_id = ANY(%(resources)s::uuid[]) AND c.resource_place <= %(per_resource_k)s)
 ORDER BY c.score DESC, c.id::text COLLATE "C"
 """
 
-
-# The lexical match through the GIN index (its postings span every workspace)...
-_MATCH_INDEXED = "p.search_vector @@ (SELECT tsquery FROM terms)"
+# The lexical leg's candidates: the passages matching the tsquery, and the
+# dense candidates.
+_CANDIDATES = "{match} OR p.id = ANY((SELECT array_agg(id) FROM dense)::uuid[])"
+# The match through the GIN index (its postings span every workspace)...
+_MATCH_INDEXED = sql.SQL("p.search_vector @@ (SELECT tsquery FROM terms)")
 # ... or, for a small workspace, checked on each of its passages: the function
 # form of @@ is not indexable. With the tsquery known, the planner made this
 # choice itself; as a subquery's value it took the GIN index for a workspace
 # of 20 passages in a 30,000-passage table (bench/retrieval_latency).
-_MATCH_SCAN = "ts_match_vq(p.search_vector, (SELECT tsquery FROM terms))"
+_MATCH_SCAN = sql.SQL("ts_match_vq(p.search_vector, (SELECT tsquery FROM terms))")
 # Up to this many passages the workspace's own passages are checked.
 SCAN_MAX_PASSAGES = 1_000
 
@@ -138,29 +134,32 @@ SCAN_MAX_PASSAGES = 1_000
 # AND, 39 with it), wrong for one that is a large share (the bitmap alone
 # took 30 ms at 300,000 of 1,000,000, for a hundred matches). From
 # LARGE_SHARE of the table on, the condition is kept off the workspace's
-# b-tree index and the few matches are checked one by one
-# (bench/retrieval_latency --sizes 1000000).
-_IN_WORKSPACE = "p.workspace_id = %(workspace)s"
-_IN_LARGE_WORKSPACE = "p.workspace_id::text = %(workspace)s::text"
+# b-tree index (statements.eligible's workspace_by_text) and the few matches
+# are checked one by one (bench/retrieval_latency --sizes 1000000).
 LARGE_SHARE = 0.1
 
 
-def _statement(nearest: str, match: str, in_workspace: str = _IN_WORKSPACE) -> str:
-    # str.format would trip over the braces of '{a}'; the pieces are constants.
-    return (
-        _HYBRID.replace("{nearest}", nearest)
-        .replace("{match}", match)
-        .replace("{in_workspace}", in_workspace)
-        .replace("{per_resource}", dense._PER_RESOURCE)
-        .replace("{bm25_ranked}", lexical.BM25_RANKED.strip("\n"))
+@statements.composed
+def _statement(*, exact: bool, scan: bool, large_share: bool) -> sql.Composed:
+    """The one statement: the dense leg exact or through the HNSW index; the
+    lexical match checked on each passage (``scan``) or through the GIN
+    index; the workspace's b-tree index left out (``large_share``)."""
+    candidates = sql.SQL(_CANDIDATES).format(match=_MATCH_SCAN if scan else _MATCH_INDEXED)
+    return sql.SQL(_HYBRID).format(
+        nearest=statements.nearest(exact=exact),
+        per_resource=statements.nearest_per_resource(),
+        config=statements.CONFIG,
+        workspace_lexeme=statements.WORKSPACE_LEXEME,
+        budget=sql.Literal(lexical.LEXICAL_BUDGET),
+        matched=statements.matched(
+            lexemes=sql.SQL("(SELECT lexemes FROM terms)"),
+            candidates=candidates,
+            workspace_by_text=large_share,
+        ),
+        bm25_ranked=statements.BM25_RANKED,
+        passage=statements.PASSAGE,
+        resource=statements.RESOURCE,
     )
-
-
-# The dense leg's exact and HNSW statements (dense.py) inside the one statement.
-_HYBRID_SMALL = _statement(dense._NEAREST_EXACT, _MATCH_SCAN)
-_HYBRID_EXACT = _statement(dense._NEAREST_EXACT, _MATCH_INDEXED)
-_HYBRID_INDEXED = _statement(dense._NEAREST_INDEXED, _MATCH_INDEXED)
-_HYBRID_LARGE_SHARE = _statement(dense._NEAREST_INDEXED, _MATCH_INDEXED, _IN_LARGE_WORKSPACE)
 
 
 @dataclass(frozen=True)
@@ -196,30 +195,22 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
     exact = stats.passages <= dense.EXACT_MAX_PASSAGES
     if not exact:
         dense.index_scan_settings(cursor, limit=search.limit)
-    if stats.passages <= SCAN_MAX_PASSAGES:
-        statement = _HYBRID_SMALL
-    elif exact:
-        statement = _HYBRID_EXACT
-    elif stats.passages >= LARGE_SHARE * stats.table_passages:
-        statement = _HYBRID_LARGE_SHARE
-    else:
-        statement = _HYBRID_INDEXED
+    scan = stats.passages <= SCAN_MAX_PASSAGES
+    # A workspace's share of the table matters only to the match through the GIN index.
+    large_share = not (exact or scan) and stats.passages >= LARGE_SHARE * stats.table_passages
     cursor.execute(
-        statement,
+        # A workspace whose passages are checked one by one is searched exactly
+        # too (it is below EXACT_MAX_PASSAGES unless that limit is lowered).
+        _statement(exact=exact or scan, scan=scan, large_share=large_share),
         {
             "vector": search.vector,
             "workspace": search.workspace_id,
-            "ready": dense.READY,
             "limit": search.limit,
             "resources": list(search.named),
             "per_resource": search.per_resource,
-            "config": TEXT_SEARCH_CONFIG,
             "text": search.query,
-            "budget": lexical.LEXICAL_BUDGET,
             "n": stats.passages,
             "avgdl": max(stats.average_length, 1.0),
-            "k1": lexical.BM25_K1,
-            "b": lexical.BM25_B,
             "dense_weight": search.dense_weight,
             "k": search.k,
             "per_resource_k": search.per_resource_k,

@@ -14,7 +14,9 @@ computed instead, in SQL:
 ``tf`` is the lexeme's number of positions in the passage, ``|d|`` the number
 of distinct lexemes in it; ``df`` comes from ``WorkspaceLexeme`` (kept by
 triggers); ``N`` (ready passages) and ``avgdl`` change slowly and are cached
-per workspace (:mod:`retrieval.search.stats`).
+per workspace (:mod:`retrieval.search.stats`); ``k1`` and ``b`` are
+:data:`statements.BM25_K1` and :data:`statements.BM25_B`, beside the formula
+(:data:`statements.BM25_RANKED`), which the hybrid statement holds too.
 
 Scoring every passage that shares a word with a long query costs time in
 proportion to the workspace; candidates are therefore the passages holding
@@ -29,95 +31,67 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db.backends.utils import CursorWrapper
+from psycopg import sql
 
-from resources.models import ResourceStatus
-from retrieval.models import TEXT_SEARCH_CONFIG
+from retrieval.search import statements
 from retrieval.search.stats import workspace_stats
 
-# BM25 parameters: the usual values for short passages (Anserini, BEIR).
-BM25_K1 = 0.9
-BM25_B = 0.4
 # Most passages the lexical leg selects by its rarest lexemes (bench/retrieval_latency).
 LEXICAL_BUDGET = 500
 
-READY = ResourceStatus.READY.value
-
-_DOCUMENT_FREQUENCIES = """
-SELECT lexeme, passages FROM retrieval_workspacelexeme
+_DOCUMENT_FREQUENCIES = sql.SQL("""
+SELECT lexeme, passages FROM {workspace_lexeme}
 WHERE workspace_id = %s AND lexeme = ANY(%s::text[]) AND passages > 0
-"""
+""").format(workspace_lexeme=statements.WORKSPACE_LEXEME)
 
 # The query's lexemes and their document frequencies in one round trip
 # (NULL: no passage of the workspace has it).
-_QUERY_FREQUENCIES = """
+_QUERY_FREQUENCIES = sql.SQL("""
 SELECT q.lexeme, w.passages
-FROM unnest(tsvector_to_array(to_tsvector(%s::regconfig, %s))) AS q(lexeme)
-LEFT JOIN retrieval_workspacelexeme w ON w.workspace_id = %s AND w.lexeme = q.lexeme AND w.passages > 0
-"""
+FROM unnest(tsvector_to_array(to_tsvector({config}::regconfig, %s))) AS q(lexeme)
+LEFT JOIN {workspace_lexeme} w ON w.workspace_id = %s AND w.lexeme = q.lexeme AND w.passages > 0
+""").format(config=statements.CONFIG, workspace_lexeme=statements.WORKSPACE_LEXEME)
 
-# BM25 of every passage in ``matched`` (id, resource_id, dl: its length, hits:
-# its query lexemes with their positions) over the query's lexemes in
-# ``query`` (lexeme, df); ranked overall and within each resource. One
-# formula for this leg and the hybrid statement (retrieval/search/hybrid.py).
-BM25_RANKED = """
-scored AS (
-    SELECT m.id, m.resource_id,
-           -- float8 throughout: numeric arithmetic is several times slower
-           sum(ln(1 + (greatest(%(n)s::float8, q.df) - q.df + 0.5) / (q.df + 0.5))
-               * cardinality(h.positions) * (%(k1)s::float8 + 1)
-               / (cardinality(h.positions)
-                  + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * m.dl / %(avgdl)s::float8))
-           ) AS score
-    FROM matched m
-    CROSS JOIN LATERAL unnest(m.hits) AS h
-    JOIN query q ON q.lexeme = h.lexeme
-    GROUP BY m.id, m.resource_id
-),
-ranked AS (
-    SELECT id, resource_id, score,
-           row_number() OVER (ORDER BY score DESC, id) AS place,
-           row_number() OVER (PARTITION BY resource_id ORDER BY score DESC, id) AS resource_place,
-           max(score) OVER () AS best
-    FROM scored
-)"""
-
-_BM25 = (
-    """
+_BM25 = """
 WITH query AS (
     SELECT * FROM unnest(%(lexemes)s::text[], %(df)s::float8[]) AS q(lexeme, df)
 ),
-matched AS (
-    SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
-           -- only the query's lexemes, with their positions
-           ts_filter(setweight(p.search_vector, 'A', %(lexemes)s::text[]), '{a}') AS hits
-    FROM retrieval_passage p
-    WHERE p.workspace_id = %(workspace)s
-      AND ((%(match)s AND p.search_vector @@ %(tsquery)s::tsquery) OR p.id = ANY(%(extra)s::uuid[]))
-      -- The resource's status looked up per candidate (a few hundred primary-key
-      -- probes): as a join, the planner hashed the whole resources table for a
-      -- large workspace (bench/retrieval_latency: BM25 p50 50 -> 15 ms at 300,000).
-      AND (SELECT r.status FROM resources_resource r WHERE r.id = p.resource_id) = %(ready)s
-),
-"""  # noqa: S608 (constants joined, the values are bound parameters)
-    + BM25_RANKED
-    + """
+{matched},
+{bm25_ranked}
 SELECT id, score, best FROM ranked
 WHERE place <= %(limit)s
    OR id = ANY(%(extra)s::uuid[])
    OR (resource_id = ANY(%(resources)s::uuid[]) AND resource_place <= %(per_resource)s)
 """
+_BM25_CANDIDATES = sql.SQL(
+    "(%(match)s AND p.search_vector @@ %(tsquery)s::tsquery) OR p.id = ANY(%(extra)s::uuid[])"
 )
+
+
+@statements.composed
+def _bm25() -> sql.Composed:
+    return sql.SQL(_BM25).format(
+        matched=statements.matched(lexemes=sql.SQL("%(lexemes)s::text[]"), candidates=_BM25_CANDIDATES),
+        bm25_ranked=statements.BM25_RANKED,
+    )
+
 
 _FIRST_PASSAGES = """
 SELECT id FROM (
     SELECT p.id, row_number() OVER (PARTITION BY p.resource_id ORDER BY p.ordinal, p.id) AS place
-    FROM retrieval_passage p
-    JOIN resources_resource r ON r.id = p.resource_id
-    WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s
+    FROM {passages}
+    WHERE {eligible}
       AND p.resource_id = ANY(%(resources)s::uuid[])
 ) ordered
 WHERE place <= %(limit)s
 """
+
+
+@statements.composed
+def _first_passages() -> sql.Composed:
+    return sql.SQL(_FIRST_PASSAGES).format(
+        passages=statements.PASSAGES_WITH_RESOURCES, eligible=statements.eligible(joined=True)
+    )
 
 
 @dataclass(frozen=True)
@@ -129,7 +103,10 @@ class LexicalResult:
 def query_lexemes(cursor: CursorWrapper, text: str) -> list[str]:
     """The query's distinct lexemes, normalised exactly as the passages are."""
     cursor.execute(
-        "SELECT array(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)))", [TEXT_SEARCH_CONFIG, text]
+        sql.SQL("SELECT array(SELECT lexeme FROM unnest(to_tsvector({config}::regconfig, %s)))").format(
+            config=statements.CONFIG
+        ),
+        [text],
     )
     row = cursor.fetchone()
     return list(row[0]) if row and row[0] else []
@@ -138,7 +115,7 @@ def query_lexemes(cursor: CursorWrapper, text: str) -> list[str]:
 def query_frequencies(cursor: CursorWrapper, *, workspace_id: uuid.UUID, text: str) -> dict[str, int]:
     """The query's lexemes that occur in the workspace, with the passages holding
     each: :func:`query_lexemes` and :func:`document_frequencies` in one statement."""
-    cursor.execute(_QUERY_FREQUENCIES, [TEXT_SEARCH_CONFIG, text, workspace_id])
+    cursor.execute(_QUERY_FREQUENCIES, [text, workspace_id])
     return {row[0]: int(row[1]) for row in cursor.fetchall() if row[1] is not None}
 
 
@@ -206,18 +183,15 @@ def bm25(
     )
     stats = workspace_stats(cursor, workspace_id=workspace_id)
     cursor.execute(
-        _BM25,
+        _bm25(),
         {
             "lexemes": list(frequencies),
             "df": [float(df) for df in frequencies.values()],
             "match": bool(matching),
             "tsquery": or_tsquery(matching or list(frequencies)[:1]),
             "workspace": workspace_id,
-            "ready": READY,
             "n": stats.passages,
             "avgdl": max(stats.average_length, 1.0),
-            "k1": BM25_K1,
-            "b": BM25_B,
             "limit": limit,
             "extra": list(extra_ids),
             "resources": list(resource_ids),
@@ -238,7 +212,7 @@ def first_passages(
     shares a lexeme with the query is still represented by these (score 0).
     """
     cursor.execute(
-        _FIRST_PASSAGES,
-        {"workspace": workspace_id, "ready": READY, "resources": list(resource_ids), "limit": limit},
+        _first_passages(),
+        {"workspace": workspace_id, "resources": list(resource_ids), "limit": limit},
     )
     return [row[0] for row in cursor.fetchall()]

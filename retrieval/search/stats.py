@@ -15,25 +15,30 @@ import uuid
 from dataclasses import dataclass
 
 from django.db.backends.utils import CursorWrapper
+from psycopg import sql
 
-from resources.models import ResourceStatus
+from retrieval.models import Passage
+from retrieval.search import statements
 
 STATS_TTL_SECONDS = 60.0
-
-READY = ResourceStatus.READY.value
 
 # Ready passages; and the average passage length from the trigger-kept
 # counts (the sum of all document frequencies is the sum of all passage
 # lengths), which spares reading every tsvector of a large workspace.
-_STATS = """
+_STATS = sql.SQL("""
 SELECT
-    (SELECT count(*) FROM retrieval_passage p
-     JOIN resources_resource r ON r.id = p.resource_id
-     WHERE p.workspace_id = %(workspace)s AND r.status = %(ready)s),
-    (SELECT coalesce(sum(passages), 0) FROM retrieval_workspacelexeme WHERE workspace_id = %(workspace)s)
-    / greatest((SELECT count(*) FROM retrieval_passage WHERE workspace_id = %(workspace)s), 1)::float8,
-    (SELECT reltuples FROM pg_class WHERE oid = 'retrieval_passage'::regclass)
-"""
+    (SELECT count(*) FROM {passages_with_resources}
+     WHERE p.workspace_id = %(workspace)s AND r.status = {ready}),
+    (SELECT coalesce(sum(passages), 0) FROM {workspace_lexeme} WHERE workspace_id = %(workspace)s)
+    / greatest((SELECT count(*) FROM {passage} WHERE workspace_id = %(workspace)s), 1)::float8,
+    (SELECT reltuples FROM pg_class WHERE oid = {passage_name}::regclass)
+""").format(
+    passages_with_resources=statements.PASSAGES_WITH_RESOURCES,
+    ready=statements.READY,
+    workspace_lexeme=statements.WORKSPACE_LEXEME,
+    passage=statements.PASSAGE,
+    passage_name=sql.Literal(Passage._meta.db_table),
+)
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,7 @@ def workspace_stats(cursor: CursorWrapper, *, workspace_id: uuid.UUID) -> Worksp
         cached = _stats_cache.get(workspace_id)
     if cached is not None and now - cached[0] < STATS_TTL_SECONDS:
         return cached[1]
-    cursor.execute(_STATS, {"workspace": workspace_id, "ready": READY})
+    cursor.execute(_STATS, {"workspace": workspace_id})
     row = cursor.fetchone() or (0, 0.0, 0.0)
     stats = WorkspaceStats(
         passages=int(row[0]), average_length=float(row[1]), table_passages=max(int(row[2] or 0), int(row[0]))

@@ -8,11 +8,12 @@ from collections.abc import Callable
 import pytest
 from django.db import connection, transaction
 from django.test import override_settings
+from psycopg import sql
 
 from daneshyar.exceptions import ValidationFailed
 from resources.models import ResourceStatus
 from retrieval.embeddings import get_embedder
-from retrieval.search import ScoredPassage, dense, search
+from retrieval.search import ScoredPassage, dense, search, statements
 from retrieval.search.service import Legs
 from tests.conftest import Tenant
 from tests.factories import WorkspaceFactory
@@ -160,14 +161,16 @@ def _plain_filtered_hnsw(workspace_id: uuid.UUID, query: str, k: int) -> int:
         cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute("SET LOCAL hnsw.iterative_scan = off")
         cursor.execute("SET LOCAL hnsw.ef_search = 40")
-        cursor.execute("EXPLAIN " + dense._NEAREST_INDEXED, _params(workspace_id, vector, k))
+        cursor.execute(
+            sql.SQL("EXPLAIN ") + statements.nearest(exact=False), _params(workspace_id, vector, k)
+        )
         assert "passage_embedding_hnsw" in " ".join(row[0] for row in cursor.fetchall())
-        cursor.execute(dense._NEAREST_INDEXED, _params(workspace_id, vector, k))
+        cursor.execute(statements.nearest(exact=False), _params(workspace_id, vector, k))
         return len(cursor.fetchall())
 
 
 def _params(workspace_id: uuid.UUID, vector: str, k: int) -> dict[str, str | uuid.UUID | int]:
-    return {"vector": vector, "workspace": workspace_id, "ready": dense.READY, "limit": k}
+    return {"vector": vector, "workspace": workspace_id, "limit": k}
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["exact", "iterative-hnsw"])

@@ -9,11 +9,12 @@ import uuid
 import psycopg
 import pytest
 from django.db import connection, transaction
+from psycopg import sql
 
 from resources.models import ResourceStatus
 from retrieval import workspace_index
 from retrieval.embeddings import get_embedder
-from retrieval.search import dense, search
+from retrieval.search import dense, search, statements
 from retrieval.tasks import workspace_indexes_sweep
 from tests.factories import WorkspaceFactory
 from tests.retrieval.conftest import make_resource, vectors_near
@@ -46,8 +47,8 @@ def _plan(workspace_id: uuid.UUID) -> str:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(
-            "EXPLAIN " + dense._NEAREST_INDEXED,
-            {"vector": vector, "workspace": workspace_id, "ready": dense.READY, "limit": 5},
+            sql.SQL("EXPLAIN ") + statements.nearest(exact=False),
+            {"vector": vector, "workspace": workspace_id, "limit": 5},
         )
         return " ".join(row[0] for row in cursor.fetchall())
 

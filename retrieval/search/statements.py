@@ -1,0 +1,204 @@
+"""The fragments every search statement is composed of (``psycopg.sql``).
+
+The dense leg (exact and through an HNSW index, and each named resource's
+nearest), the lexical leg (BM25, a named resource's first passages) and the
+hybrid statement are built from these values with ``SQL(...).format(...)``:
+
+- the tables, named by their models (:data:`PASSAGE`, :data:`RESOURCE`,
+  :data:`WORKSPACE_LEXEME`);
+- :func:`eligible`: which passages of the workspace a search may return.
+  Every leg's ``WHERE`` is this fragment and the leg's own condition, so a
+  new condition on passages (a metadata filter, a language) is added there,
+  once, and reaches every path;
+- the dense leg's nearest passages (:func:`nearest`,
+  :func:`nearest_per_resource`) and the lexical leg's candidates and BM25
+  (:func:`matched`, :data:`BM25_RANKED`), which hybrid.py puts in one
+  statement beside the legs' own statements (dense.py, lexical.py).
+
+The code's constants (the ready status, the text search configuration,
+BM25's ``k1`` and ``b``) are literals; what changes with each search is a
+placeholder (``%(workspace)s``, ``%(vector)s``, ...), bound at execution, and
+each fragment's docstring names the ones it needs. Bound client-side, both
+reach the server as the same text, so the workspace stays a literal there
+(which lets the planner prove a workspace's own HNSW index applies,
+retrieval/workspace_index.py).
+
+A leg's statement depends only on its plan choices (exact or not, ...):
+:func:`composed` composes and renders it once for each.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, ParamSpec, cast
+
+from psycopg import sql
+
+from resources.models import Resource, ResourceStatus
+from retrieval.models import TEXT_SEARCH_CONFIG, Passage, WorkspaceLexeme
+
+P = ParamSpec("P")
+_forget: list[Callable[[], None]] = []  # each rendered statement's cache_clear
+
+
+def composed(build: Callable[P, sql.Composable]) -> Callable[P, str]:
+    """``build``'s statement, composed and rendered once for each set of
+    arguments (its plan choices, hashable): the hybrid statement took about
+    0.7 ms to compose and render, which a search need not pay every time."""
+
+    def render(*args: Any, **kwargs: Any) -> str:
+        return build(*args, **kwargs).as_string()
+
+    cached = functools.cache(render)
+    _forget.append(cached.cache_clear)
+    return cast("Callable[P, str]", functools.wraps(build)(cached))
+
+
+def recompose() -> None:
+    """Forget the rendered statements: the next searches compose them again
+    (for a test that changes a fragment)."""
+    for forget in _forget:
+        forget()
+
+
+PASSAGE = sql.Identifier(Passage._meta.db_table)
+RESOURCE = sql.Identifier(Resource._meta.db_table)
+WORKSPACE_LEXEME = sql.Identifier(WorkspaceLexeme._meta.db_table)
+
+READY = sql.Literal(ResourceStatus.READY.value)
+# `{config}::regconfig`: how the passages' search_vector is parsed (models.py).
+CONFIG = sql.Literal(TEXT_SEARCH_CONFIG)
+
+# BM25 parameters: the usual values for short passages (Anserini, BEIR).
+BM25_K1 = 0.9
+BM25_B = 0.4
+
+# Passages ``p`` with their resources ``r``, for the statements that check
+# the resource's status by a join (:func:`eligible` with ``joined``).
+PASSAGES_WITH_RESOURCES = sql.SQL("{passage} p\nJOIN {resource} r ON r.id = p.resource_id").format(
+    passage=PASSAGE, resource=RESOURCE
+)
+
+_IN_WORKSPACE = sql.SQL("p.workspace_id = %(workspace)s")
+# The same condition kept off the workspace's b-tree index (hybrid.LARGE_SHARE says why).
+_IN_WORKSPACE_BY_TEXT = sql.SQL("p.workspace_id::text = %(workspace)s::text")
+_READY_JOINED = sql.SQL("r.status = {ready}").format(ready=READY)
+# The resource's status looked up per candidate (a few hundred primary-key
+# probes): as a join, the planner hashed the whole resources table for a
+# large workspace (bench/retrieval_latency: BM25 p50 50 -> 15 ms at 300,000).
+_READY_PROBED = sql.SQL("(SELECT r.status FROM {resource} r WHERE r.id = p.resource_id) = {ready}").format(
+    resource=RESOURCE, ready=READY
+)
+
+
+def eligible(*, joined: bool, workspace_by_text: bool = False) -> sql.Composed:
+    """The passages ``p`` of the workspace ``%(workspace)s`` that a search may
+    return: those of ready resources. Every leg's ``WHERE`` starts with this,
+    so a condition on passages added here reaches every leg.
+
+    ``joined``: the statement joins the resource as ``r``
+    (:data:`PASSAGES_WITH_RESOURCES`); otherwise its status is looked up per
+    candidate. ``workspace_by_text``: the workspace's b-tree index is not to
+    be used (hybrid.LARGE_SHARE).
+    """
+    return sql.SQL("{workspace} AND {ready}").format(
+        workspace=_IN_WORKSPACE_BY_TEXT if workspace_by_text else _IN_WORKSPACE,
+        ready=_READY_JOINED if joined else _READY_PROBED,
+    )
+
+
+# Similarity is 1 - cosine distance, i.e. the cosine similarity in [-1, 1].
+_NEAREST = """
+SELECT p.id, 1 - (p.embedding <=> %(vector)s::vector) AS similarity
+FROM {passages}
+WHERE {eligible}
+ORDER BY {distance}
+LIMIT %(limit)s
+"""
+_DISTANCE = sql.SQL("p.embedding <=> %(vector)s::vector")
+# "+ 0" keeps the planner off the HNSW index: order by the exact distance.
+_EXACT_DISTANCE = sql.SQL("(p.embedding <=> %(vector)s::vector) + 0")
+
+
+def nearest(*, exact: bool) -> sql.Composed:
+    """``(id, similarity)`` of the ``%(limit)s`` eligible passages nearest
+    ``%(vector)s``: every distance computed (``exact``), or through an HNSW
+    index (its scan settings first: dense.index_scan_settings)."""
+    return sql.SQL(_NEAREST).format(
+        passages=PASSAGES_WITH_RESOURCES,
+        eligible=eligible(joined=True),
+        distance=_EXACT_DISTANCE if exact else _DISTANCE,
+    )
+
+
+_PER_RESOURCE = """
+SELECT id, similarity FROM (
+    SELECT p.id, s.similarity,
+           row_number() OVER (PARTITION BY p.resource_id ORDER BY s.similarity DESC, p.id) AS place
+    FROM {passages}
+    CROSS JOIN LATERAL (SELECT 1 - (p.embedding <=> %(vector)s::vector) AS similarity) s
+    WHERE {eligible}
+      AND p.resource_id = ANY(%(resources)s::uuid[])
+) ranked
+WHERE place <= %(per_resource)s
+"""
+
+
+def nearest_per_resource() -> sql.Composed:
+    """``(id, similarity)`` of the ``%(per_resource)s`` eligible passages
+    nearest ``%(vector)s`` in each of ``%(resources)s`` (exact)."""
+    return sql.SQL(_PER_RESOURCE).format(passages=PASSAGES_WITH_RESOURCES, eligible=eligible(joined=True))
+
+
+_MATCHED = """
+matched AS (
+    SELECT p.id, p.resource_id, length(p.search_vector) AS dl,
+           -- only the query's lexemes, with their positions
+           ts_filter(setweight(p.search_vector, 'A', {lexemes}), '{{a}}') AS hits
+    FROM {passage} p
+    WHERE {eligible}
+      AND ({candidates})
+)"""
+
+
+def matched(
+    *, lexemes: sql.Composable, candidates: sql.Composable, workspace_by_text: bool = False
+) -> sql.Composed:
+    """The ``matched`` CTE :data:`BM25_RANKED` scores: the eligible passages
+    that are ``candidates`` (a condition on ``p``), with their length and
+    their ``lexemes`` (a ``text[]``) with positions."""
+    return sql.SQL(_MATCHED).format(
+        lexemes=lexemes,
+        passage=PASSAGE,
+        eligible=eligible(joined=False, workspace_by_text=workspace_by_text),
+        candidates=candidates,
+    )
+
+
+# BM25 of every passage in ``matched`` (id, resource_id, dl: its length, hits:
+# its query lexemes with their positions) over the query's lexemes in
+# ``query`` (lexeme, df), with ``%(n)s`` passages of average length
+# ``%(avgdl)s``; ranked overall and within each resource. One formula for the
+# lexical leg and the hybrid statement.
+BM25_RANKED = sql.SQL("""
+scored AS (
+    SELECT m.id, m.resource_id,
+           -- float8 throughout: numeric arithmetic is several times slower
+           sum(ln(1 + (greatest(%(n)s::float8, q.df) - q.df + 0.5) / (q.df + 0.5))
+               * cardinality(h.positions) * ({k1}::float8 + 1)
+               / (cardinality(h.positions)
+                  + {k1}::float8 * (1 - {b}::float8 + {b}::float8 * m.dl / %(avgdl)s::float8))
+           ) AS score
+    FROM matched m
+    CROSS JOIN LATERAL unnest(m.hits) AS h
+    JOIN query q ON q.lexeme = h.lexeme
+    GROUP BY m.id, m.resource_id
+),
+ranked AS (
+    SELECT id, resource_id, score,
+           row_number() OVER (ORDER BY score DESC, id) AS place,
+           row_number() OVER (PARTITION BY resource_id ORDER BY score DESC, id) AS resource_place,
+           max(score) OVER () AS best
+    FROM scored
+)""").format(k1=sql.Literal(BM25_K1), b=sql.Literal(BM25_B))

@@ -1,0 +1,75 @@
+"""The search statements share one fragment for the passages a search may
+return (retrieval/search/statements.py): a condition added there reaches every
+leg and path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from psycopg import sql
+
+from retrieval.search import dense, hybrid, search, statements
+from retrieval.search.service import Legs
+from tests.conftest import Tenant
+from tests.retrieval.conftest import make_resource
+from tests.retrieval.corpus import KNITTING, SOLAR
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+DENSE = Legs(dense=True, lexical=False)
+LEXICAL = Legs(dense=False, lexical=True)
+HYBRID = Legs(dense=True, lexical=True)
+
+# (legs, dense.EXACT_MAX_PASSAGES, hybrid.SCAN_MAX_PASSAGES, hybrid.LARGE_SHARE)
+PATHS = {
+    "dense-exact": (DENSE, None, None, None),
+    "dense-hnsw": (DENSE, 0, None, None),
+    "lexical": (LEXICAL, None, None, None),
+    "hybrid-passages-checked": (HYBRID, None, None, None),
+    "hybrid-gin-index": (HYBRID, None, 0, None),
+    "hybrid-hnsw": (HYBRID, 0, 0, 2.0),
+    "hybrid-hnsw-large-share": (HYBRID, 0, 0, 0.0),
+}
+
+
+@pytest.fixture(autouse=True)
+def _composed_again() -> Iterator[None]:
+    yield
+    statements.recompose()  # no statement composed with the test's fragment is kept
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["workspace", "named-resources"])
+@pytest.mark.parametrize("path", list(PATHS))
+def test_a_condition_on_eligible_passages_reaches_every_leg(
+    owner: Tenant, monkeypatch: pytest.MonkeyPatch, path: str, named: bool
+) -> None:
+    legs, exact_max, scan_max, large_share = PATHS[path]
+    for module, name, value in [
+        (dense, "EXACT_MAX_PASSAGES", exact_max),
+        (hybrid, "SCAN_MAX_PASSAGES", scan_max),
+        (hybrid, "LARGE_SHARE", large_share),
+    ]:
+        if value is not None:
+            monkeypatch.setattr(module, name, value)
+    solar = make_resource(owner.workspace, "Solar", SOLAR)
+    knitting = make_resource(owner.workspace, "Knitting", KNITTING)  # no word of the query
+    resource_ids = [solar.id, knitting.id] if named else None
+
+    def ordinals() -> set[int]:
+        results = search(workspace=owner.workspace, query=SOLAR[0], legs=legs, resource_ids=resource_ids)
+        assert results
+        return {r.ordinal for r in results}
+
+    # The query is the first passage of Solar: every leg finds it (and with
+    # named resources, Knitting's first passages are among the picks).
+    assert 0 in ordinals()
+    eligible = statements.eligible
+
+    def without_first_passages(*, joined: bool, workspace_by_text: bool = False) -> sql.Composed:
+        base = eligible(joined=joined, workspace_by_text=workspace_by_text)
+        return sql.SQL("{base} AND p.ordinal > 0").format(base=base)
+
+    monkeypatch.setattr(statements, "eligible", without_first_passages)
+    statements.recompose()
+    assert 0 not in ordinals()
