@@ -4,6 +4,7 @@ when a back-edge is added to a copy of it."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -133,3 +134,89 @@ def test_upload_services_and_ingestion_tasks_import_one_way() -> None:
         if importer.split(".")[0] == "resources"
     }
     assert importers == {"resources.ingestion.write"}
+
+
+def import_cycles(graph: grimp.ImportGraph) -> set[tuple[str, str]]:
+    """Pairs of modules that import each other, directly or through others
+    (type-only imports included). A package and its own submodules are not a
+    cycle: ``__init__`` re-exports them."""
+    cycles = set()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            related = module.startswith(imported + ".") or imported.startswith(module + ".")
+            if imported != module and not related and graph.chain_exists(importer=imported, imported=module):
+                cycles.add((min(module, imported), max(module, imported)))
+    return cycles
+
+
+def test_no_two_modules_import_each_other() -> None:
+    assert import_cycles(grimp.build_graph(*PACKAGES, cache_dir=None)) == set()
+
+
+def test_a_type_only_import_back_is_a_cycle(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    keys = tree / "workspaces" / "keys.py"
+    keys.write_text(
+        keys.read_text()
+        + "\nfrom typing import TYPE_CHECKING  # noqa: E402\n"
+        + "if TYPE_CHECKING:\n    from workspaces.access import WorkspaceApi  # noqa: F401\n"
+    )
+    # In a process of its own: this one has the real tree's modules imported.
+    code = (
+        "import grimp; from tests.test_architecture import PACKAGES, import_cycles; "
+        "print(sorted(import_cycles(grimp.build_graph(*PACKAGES, cache_dir=None))))"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{ROOT}"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "'workspaces.access', 'workspaces.keys'" in result.stdout
+
+
+def private_names_imported(root: Path) -> list[str]:
+    """Every place a module of the project takes a private (``_name``) name
+    from another module of the project: ``from m import _x`` or ``m._x``.
+    Django's documented ``_meta`` is public API."""
+    found = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            imported: set[str] = set()
+            where = path.relative_to(root)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PACKAGES:
+                    for alias in node.names:
+                        if _private(alias.name):
+                            found.append(f"{where}:{node.lineno}: from {node.module} import {alias.name}")
+                        imported.add(alias.asname or alias.name)
+                elif isinstance(node, ast.Import):
+                    names = [alias for alias in node.names if alias.name.split(".")[0] in PACKAGES]
+                    imported |= {(alias.asname or alias.name).split(".")[0] for alias in names}
+            found += [
+                f"{where}:{node.lineno}: {node.value.id}.{node.attr}"
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in imported
+                and _private(node.attr)
+                and node.attr != "_meta"
+            ]
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_takes_a_private_name_of_another() -> None:
+    assert private_names_imported(ROOT) == []
+
+
+def test_a_private_name_taken_from_a_sibling_is_found(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    word = tree / "resources" / "parsing" / "word.py"
+    taken = "\nfrom resources.parsing import detect  # noqa: E402\nX = detect._OLE_MAGIC\n"
+    word.write_text(word.read_text() + taken)
+    new = set(private_names_imported(tree)) - set(private_names_imported(ROOT))
+    assert [place.split(": ")[1] for place in new] == ["detect._OLE_MAGIC"]
