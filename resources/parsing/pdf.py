@@ -1,5 +1,10 @@
 """PDF: the text layer of each page, with its page number.
 
+A page with right-to-left text (Arabic, Persian, Hebrew) is read again by
+:mod:`resources.parsing.pdf_glyphs` and put in reading order by
+:mod:`resources.parsing.pdf_bidi` when its producer marks how its runs
+read (``/ReversedChars``, ``/ActualText``); other pages keep pypdf's text.
+
 Bounded: at most INGEST_PDF_MAX_PAGES pages and INGEST_PDF_MAX_OBJECTS
 indirect objects (``file_too_complex``), pypdf's own limits (decompressed
 stream sizes: ``file_too_large_uncompressed``; depths, cycles and table
@@ -18,8 +23,13 @@ from typing import Any
 from django.conf import settings
 
 from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError, check_deadline
+from resources.parsing.pdf_bidi import fold_presentation_forms, logical_text
+from resources.parsing.pdf_glyphs import page_pieces
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+# Letters of the right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko,
+# Samaritan, Mandaic) and their presentation forms.
+_RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 
 
 def parse_pdf(data: bytes) -> ParsedDocument:
@@ -100,7 +110,24 @@ def _page_text(number: int, page: Any) -> str:
         raise _over_limit(exc) from exc
     except Exception as exc:
         raise ParseError("corrupt_file", f"Page {number} of the PDF could not be read.") from exc
+    if _RIGHT_TO_LEFT.search(text):
+        text = fold_presentation_forms(_reading_order(page) or text)
     return text
+
+
+def _reading_order(page: Any) -> str | None:
+    """The page's text in reading order, or ``None`` where its producer did
+    not mark how its right-to-left runs read (or in a way not decoded here):
+    then pypdf's text stands."""
+    try:
+        pieces = page_pieces(page)
+    except PASS_THROUGH:
+        raise
+    except Exception:  # Unreadable, or a malformed stream pypdf's extraction got past
+        return None
+    if not any(piece.reversed for piece in pieces):
+        return None
+    return logical_text(pieces)
 
 
 def _check_objects(reader: Any) -> None:
