@@ -79,13 +79,13 @@ _LATIN_WORDS = {
         """der das und ist nicht ein eine einen einem einer dem den zu mit von für auf wie wer wo wann
         warum welche welcher welches ich sie es im auch sich wird wurde wurden sind hat haben kann
         aus bei nach oder über zum zur noch dass als ihr ihre sein seine nur wenn gibt muss
-        danke bitte hallo tschüss""".split()  # noqa: SIM905
+        danke dank vielen bitte hallo guten tschüss servus moin""".split()  # noqa: SIM905
     ),
     FRENCH: frozenset(
         """le la les un une du de et est en que qui quoi quel quelle quels quelles où comment
         pourquoi quand combien dans pour par sur avec pas ne il elle ils elles sont ce cette ces
         au aux je vous nous se son sa ses qu été être ont mais ou très on l
-        merci bonjour salut""".split()  # noqa: SIM905
+        merci bonjour bonsoir salut coucou revoir""".split()  # noqa: SIM905
     ),
 }
 _GERMAN_LETTERS = frozenset("äöüß")

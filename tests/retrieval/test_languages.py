@@ -27,6 +27,7 @@ DETECTED = [
     ("Wie lange gilt die Garantie für den Wasserkocher?", "de"),
     ("Größe?", "de"),
     ("Danke!", "de"),
+    ("Vielen Dank!", "de"),
     ("Où le café a-t-il été cultivé pour la première fois ?", "fr"),
     ("Comment mesure-t-on habituellement l'inflation ?", "fr"),
     ("Merci beaucoup", "fr"),
