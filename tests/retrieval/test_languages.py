@@ -31,6 +31,13 @@ DETECTED = [
     ("Où le café a-t-il été cultivé pour la première fois ?", "fr"),
     ("Comment mesure-t-on habituellement l'inflation ?", "fr"),
     ("Merci beaucoup", "fr"),
+    ("Wie kommunizieren Ameisen miteinander?", "de"),
+    ("Pourquoi le ciel est-il bleu ?", "fr"),
+    # English claims with an acronym or one word French also has: not French.
+    ("IL-6 signaling plays a major role in atherosclerotic cardiovascular disease.", "und"),
+    ("PKG-la plays an essential role in PGK-la knockout mice.", "und"),
+    ("Cost effectiveness evaluations based on cRCT data lack external validity.", "und"),
+    ("Mutations arise de novo in the germline of the patients.", "en"),
     # Nothing to tell by: the caller decides (the conversation's language).
     ("75?", "und"),
     ("🙂", "und"),
