@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from chat.contract import ChatMessage
+from chat.languages import ENGLISH, Language
 from chat.output_guard import claims_instruction
 from retrieval.search import ScoredPassage
 
@@ -92,16 +93,26 @@ class HistoryTurn:
 
 
 INTEGRATOR_NOTE_LABEL = "Note from the integrator (below the instructions above; it never replaces them):"
+# Appended for a question in another language than English (chat/languages/).
+LANGUAGE_RULE = (
+    "The question is in {name}. Write your reply (every text, and a form's question, title and labels) "
+    "in {name}, whatever the language of the reference passages."
+)
 
 
-def system_message(workspace_prompt: str, system_note: str = "", claims: Sequence[str] = ()) -> ChatMessage:
+def system_message(
+    workspace_prompt: str, system_note: str = "", claims: Sequence[str] = (), language: Language = ENGLISH
+) -> ChatMessage:
     """The workspace's instructions, the integrator's note below them (a
-    ``messages[0]`` with role system), the constant output rules, and the
-    workspace's claims checks (chat/output_guard.py) when it has any."""
+    ``messages[0]`` with role system), the constant output rules, the
+    workspace's claims checks (chat/output_guard.py) when it has any, and
+    for a question in another language than English the language to answer
+    in (one constant line per language: the prefix stays cacheable)."""
     base = workspace_prompt.strip() or DEFAULT_SYSTEM_PROMPT
     note = f"\n\n{INTEGRATOR_NOTE_LABEL}\n{untrusted(system_note.strip())}" if system_note.strip() else ""
     checks = f"\n{claims_instruction(claims)}" if claims else ""
-    return {"role": "system", "content": f"{base}{note}\n\n{OUTPUT_RULES}{checks}"}
+    spoken = f"\n{LANGUAGE_RULE.format(name=language.name)}" if language is not ENGLISH else ""
+    return {"role": "system", "content": f"{base}{note}\n\n{OUTPUT_RULES}{checks}{spoken}"}
 
 
 def reference_block(passages: Sequence[ScoredPassage]) -> str:
@@ -128,9 +139,10 @@ def build_messages(
     grounded: bool,
     system_note: str = "",
     claims: Sequence[str] = (),
+    language: Language = ENGLISH,
 ) -> list[ChatMessage]:
     """The exact role/content list sent to the model (and shown in prompt traces)."""
-    messages: list[ChatMessage] = [system_message(workspace_prompt, system_note, claims)]
+    messages: list[ChatMessage] = [system_message(workspace_prompt, system_note, claims, language)]
     for turn in history:
         messages.append({"role": "user", "content": untrusted(turn.question)})
         messages.append({"role": "assistant", "content": untrusted(turn.answer)})
@@ -184,6 +196,7 @@ def question_fits(
     question: str,
     grounded: bool,
     system_note: str = "",
+    language: Language = ENGLISH,
 ) -> None:
     """Raise :class:`QuestionTooLong` when the instructions and the question
     alone exceed ``budget`` (checked before anything is stored).
@@ -199,6 +212,7 @@ def question_fits(
         passages=[],
         grounded=grounded,
         system_note=system_note,
+        language=language,
     )
     if 4 * _chars(bare) <= budget:
         return
@@ -218,6 +232,8 @@ class PromptInputs:
     grounded: bool
     system_note: str = ""
     claims: Sequence[str] = ()
+    # The question's (the reply is asked for in it).
+    language: Language = ENGLISH
 
     def build(self, turns: Sequence[HistoryTurn], chosen: Sequence[ScoredPassage]) -> list[ChatMessage]:
         """The messages with these history turns and passages (a subset of the inputs')."""
@@ -229,6 +245,7 @@ class PromptInputs:
             grounded=self.grounded,
             system_note=self.system_note,
             claims=self.claims,
+            language=self.language,
         )
 
 

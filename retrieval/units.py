@@ -27,6 +27,16 @@ So the structure is read back from the text itself:
 * Everything else is split into **sentences** at ``.``, ``!``, ``?`` and
   ``…`` followed by a capital or a digit, except after an abbreviation. A
   question inside a paragraph is a ``QUESTION`` unit: never an answer.
+
+**Persian and Arabic.** Their script has no capitals, so a sentence ends at
+``. ! ? …``, the Arabic question mark (U+061F) or the Urdu full stop
+(U+06D4) followed by a letter of the script (or a digit, Persian and
+Arabic-Indic ones included); a line or sentence ending in the Arabic
+question mark is a question as one ending in ``?`` is. A title-like line
+may start with a letter of a script without case, and a line ending in the
+Arabic comma (U+060C) or semicolon (U+061B) is no title. Words are runs of letters and digits of any script (a
+zero-width non-joiner inside a Persian word splits it in two, as it does for
+the lexical leg).
 """
 
 from __future__ import annotations
@@ -35,7 +45,7 @@ import re
 from dataclasses import dataclass, field
 
 # A word, for counting a unit's words (chat/text.py compares texts by them too).
-WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
 SENTENCE, ITEM, STEP, ROW, LEAD, HEADING, QUESTION = (
     "sentence", "item", "step", "row", "lead", "heading", "question",
@@ -53,12 +63,18 @@ MAX_SENTENCE_CHARS = 600
 _ABBREVIATIONS = frozenset(
     "e.g i.e et al etc fig figs vs dr mr mrs ms prof no vol approx ca cf resp mg ml kg mmhg dept".split()  # noqa: SIM905
 )
-_BOUNDARY = re.compile(r"(?<=[.!?\u2026])[\"')\]\u201d\u2019]*\s+(?=[\"'(\[\u201c\u2018]?[A-Z0-9])")
+# A letter of the Arabic script (Persian, Arabic, Urdu): no capitals there.
+_ARABIC_SCRIPT = "\u0620-\u064a\u066e-\u06d3\u06d5\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc"
+_QUESTION_MARKS = ("?", "\u061f")
+_BOUNDARY = re.compile(
+    r"(?<=[.!?\u2026\u061f\u06d4])[\"')\]\u201d\u2019\u00bb]*\s+"
+    rf"(?=[\"'(\[\u201c\u2018\u00ab]?[A-Z\d{_ARABIC_SCRIPT}])"
+)
 _BULLET = re.compile(r"(?:[-*\u2022\u2023\u25e6\u2043]|(\d{1,3}[.)])|[a-z][.)])\s+")
 _MARKDOWN_HEADING = re.compile(r"#{1,6}\s+")
 _TABLE_RULE = re.compile(r"\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?")
-_ENDS_SENTENCE = re.compile(r"[.!?\u2026][\"')\]\u201d\u2019]*$")
-_ENDS_CLAUSE = re.compile(r"[.!?\u2026:;,-][\"')\]\u201d\u2019]*$")
+_ENDS_SENTENCE = re.compile(r"[.!?\u2026\u061f\u06d4][\"')\]\u201d\u2019\u00bb]*$")
+_ENDS_CLAUSE = re.compile(r"[.!?\u2026:;,\u060c\u061b\u061f\u06d4-][\"')\]\u201d\u2019\u00bb]*$")
 _LATER_NUMBER = re.compile(r"\s.*\d")
 
 
@@ -177,10 +193,15 @@ def _title_like(text: str) -> bool:
     words = text.split()
     return (
         0 < len(words) <= MAX_TITLE_WORDS
-        and (text[:1].isupper() or text[:1].isdigit())
+        and (text[:1].isupper() or text[:1].isdigit() or _caseless(text[:1]))
         and not _ENDS_CLAUSE.search(text)
         and not _LATER_NUMBER.search(text)
     )
+
+
+def _caseless(char: str) -> bool:
+    """A letter of a script without capitals (Arabic, Hebrew, CJK…)."""
+    return char.isalpha() and char.lower() == char.upper()
 
 
 def _short(text: str, width: int) -> bool:
@@ -190,12 +211,12 @@ def _short(text: str, width: int) -> bool:
 def _is_heading(line: _Line, previous: _Line | None) -> bool:
     if line.kind == HEADING:
         return True
-    if line.kind != "text" or (line.lines > 1 and not line.text.endswith("?")):
+    if line.kind != "text" or (line.lines > 1 and not line.text.endswith(_QUESTION_MARKS)):
         return False
-    if line.text.endswith("?"):
+    if line.text.endswith(_QUESTION_MARKS):
         # A question is a heading when it is the whole line, one sentence.
         return not any(True for _ in _BOUNDARY.finditer(line.text))
-    if previous is not None and previous.text.endswith("?") and _is_heading(previous, None):
+    if previous is not None and previous.text.endswith(_QUESTION_MARKS) and _is_heading(previous, None):
         return False  # the short answer right under a question
     alone = previous is None or previous.block != line.block
     return _title_like(line.text) and (alone or _short(line.text, line.width))
@@ -220,7 +241,7 @@ def _units_of(line: _Line, group: int, heading: str | None) -> list[Unit]:
 
 
 def _kind(line: _Line, text: str, last: bool) -> str:
-    if text.endswith("?"):
+    if text.endswith(_QUESTION_MARKS):
         return QUESTION
     if line.kind == "text":
         return LEAD if last and text.endswith(":") else SENTENCE

@@ -46,7 +46,8 @@ Selecting the answer (:func:`select_answer`) from the best-scoring unit:
 Parts are read in document order, documents in retrieval's order (which
 on ``bench/answer_quality`` puts a relevant document first more often than
 the best sentence's document would). A workspace with no ready documents
-gets a fixed answer.
+gets a fixed answer, in the question's language (chat/languages/), as its
+"no sentence answers" is.
 """
 
 from __future__ import annotations
@@ -57,16 +58,15 @@ from typing import ClassVar, Literal
 from chat.answerability import Assessment, Sentence, assess
 from chat.backends.base import BaseBackend
 from chat.contract import Part, Reply, ResponseType
+from chat.languages import ENGLISH, Language
 from chat.output import ParsedReply, render_content, source_of, text_reply
 from chat.text import content_words
 from retrieval.search import ScoredPassage
 from retrieval.units import LEAD, LISTED, STEP
 
-NO_DOCUMENTS_TEXT = (
-    "This workspace has no documents yet, so there is nothing to answer from. "
-    "Once documents are uploaded and ready, ask again."
-)
-NO_ANSWER_TEXT = "I could not find an answer to this in the workspace's documents."
+# The English texts (every language's: chat/languages/).
+NO_DOCUMENTS_TEXT = ENGLISH.no_documents_text
+NO_ANSWER_TEXT = ENGLISH.not_found_text
 
 # Weights of the score's terms; the floor below which nothing answers.
 MIN_SCORE = 0.30
@@ -99,21 +99,23 @@ class ExtractiveBackend(BaseBackend):
         grounded: bool,
         assessment: Assessment | None = None,
         context: str | None = None,
+        language: Language = ENGLISH,
     ) -> ParsedReply:
         """The reply to ``question`` from ``passages`` (ranked best first).
 
         ``assessment``: the passages already scored for this question (the
         turn's answerability check did it); ``context``: the question with
-        the conversation, for a follow-up (chat/answerability.py).
+        the conversation, for a follow-up (chat/answerability.py);
+        ``language``: the question's, for the engine's own texts.
         """
         if not grounded:
-            return text_reply(NO_DOCUMENTS_TEXT)
+            return text_reply(language.no_documents_text)
         if assessment is None:
             assessment = assess(question, passages, context=context)
         sentences = assessment.sentences
         chosen = select_answer(sentences, assessment.scores, passages)
         if not chosen:
-            return text_reply(NO_ANSWER_TEXT)
+            return text_reply(language.not_found_text)
         return _answer([sentences[i] for i in chosen], passages)
 
 

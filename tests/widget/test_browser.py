@@ -286,6 +286,12 @@ def test_the_demo_page_runs_the_widget_right_to_left(
     # Mirrored: the answer on the start side (right), the user's message on the end side (left).
     assert answer.rect["x"] + answer.rect["width"] > question.rect["x"] + question.rect["width"]
     assert question.rect["x"] < answer.rect["x"]
+    # Each bubble takes its direction from its own text (dir="auto"): an
+    # English message reads left to right in the right-to-left widget.
+    direction = "return getComputedStyle(arguments[0]).direction"
+    assert question.get_attribute("dir") == answer.get_attribute("dir") == "auto"
+    assert browser.execute_script(direction, answer) == browser.execute_script(direction, question) == "ltr"
+    assert browser.execute_script(direction, root.find_element(By.CSS_SELECTOR, ".log")) == "rtl"
     assert Session.objects.get(workspace=owner.workspace).external_user_id.startswith("demo-")
 
 

@@ -6,7 +6,8 @@ Two signals, each measured on the MTRAG-UN development split
 
 * **An unresolved reference.** The question points at something the
   conversation never named: "this animal", "the actor", "the country's
-  stadium" — a demonstrative or "the" before a kind of thing (``KINDS``)
+  stadium", "این کشور" — a demonstrative or "the" before a kind of thing
+  (the question's language's ``kinds``, chat/languages/)
   whose words appear nowhere earlier in the conversation or in the question
   itself, and that no name or "of …" pins down.
 * **Evidence that answers differently per subject.** The best sentences of
@@ -19,9 +20,9 @@ Two signals, each measured on the MTRAG-UN development split
 
 The form has one ``select`` field whose options are the candidate
 documents, labelled by their titles (or, for an untitled document, the start
-of its best sentence). The client answers with an ordinary message; when it
-names one of the options, the turn answers the question asked before the
-form, from that document only (:func:`clarification_choice`).
+of its best sentence), and asks in the question's language. The client
+answers with an ordinary message; when it names one of the options, the
+turn answers the question asked before the form, from that document only (:func:`clarification_choice`).
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chat.contract import Form, Part, Reply, ResponseType
+from chat.languages import ENGLISH, LANGUAGES, Language, question_language
 from chat.output import ParsedReply
 from chat.text import content_words
+from retrieval.languages.normalize import normalize
 
-CLARIFY_QUESTION = "Which one do you mean?"
+# The English question back (every language's: chat/languages/).
+CLARIFY_QUESTION = ENGLISH.which_one
 FIELD_NAME = "subject"
 MAX_OPTIONS = 5
 MAX_LABEL_CHARS = 80
@@ -46,36 +50,13 @@ AMBIGUITY_MARGIN = 0.07
 # (and are not the same words): "The Kettle K1 has a two-year warranty" /
 # "The Toaster T2 has a one-year warranty".
 PARALLEL_OVERLAP = 0.7
-# Only a question asks about a subject; a statement ("Lamins are found in the
-# nuclear membrane.") is checked, not disambiguated (on SciFact's claims the
-# rule otherwise asked back on 1 claim in 70).
-_QUESTION_START = re.compile(
-    r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
-    r"should|would|will|may|must|has|have|had|tell|explain|describe)\b",
-    re.IGNORECASE,
-)
 # A question that points at an unnamed subject asks back when two documents
 # score at least this (below the answerability threshold: such a question
 # retrieves poorly because its subject is missing).
 REFERENCE_FLOOR = 0.2
 
-# Kinds of things a question may point at without naming them.
-KINDS = frozenset(
-    """actor actress singer player artist author writer composer director person king queen president
-    minister country state county city town province region nation island river lake mountain ocean sea
-    company firm chain restaurant brand product model device platform service app language animal breed
-    species plant team club band show series season episode movie film book novel song album game
-    stadium war battle hurricane storm flag fund card bond stock account policy plan car vehicle school
-    university character event festival award""".split()  # noqa: SIM905
-)
-_POINTER = re.compile(
-    r"\b(this|that|these|those|the)\s+((?:[A-Za-z][\w.'\u2019-]*\s+){0,3}?)([A-Za-z][\w'\u2019-]*?)"
-    r"(?:'s|\u2019s)?\b",
-    re.IGNORECASE,
-)
-_PINNED = re.compile(r"\s+(?:of|in|from|called|named)\s+\S", re.IGNORECASE)
-_NAME = re.compile(r"\b[A-Z][a-z]+")
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
+_WHICH_ONE = frozenset(language.which_one for language in LANGUAGES.values())
 
 
 @dataclass(frozen=True)
@@ -97,17 +78,25 @@ class Candidate:
         return (label + "\u2026" if len(words) > 10 else label)[:MAX_LABEL_CHARS]
 
 
-def unresolved_reference(question: str, earlier_questions: Sequence[str]) -> str | None:
-    """The phrase by which ``question`` points at an unnamed subject, if any."""
-    for match in _POINTER.finditer(question):
+def unresolved_reference(
+    question: str, earlier_questions: Sequence[str], language: Language | None = None
+) -> str | None:
+    """The phrase by which ``question`` points at an unnamed subject, if any
+    (the words of ``language``: the question's, detected when not given)."""
+    language = language or question_language(question, earlier_questions)
+    question = normalize(question, language.code)
+    for match in language.pointer.finditer(question):
         head = match.group(3).lower()
-        if head not in KINDS and head.rstrip("s") not in KINDS:
+        if head not in language.kinds and not any(
+            head.endswith(suffix) and head[: -len(suffix)] in language.kinds
+            for suffix in language.plural_suffixes
+        ):
             continue
         known = _words(" ".join([*earlier_questions, question[: match.start()]]))
         if _words(f"{match.group(2)} {head}") & known:
             continue
-        if match.group(1).lower() == "the" and (
-            _PINNED.match(question, match.end()) or _NAME.search(match.group(2))
+        if match.group(1).lower() in language.articles and (
+            language.pinned.match(question, match.end()) or language.proper_name.search(match.group(2))
         ):
             continue
         return match.group(0)
@@ -120,17 +109,20 @@ def ambiguous(
     candidates: Sequence[Candidate],
     *,
     threshold: float,
+    language: Language | None = None,
 ) -> list[Candidate]:
     """The candidates to ask about (two or more), or ``[]`` to answer.
 
-    ``candidates``: each document's best sentence, best first.
+    ``candidates``: each document's best sentence, best first; ``language``:
+    the question's (detected when not given).
     """
-    if unresolved_reference(question, earlier_questions):
+    language = language or question_language(question, earlier_questions)
+    if unresolved_reference(question, earlier_questions, language):
         pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])
         if len(pointed) >= 2:
             return pointed[:MAX_OPTIONS]
     viable = [c for c in candidates if c.score >= threshold]
-    if len(viable) < 2 or not is_question(question):
+    if len(viable) < 2 or not is_question(question, language):
         return []
     best = viable[0].score
     close = _distinct([c for c in viable if c.score >= best - AMBIGUITY_MARGIN])
@@ -149,9 +141,13 @@ def ambiguous(
     return close[:MAX_OPTIONS]
 
 
-def is_question(text: str) -> bool:
-    """Whether ``text`` asks (a question mark, or a question's first word)."""
-    return text.rstrip().endswith("?") or _QUESTION_START.match(text) is not None
+def is_question(text: str, language: Language | None = None) -> bool:
+    """Whether ``text`` asks (a question mark, or a question's first word in
+    ``language``: the text's, detected when not given)."""
+    if text.rstrip().endswith(("?", "\u061f")):
+        return True
+    language = language or question_language(text)
+    return language.question_start.match(normalize(text, language.code)) is not None
 
 
 def _words(text: str) -> frozenset[str]:
@@ -181,29 +177,29 @@ def _parallel(first: Candidate, other: Candidate) -> bool:
     return len(a & b) / min(len(a), len(b)) >= PARALLEL_OVERLAP
 
 
-def clarification_reply(candidates: Sequence[Candidate]) -> ParsedReply:
-    """A form with one ``select`` of the candidates' labels."""
+def clarification_reply(candidates: Sequence[Candidate], language: Language = ENGLISH) -> ParsedReply:
+    """A form with one ``select`` of the candidates' labels, asked in ``language``."""
     options = [c.label for c in candidates]
     form: Form = {
-        "title": CLARIFY_QUESTION,
+        "title": language.form_title,
         "fields": [
             {
                 "name": FIELD_NAME,
-                "label": CLARIFY_QUESTION,
+                "label": language.which_one,
                 "type": "select",
                 "required": True,
                 "options": options,
             }
         ],
     }
-    parts: list[Part] = [{"text": CLARIFY_QUESTION, "source": None}]
+    parts: list[Part] = [{"text": language.which_one, "source": None}]
     response: Reply = {"type": ResponseType.FORM, "parts": parts, "form": form}
-    return ParsedReply(response, CLARIFY_QUESTION)
+    return ParsedReply(response, language.which_one)
 
 
 def is_clarification(content: str) -> bool:
-    """Whether an assistant turn (its text) was this module's question back."""
-    return content.strip() == CLARIFY_QUESTION
+    """Whether an assistant turn (its text) was this module's question back, in any language."""
+    return content.strip() in _WHICH_ONE
 
 
 def answer_text(message: str) -> str:

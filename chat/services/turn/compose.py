@@ -208,6 +208,7 @@ def turn_compose(
         grounded=plan.grounded,
         system_note=stored.session.system_note,
         claims=plan.claims,
+        language=context.language,
     )
     return PreparedTurn(
         request=request,

@@ -16,6 +16,10 @@
   which one.
 - ``answer``: everything else.
 
+The replies are in the question's language (chat/languages/): a
+workspace's own ``no_answer_text`` and ``small_talk_text`` are used as they
+are, while one that keeps the defaults gets the language's built-in texts.
+
 The threshold's default (0.38) was fitted on the MTRAG-UN development split
 and checked on SciFact (``bench/conversation_quality.py``,
 ``bench/answer_quality.py``; docs/prompting.md has the figures).
@@ -28,11 +32,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from chat.answerability import Assessment, assess
+from chat.languages import ENGLISH, Language
 from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify
 from chat.services.turn.history import TurnContext
 from retrieval.search import ScoredPassage
-from workspaces.models import Workspace
+from workspaces.models import DEFAULT_NO_ANSWER_TEXT, DEFAULT_SMALL_TALK_TEXT, Workspace
 
 
 class Intent(StrEnum):
@@ -53,12 +58,29 @@ class Decision:
     reply: ParsedReply | None = None
 
 
-def small_talk(workspace: Workspace) -> Decision:
-    return Decision(Intent.SMALL_TALK, reply=text_reply(workspace.small_talk_text))
+def small_talk_text(workspace: Workspace, language: Language = ENGLISH) -> str:
+    """The workspace's reply to small talk: its own, or, while it keeps the
+    default, the built-in one of ``language``."""
+    text = workspace.small_talk_text
+    return language.small_talk_text if text == DEFAULT_SMALL_TALK_TEXT else text
 
 
-def no_answer(workspace: Workspace, answerability: float | None = None) -> Decision:
-    return Decision(Intent.NO_ANSWER, answerability=answerability, reply=text_reply(workspace.no_answer_text))
+def no_answer_text(workspace: Workspace, language: Language = ENGLISH) -> str:
+    """The workspace's "the documents don't say": its own, or, while it keeps
+    the default, the built-in one of ``language``."""
+    text = workspace.no_answer_text
+    return language.no_answer_text if text == DEFAULT_NO_ANSWER_TEXT else text
+
+
+def small_talk(workspace: Workspace, language: Language = ENGLISH) -> Decision:
+    return Decision(Intent.SMALL_TALK, reply=text_reply(small_talk_text(workspace, language)))
+
+
+def no_answer(
+    workspace: Workspace, answerability: float | None = None, language: Language = ENGLISH
+) -> Decision:
+    reply = text_reply(no_answer_text(workspace, language))
+    return Decision(Intent.NO_ANSWER, answerability=answerability, reply=reply)
 
 
 def turn_decide(
@@ -75,8 +97,9 @@ def turn_decide(
     (sentences are scored against both); ``may_clarify``: the engine cannot
     ask back itself (the extractive engine).
     """
+    language = context.language
     if not passages:
-        return no_answer(workspace, 0.0)
+        return no_answer(workspace, 0.0, language)
     assessment = assess(context.focus, passages, context=scoring_context)
     score = min(1.0, max(0.0, assessment.best))
     threshold = workspace.answerability_threshold
@@ -85,14 +108,16 @@ def turn_decide(
             clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
             for c in assessment.per_document()
         ]
-        asked = clarify.ambiguous(context.focus, context.earlier_questions, candidates, threshold=threshold)
+        asked = clarify.ambiguous(
+            context.focus, context.earlier_questions, candidates, threshold=threshold, language=language
+        )
         if asked:
             return Decision(
                 Intent.CLARIFY,
                 answerability=score,
                 assessment=assessment,
-                reply=clarify.clarification_reply(asked),
+                reply=clarify.clarification_reply(asked, language),
             )
     if score < threshold:
-        return no_answer(workspace, score)
+        return no_answer(workspace, score, language)
     return Decision(Intent.ANSWER, answerability=score, assessment=assessment)

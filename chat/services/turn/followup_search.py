@@ -32,8 +32,10 @@ embedded while the first is searched: a follow-up waits for the longest of
 these, not for their sum.
 
 Whether a question leans on the conversation is decided cheaply, from its
-words: a pronoun or demonstrative ("it", "that", "those"), an opening
-"and" or "what about", or fewer than ``STANDALONE_MIN_WORDS`` content words.
+words in its language (chat/languages/: ``anaphora``, ``continuations``,
+``continuation_phrases``): a pronoun or demonstrative ("it", "that",
+"those"), an opening "and" or "what about" (in Persian "و", and: chat/languages/fa.py),
+or fewer than ``STANDALONE_MIN_WORDS`` content words.
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
+from chat.languages import Language, question_language
 from chat.text import WORD, content_words
 from retrieval.embeddings import embed_ahead
+from retrieval.languages.normalize import normalize
 from retrieval.search import Legs, ScoredPassage, search
 from workspaces.models import Workspace
 
@@ -57,14 +61,6 @@ CANDIDATES_PER_QUERY = 20
 CITED_PRIOR = 0.05
 STANDALONE_MIN_WORDS = 5
 
-# Words by which a question refers back to the conversation.
-ANAPHORA = frozenset(
-    """it its it's they them their theirs this that these those there he him his she her hers
-    one ones such same former latter else other another""".split()  # noqa: SIM905
-)
-CONTINUATIONS = frozenset("and also so but or then".split())  # noqa: SIM905
-CONTINUATION_PHRASES = ("what about", "how about", "what if", "same for", "and if")
-
 
 @dataclass(frozen=True)
 class RetrievalQuery:
@@ -72,31 +68,38 @@ class RetrievalQuery:
     weight: float
 
 
-def needs_context(question: str, earlier_questions: Sequence[str]) -> bool:
-    """Whether ``question`` leans on the earlier user turns (cheap: its words only)."""
+def needs_context(question: str, earlier_questions: Sequence[str], language: Language | None = None) -> bool:
+    """Whether ``question`` leans on the earlier user turns (cheap: its words
+    only, those of ``language``: the question's, detected when not given)."""
     if not earlier_questions:
         return False
-    words = WORD.findall(question.lower())
-    if any(word in ANAPHORA for word in words):
+    language = language or question_language(question, earlier_questions)
+    words = WORD.findall(normalize(question, language.code).lower())
+    if any(word in language.anaphora for word in words):
         return True
-    if words and words[0] in CONTINUATIONS:
+    if words and words[0] in language.continuations:
         return True
-    if " ".join(words[:2]) in CONTINUATION_PHRASES:
+    if " ".join(words[:2]) in language.continuation_phrases:
         return True
     return len(content_words(question)) < STANDALONE_MIN_WORDS
 
 
 def retrieval_queries(
-    question: str, earlier_questions: Sequence[str], *, rewrite: str | None = None
+    question: str,
+    earlier_questions: Sequence[str],
+    *,
+    rewrite: str | None = None,
+    language: Language | None = None,
 ) -> list[RetrievalQuery]:
     """What to search for this turn: the question, and for a follow-up the
     question with the conversation (and the model's rewrite, when there is one).
 
-    ``earlier_questions``: the earlier user turns, oldest first.
+    ``earlier_questions``: the earlier user turns, oldest first; ``language``:
+    the turn's (detected when not given).
     """
     limit = settings.MAX_QUERY_CHARS
     queries = [RetrievalQuery(question[:limit], 1.0)]
-    if not needs_context(question, earlier_questions):
+    if not needs_context(question, earlier_questions, language):
         return queries
     joined = " ".join([question, *reversed(earlier_questions)])[:CONTEXT_MAX_CHARS]
     queries.append(RetrievalQuery(joined, CONTEXT_WEIGHT))

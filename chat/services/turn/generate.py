@@ -27,6 +27,7 @@ from chat.output_guard import Verdict
 from chat.output_guard import evaluate as guard_evaluate
 from chat.partial_json import DeltaExtractor
 from chat.services.turn.compose import PreparedTurn
+from chat.services.turn.decide import no_answer_text
 from daneshyar.exceptions import LLMUnavailable
 from retrieval.search import ScoredPassage
 from workspaces.models import GenerationFallback
@@ -151,16 +152,19 @@ def _extracted(
     """The extractive engine's answer, from the sentences the decision scored;
     when no sentence answers, the workspace's no-answer reply (grounding none)."""
     retrieved = prepared.retrieval.passages
+    language = prepared.context.language
     reply = engine.answer(
         prepared.context.focus,
         retrieved,
         grounded=prepared.grounded,
         assessment=prepared.decision.assessment,
         context=prepared.retrieval.scoring_context,
+        language=language,
     )
     grounding = None
     if prepared.grounded and not any(part["source"] for part in reply.response["parts"]):
-        reply, grounding = text_reply(prepared.request.workspace.no_answer_text), Grounding.NONE
+        reply = text_reply(no_answer_text(prepared.request.workspace, language))
+        grounding = Grounding.NONE
     _emit(reply, on_delta)
     passages = retrieved if grounding is None else []
     return GeneratedTurn(

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from chat import selectors
+from chat.languages import Language, question_language
 from chat.prompting import HistoryTurn
 from chat.services.messages import StoredQuestion
 from chat.services.turn import clarify
@@ -32,6 +34,11 @@ class TurnContext:
     def earlier_questions(self) -> list[str]:
         """The earlier user turns, oldest first."""
         return [turn.question for turn in self.turns]
+
+    @cached_property
+    def language(self) -> Language:
+        """The turn's language: the question's, else the conversation's (chat/languages/)."""
+        return question_language(self.focus, self.earlier_questions)
 
     @property
     def focus(self) -> str:

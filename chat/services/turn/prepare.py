@@ -8,6 +8,7 @@ from dataclasses import replace
 from django.conf import settings
 
 from chat.backends import get_backend, resolve_model
+from chat.languages import Language, question_language
 from chat.models import Grounding
 from chat.prompting import QuestionTooLong, question_fits
 from chat.services.guard_policies import guard_policy_load
@@ -19,7 +20,7 @@ from chat.services.turn.history import turn_context
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval, retrieval_ahead, turn_retrieve
 from chat.services.turn.scope import turn_resource_scope
-from chat.services.turn.smalltalk import is_small_talk
+from chat.services.turn.smalltalk import small_talk_language
 from daneshyar import timing
 from daneshyar.exceptions import Forbidden, ValidationFailed
 from resources.selectors import ready_resources_exist
@@ -37,11 +38,13 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
         principal=request.principal, workspace=request.workspace, requested=request.resource_ids
     )
     request = replace(request, allowed_resource_ids=allowed)
+    language = question_language(request.question)
     with timing.phase("plan"):
         plan = _plan(request)
         if plan.generative:
-            _question_check(request, plan)
-    small = not plan.generative and is_small_talk(request.question)
+            _question_check(request, plan, language)
+    spoken = None if plan.generative else small_talk_language(request.question, language)
+    small = spoken is not None
     if plan.grounded and not small:
         # The question is embedded while it is stored. A wrong session's 404
         # then costs that embedding too, on a turn the rate limits counted.
@@ -55,7 +58,7 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
     decision = Decision(Intent.ANSWER)
     if small:
         # A generative model greets back itself; the extractive engine has no words of its own.
-        decision = small_talk(request.workspace)
+        decision = small_talk(request.workspace, spoken or language)
     elif plan.grounded:
         retrieval = turn_retrieve(
             workspace=request.workspace,
@@ -105,7 +108,7 @@ def _plan(request: TurnRequest) -> TurnPlan:
     )
 
 
-def _question_check(request: TurnRequest, plan: TurnPlan) -> None:
+def _question_check(request: TurnRequest, plan: TurnPlan, language: Language) -> None:
     """400 when the instructions and the question alone do not fit the model's window."""
     try:
         question_fits(
@@ -115,6 +118,7 @@ def _question_check(request: TurnRequest, plan: TurnPlan) -> None:
             question=request.question,
             grounded=plan.grounded,
             system_note=request.conversation.system or "",
+            language=language,
         )
     except QuestionTooLong as exc:
         raise ValidationFailed(

@@ -55,9 +55,10 @@ def turn_retrieve(
     end-user token's resources, when given). ``rewriter``: a generative
     backend that may make a follow-up standalone first."""
     question = context.focus
-    queries = retrieval_queries(question, context.earlier_questions)
+    language = context.language
+    queries = retrieval_queries(question, context.earlier_questions, language=language)
     pending: Future[str | None] | None = None
-    if rewriter is not None and needs_context(question, context.earlier_questions):
+    if rewriter is not None and needs_context(question, context.earlier_questions, language):
         # The model's call runs while the other queries are searched.
         pending = background.submit(query_rewrite, rewriter, question=question, turns=context.turns)
 
@@ -66,7 +67,8 @@ def turn_retrieve(
             return []
         with timing.phase("rewrite"):
             rewrite = pending.result()
-        return retrieval_queries(question, context.earlier_questions, rewrite=rewrite)[len(queries) :]
+        later = retrieval_queries(question, context.earlier_questions, rewrite=rewrite, language=language)
+        return later[len(queries) :]
 
     named = list(resource_ids)
     chosen = context.chosen

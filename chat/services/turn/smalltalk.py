@@ -2,31 +2,47 @@
 
 Searching the documents for "hi" finds nothing worth citing, and answering
 "thanks" with "the documents don't say" reads as a malfunction. A message
-that is nothing but small talk (English and a few common other greetings; a
-question about the documents is never small talk, since it has more words
-than these phrases) is answered with the workspace's ``small_talk_text``,
-``grounding: none``, without retrieval.
+that is nothing but small talk in one of the languages (chat/languages/;
+English's list also has a few common other greetings) — a question about
+the documents is never small talk, since it has more words than these
+phrases — is answered with the workspace's ``small_talk_text`` (or, while
+the workspace keeps the default, the built-in one of the language whose
+phrases it is), ``grounding: none``, without retrieval.
 """
 
 from __future__ import annotations
 
 import re
 
-_PHRASES = (
-    r"hi+|hello+|hey+|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day)|"
-    r"thanks?(?:\s+(?:you|u))?(?:\s+(?:so|very)\s+much|\s+a\s+lot|\s+again)?|thank\s*(?:you|u)|thx|ty|cheers|"
-    r"many\s+thanks|much\s+appreciated|(?:good)?bye|see\s+(?:you|ya)(?:\s+later)?|take\s+care|"
-    r"ok(?:ay)?|k|cool|great|nice|perfect|awesome|got\s+it|sounds\s+good|understood|"
-    r"how\s+are\s+you(?:\s+doing)?|what'?s\s+up|sup|"
-    r"hallo|bonjour|salut|hola|ciao|merci|danke|gracias|grazie|salam|merhaba"
-)
-_SMALL_TALK = re.compile(
-    rf"^(?:(?:{_PHRASES})(?:\s+(?:there|again|all|everyone|folks|team|bot))?[\s!.,;:?)(\-~*^]*)+$",
-    re.IGNORECASE,
-)
+from chat.languages import ENGLISH, LANGUAGES, Language, question_language
+from retrieval.languages.normalize import normalize
+
+MAX_CHARS = 80
+_ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
 
 
-def is_small_talk(message: str) -> bool:
-    """Whether ``message`` is only a greeting, thanks, a goodbye or an acknowledgement."""
+def small_talk_language(message: str, language: Language | None = None) -> Language | None:
+    """The language in which ``message`` is only a greeting, thanks, a goodbye
+    or an acknowledgement, or None when it is more. ``language`` (the
+    message's, detected when not given) is tried first, then every language:
+    a short "مرحبا" or "Super!" says too little to detect. The reply's
+    language is the message's; one that does not tell is answered in English
+    when written in Latin letters, and in the language whose phrase it is
+    when in the Arabic script."""
     text = message.strip()
-    return bool(text) and len(text) <= 80 and _SMALL_TALK.match(text) is not None
+    if not text or len(text) > MAX_CHARS:
+        return None
+    first = language or question_language(text)
+    for candidate in (first, *LANGUAGES.values()):
+        if candidate.small_talk.match(normalize(text, candidate.code)) is not None:
+            break
+    else:
+        return None
+    if first is ENGLISH and not _ARABIC_SCRIPT.search(text):
+        return ENGLISH  # "Super!" says no more German than English
+    return candidate
+
+
+def is_small_talk(message: str, language: Language | None = None) -> bool:
+    """Whether ``message`` is only small talk (:func:`small_talk_language`)."""
+    return small_talk_language(message, language) is not None

@@ -589,10 +589,16 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
 
     // --- rendering ------------------------------------------------------------
 
-    /** @param {string} role */
+    /**
+     * A message's bubble. dir="auto": a Persian or Arabic message reads right to
+     * left in an English widget, and an English one left to right in a Persian
+     * one; the hidden "who" label has a dir of its own, so the direction is the
+     * message's.
+     * @param {string} role
+     */
     _bubble(role) {
-      const bubble = h("div", { class: `msg ${role}`, part: `message ${role}` }, [
-        h("span", { class: "who" }, [`${this.t(role === "user" ? "you" : "assistant")}: `]),
+      const bubble = h("div", { class: `msg ${role}`, part: `message ${role}`, dir: "auto" }, [
+        h("span", { class: "who", dir: "auto" }, [`${this.t(role === "user" ? "you" : "assistant")}: `]),
         h("span", { class: "content" }),
       ]);
       this._log.append(bubble);
