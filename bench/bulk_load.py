@@ -97,6 +97,9 @@ def _copy_resources(raw: object, docs: Sequence[tuple[uuid.UUID, uuid.UUID, int]
 def _copy_passages(
     raw: object, docs: Sequence[tuple[uuid.UUID, uuid.UUID, int]], base: np.ndarray, texts: Sequence[str]
 ) -> None:
+    from django.conf import settings
+
+    model = settings.EMBEDDING_MODEL_NAME  # a search compares only the configured model's
     rng = np.random.default_rng(7)
     now = datetime.now(UTC)
     source = 0
@@ -116,7 +119,7 @@ def _copy_passages(
                     text = texts[sources[row]]
                     copy.write_row(
                         (uuid.uuid4(), workspace_id, resource_id, ordinal, text, 0, len(text), None,
-                         len(text.split()), vectors[row], "bench", now)
+                         len(text.split()), vectors[row], model, now)
                     )  # fmt: skip
                     row += 1
         source += rows

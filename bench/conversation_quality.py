@@ -125,13 +125,14 @@ def load_workspaces(corpus: dict[str, dict[str, str]]) -> dict[str, Any]:
         workspace, _ = Workspace.objects.get_or_create(organization=organization, name=f"mtrag-{collection}")
         out[collection] = workspace
         sample = next(iter(documents.values()))
-        loaded = Passage.objects.filter(workspace=workspace).count() == len(documents)
+        model = settings.EMBEDDING_MODEL_NAME  # a search compares only the configured model's
+        loaded = Passage.objects.filter(workspace=workspace, embedding_model=model).count() == len(documents)
         if loaded and Resource.objects.filter(workspace=workspace, title=title_of(sample)).exists():
             continue
         Resource.objects.filter(workspace=workspace).delete()
         ids = sorted(documents)
         texts = [documents[i] for i in ids]
-        vectors = get_embedder().embed_documents(texts)
+        vectors = get_embedder().embed_passages(texts)
         for document_id, text, vector in zip(ids, texts, vectors, strict=True):
             resource = Resource.objects.create(
                 workspace=workspace,
@@ -287,7 +288,7 @@ def measure_peers(tasks: list[Task], corpus: dict[str, dict[str, str]]) -> dict[
     for collection, documents in corpus.items():
         ids = sorted(documents)
         texts = [documents[i] for i in ids]
-        vectors = np.asarray(embedder.embed_documents(texts))
+        vectors = np.asarray(embedder.embed_passages(texts))
         index = bm25s.BM25()
         index.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
         for task in tasks:
@@ -295,7 +296,7 @@ def measure_peers(tasks: list[Task], corpus: dict[str, dict[str, str]]) -> dict[
                 continue
             queries = {"last turn": task.users[-1], "all turns joined": " ".join(task.users)}
             for mode, query in queries.items():
-                dense_scores = vectors @ np.asarray(embedder.embed_query(query))
+                dense_scores = vectors @ np.asarray(embedder.embed_queries([query])[0])
                 dense = [ids[i] for i in np.argsort(-dense_scores)[:50]]
                 hits, _ = index.retrieve(
                     bm25s.tokenize([query], stopwords="en", show_progress=False),
@@ -380,7 +381,7 @@ def main() -> None:
     # Load the embedding model outside the timings.
     from retrieval.embeddings import get_embedder
 
-    get_embedder().embed_query("warm up")
+    get_embedder().embed_queries(["warm up"])
     tally = measure_service(tasks, workspaces, args.model)
     peers = {} if args.no_peers else measure_peers(tasks, corpus)
     report(tally, peers, args.model)

@@ -36,7 +36,7 @@ def run(
         matrix.append(vector)
     embeddings = np.asarray(matrix, dtype=np.float32)
     texts = list(queries.values())
-    query_vectors = np.asarray(get_embedder().embed_documents(texts), dtype=np.float32)
+    query_vectors = np.asarray(get_embedder().embed_queries(texts), dtype=np.float32)
 
     legs: dict[str, tuple[list[tuple[uuid.UUID, float]], list[tuple[uuid.UUID, float]], float]] = {}
     with transaction.atomic(), connection.cursor() as cursor:

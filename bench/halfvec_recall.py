@@ -75,7 +75,9 @@ def main() -> None:
 
     data = scifact.load()
     embedder = get_embedder()
-    vectors = [dense.vector_literal(embedder.embed_query(c)) for c in list(data.queries.values())[:100]]
+    vectors = [
+        dense.vector_literal(embedder.embed_queries([c])[0]) for c in list(data.queries.values())[:100]
+    ]
     _django.setup_database(f"latency_{args.size}")
     workspace = Workspace.objects.get(name="large-0", organization__name="bench-latency").id
     with connection.cursor() as cursor:

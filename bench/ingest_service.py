@@ -192,7 +192,7 @@ def raw_encode(passages: list[str]) -> float:
     embedder = get_embedder()
     began = time.perf_counter()
     for start in range(0, len(passages), 256):  # the ingestion's slice (retrieval/indexing.py)
-        embedder.embed_documents(passages[start : start + 256])
+        embedder.embed_passages(passages[start : start + 256])
     return time.perf_counter() - began
 
 
@@ -239,7 +239,7 @@ def main() -> None:
     ]
     passages = [c.text for c in chunks]
     tokens = sum(c.token_count for c in chunks)
-    get_embedder().embed_documents(passages[:16])  # load and warm up
+    get_embedder().embed_passages(passages[:16])  # load and warm up
 
     process = None
     if args.base_url:

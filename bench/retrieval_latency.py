@@ -189,7 +189,7 @@ def plain_filtered_rows(workspace_id: uuid.UUID, vectors: list[str], k: int = 5)
             cursor.execute("SET LOCAL hnsw.ef_search = 40")
             cursor.execute(
                 statements.nearest(exact=False),
-                {"vector": vector, "workspace": workspace_id, "limit": k},
+                {"vector": vector, "workspace": workspace_id, "model": statements.model(), "limit": k},
             )
             rows.append(len(cursor.fetchall()))
     return statistics.mean(rows)
@@ -341,7 +341,7 @@ def main() -> None:
     query_vectors = []
     for claim in claims:
         started = time.perf_counter()
-        query_vectors.append(embedder.embed_query(claim))
+        query_vectors.append(embedder.embed_queries([claim])[0])
         embed_times.append((time.perf_counter() - started) * 1000)
     print(
         f"query embedding (all-MiniLM-L6-v2, CPU): p50 {percentile(embed_times, 50):.1f} ms, "

@@ -58,23 +58,35 @@ def main() -> None:
     )
     parser.add_argument("--sweep", action="store_true", help="compare fusion rules offline")
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries (quick checks)")
+    parser.add_argument(
+        "--corpus",
+        type=int,
+        default=0,
+        help="only N abstracts: those relevant to the queries, then the first others (a slow model; "
+        "compare models on the same sample, not with the full corpus's figures)",
+    )
     args = parser.parse_args()
 
     _django.setup("quality")
+    from django.conf import settings
+
     from bench import scifact
     from retrieval.models import Passage
     from retrieval.search.service import Legs, search
 
-    data = scifact.load()
+    data = scifact.sample(scifact.load(), queries=args.limit, corpus=args.corpus)
     started = time.perf_counter()
     vectors = scifact.embeddings(data)
-    workspace = scifact.load_workspace(data, vectors)
+    workspace = scifact.load_workspace(
+        data, vectors, name=f"scifact-{args.corpus}" if args.corpus else "scifact"
+    )
     print(
-        f"corpus {len(data.corpus)} abstracts, {len(data.queries)} queries; ready in "
+        f"corpus {len(data.corpus)} abstracts, {len(data.queries)} queries, "
+        f"model {settings.EMBEDDING_MODEL_NAME} ({settings.EMBEDDING_BACKEND}); ready in "
         f"{time.perf_counter() - started:.0f} s"
     )
     corpus_id = dict(Passage.objects.filter(workspace=workspace).values_list("id", "resource__filename"))
-    queries = dict(list(data.queries.items())[: args.limit]) if args.limit else data.queries
+    queries = data.queries
 
     if args.sweep:
         from bench import fusion_sweep

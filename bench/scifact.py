@@ -48,6 +48,20 @@ def load(dataset: Path = DATASET) -> SciFact:
     return SciFact(corpus=corpus, queries={q: queries[q] for q in qrels}, qrels=qrels)
 
 
+def sample(data: SciFact, *, queries: int, corpus: int) -> SciFact:
+    """The first ``queries`` queries (0: all) over a corpus of ``corpus``
+    abstracts (0: all): every abstract relevant to one of them, then the
+    corpus's first others. A smaller corpus is easier (fewer distractors):
+    compare models on the same sample, never a sample with the full set."""
+    kept = dict(list(data.queries.items())[:queries]) if queries else data.queries
+    if not corpus:
+        return SciFact(corpus=data.corpus, queries=kept, qrels={q: data.qrels[q] for q in kept})
+    relevant = set().union(*(data.qrels[q] for q in kept))
+    chosen = [d for d in data.corpus if d["_id"] in relevant]
+    chosen += [d for d in data.corpus if d["_id"] not in relevant][: max(0, corpus - len(chosen))]
+    return SciFact(corpus=chosen, queries=kept, qrels={q: data.qrels[q] for q in kept})
+
+
 def document_text(doc: dict[str, str]) -> str:
     return f"{doc['title']}\n\n{doc['text']}".strip()
 
@@ -67,20 +81,24 @@ def embeddings(data: SciFact) -> np.ndarray:
         cached: np.ndarray = np.load(path)
         return cached
     CACHE.mkdir(parents=True, exist_ok=True)
-    vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+    vectors = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
     np.save(path, vectors)
     return vectors
 
 
 def load_workspace(data: SciFact, vectors: np.ndarray, name: str = "scifact") -> Workspace:
-    """The benchmark workspace, loaded once (each abstract one ready resource)."""
+    """The benchmark workspace, loaded once (each abstract one ready resource)
+    for each embedding model (a search compares only the configured model's)."""
+    from django.conf import settings
+
     from resources.models import Resource, ResourceStatus
     from retrieval.models import Passage
     from workspaces.models import Organization, Workspace
 
     organization, _ = Organization.objects.get_or_create(name="bench")
     workspace, _ = Workspace.objects.get_or_create(organization=organization, name=name)
-    if Passage.objects.filter(workspace=workspace).count() == len(data.corpus):
+    model = settings.EMBEDDING_MODEL_NAME
+    if Passage.objects.filter(workspace=workspace, embedding_model=model).count() == len(data.corpus):
         return workspace
     Resource.objects.filter(workspace=workspace).delete()
     batch = 500
@@ -110,7 +128,7 @@ def load_workspace(data: SciFact, vectors: np.ndarray, name: str = "scifact") ->
                 char_end=len(t),
                 token_count=len(t.split()),
                 embedding=vectors[start + i].tolist(),
-                embedding_model="all-MiniLM-L6-v2",
+                embedding_model=model,
             )
             for i, (r, t) in enumerate(zip(resources, texts, strict=True))
         )

@@ -77,7 +77,8 @@ def score_sentences(
     question, the sentences and their headings come from ``stored`` (the
     passages' unit vectors, :func:`assess` reads them) where it has them."""
     headings = list(dict.fromkeys(s.unit.heading for s in sentences if s.unit.heading))
-    query, *vectors = _embed([question, *(s.text for s in sentences), *headings], stored or {})
+    [query] = embed_cached([question], side="query")
+    vectors = _unit_vectors([*(s.text for s in sentences), *headings], stored or {})
     heading_vectors = dict(zip(headings, vectors[len(sentences) :], strict=True))
     words = content_words(question)
     numbers = question_numbers(question)
@@ -122,14 +123,14 @@ def _shortlist(question: str, sentences: list[Sentence]) -> list[int]:
     return sorted(set(by_words) | set(best))
 
 
-def _embed(texts: list[str], stored: Mapping[bytes, Vector]) -> list[Vector]:
-    """The texts' vectors: a unit's from those stored with its passage
-    (retrieval/unit_vectors.py), anything else (the question, the units of a
-    passage whose vectors are not made yet) from the process's cache or the
-    model."""
+def _unit_vectors(texts: list[str], stored: Mapping[bytes, Vector]) -> list[Vector]:
+    """The vectors of units and headings (the passage side: they are compared
+    with the question), from those stored with their passage
+    (retrieval/unit_vectors.py), or, for the units of a passage whose vectors
+    are not made yet, from the process's cache or the model."""
     found = [stored.get(digest(text)) for text in texts]
     missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
-    embedded = iter(embed_cached(missing)) if missing else iter(())
+    embedded = iter(embed_cached(missing, side="passage")) if missing else iter(())
     return [vector if vector is not None else next(embedded) for vector in found]
 
 

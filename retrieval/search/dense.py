@@ -59,7 +59,10 @@ def nearest(
     """
     if not exact:
         index_scan_settings(cursor, limit=limit)
-    cursor.execute(_nearest(exact=exact), {"vector": vector, "workspace": workspace_id, "limit": limit})
+    cursor.execute(
+        _nearest(exact=exact),
+        {"vector": vector, "workspace": workspace_id, "model": statements.model(), "limit": limit},
+    )
     # relaxed_order may return rows slightly out of order; callers sort.
     return {row[0]: float(row[1]) for row in cursor.fetchall()}
 
@@ -89,6 +92,12 @@ def nearest_per_resource(
     """The ``limit`` most similar ready passages of each named resource (exact)."""
     cursor.execute(
         _nearest_per_resource(),
-        {"vector": vector, "workspace": workspace_id, "resources": list(resource_ids), "per_resource": limit},
+        {
+            "vector": vector,
+            "workspace": workspace_id,
+            "model": statements.model(),
+            "resources": list(resource_ids),
+            "per_resource": limit,
+        },
     )
     return {row[0]: float(row[1]) for row in cursor.fetchall()}

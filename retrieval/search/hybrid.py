@@ -205,6 +205,7 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
         {
             "vector": search.vector,
             "workspace": search.workspace_id,
+            "model": statements.model(),
             "limit": search.limit,
             "resources": list(search.named),
             "per_resource": search.per_resource,

@@ -190,6 +190,7 @@ def bm25(
             "match": bool(matching),
             "tsquery": or_tsquery(matching or list(frequencies)[:1]),
             "workspace": workspace_id,
+            "model": statements.model(),
             "n": stats.passages,
             "avgdl": max(stats.average_length, 1.0),
             "limit": limit,
@@ -213,6 +214,11 @@ def first_passages(
     """
     cursor.execute(
         _first_passages(),
-        {"workspace": workspace_id, "resources": list(resource_ids), "limit": limit},
+        {
+            "workspace": workspace_id,
+            "model": statements.model(),
+            "resources": list(resource_ids),
+            "limit": limit,
+        },
     )
     return [row[0] for row in cursor.fetchall()]

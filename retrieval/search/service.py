@@ -139,7 +139,7 @@ def search(
     per_resource_k = workspace.per_resource_k
     # Embed before opening the transaction: no connection work waits on the model.
     with timing.phase("embed"):
-        vector = dense.vector_literal(embed_cached([query])[0].tolist()) if legs.dense else ""
+        vector = dense.vector_literal(embed_cached([query], side="query")[0].tolist()) if legs.dense else ""
     plan = _Plan(
         workspace_id=workspace.id,
         query=query,

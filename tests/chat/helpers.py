@@ -35,7 +35,7 @@ def ingest_text(workspace: Workspace, title: str, text: str) -> Resource:
         status=ResourceStatus.READY,
         passage_count=len(paragraphs),
     )
-    vectors = get_embedder().embed_documents(paragraphs)
+    vectors = get_embedder().embed_passages(paragraphs)
     offset = 0
     rows = []
     for ordinal, (paragraph, vector) in enumerate(zip(paragraphs, vectors, strict=True)):

@@ -5,7 +5,7 @@ them, and reuses the question's vector from search: real model, real rows."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from django.db import transaction
@@ -39,13 +39,17 @@ class ModelCalls:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.texts: list[str] = []
         embedder = get_embedder()
-        real = embedder.embed_documents
+        for side in ("embed_queries", "embed_passages"):
+            monkeypatch.setattr(embedder, side, self._spy(getattr(embedder, side)))
 
+    def _spy(
+        self, real: Callable[[list[str]], list[list[float]]]
+    ) -> Callable[[list[str]], list[list[float]]]:
         def spy(texts: list[str]) -> list[list[float]]:
             self.texts.extend(texts)
             return real(texts)
 
-        monkeypatch.setattr(embedder, "embed_documents", spy)
+        return spy
 
 
 @pytest.fixture
@@ -98,8 +102,9 @@ def test_stored_vectors_score_as_the_model_does(owner: Tenant, ingested: Resourc
 def test_another_models_vectors_are_not_used(
     owner: Tenant, ingested: Resource, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    Passage.objects.filter(resource=ingested).update(embedding_model="another-model")
     passages = search(workspace=owner.workspace, query=QUESTION)
+    # Another model's passage (which search no longer returns): its stored unit vectors are not read.
+    Passage.objects.filter(resource=ingested).update(embedding_model="another-model")
     calls = ModelCalls(monkeypatch)
     assess(QUESTION, passages)
     assert "The heating element is covered for two years." in calls.texts

@@ -56,7 +56,7 @@ def test_upload_becomes_ready_with_passages_embedded_from_their_text(
     passages = list(Passage.objects.filter(resource=resource).order_by("ordinal"))
     assert resource.passage_count == len(passages) > 1
     assert [p.ordinal for p in passages] == list(range(len(passages)))
-    expected = np.array(get_embedder().embed_documents([p.text for p in passages]))
+    expected = np.array(get_embedder().embed_passages([p.text for p in passages]))
     stored = np.array([np.asarray(p.embedding) for p in passages])
     assert np.allclose(stored, expected, atol=1e-5)
     for passage in passages:

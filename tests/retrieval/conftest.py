@@ -32,8 +32,11 @@ def make_resource(
     *,
     status: str = ResourceStatus.READY,
     vectors: Sequence[Sequence[float]] | None = None,
+    model: str | None = None,
 ) -> Resource:
-    """A resource with one passage per text (embedded unless ``vectors`` given)."""
+    """A resource with one passage per text (embedded unless ``vectors``
+    given), stored as the configured model's vectors unless ``model`` names
+    another (a search compares only the configured model's)."""
     body = "\n".join(texts)
     resource = Resource.objects.create(
         workspace=workspace,
@@ -44,7 +47,7 @@ def make_resource(
         status=status,
         passage_count=len(texts),
     )
-    embeddings = vectors if vectors is not None else get_embedder().embed_documents(list(texts))
+    embeddings = vectors if vectors is not None else get_embedder().embed_passages(list(texts))
     Passage.objects.bulk_create(
         Passage(
             workspace=workspace,
@@ -55,7 +58,7 @@ def make_resource(
             char_end=len(text),
             token_count=len(text.split()),
             embedding=list(vector),
-            embedding_model="test",
+            embedding_model=model or get_embedder().model_name,
         )
         for i, (text, vector) in enumerate(zip(texts, embeddings, strict=True))
     )
@@ -65,7 +68,7 @@ def make_resource(
 def vectors_near(text: str, count: int, *, noise: float, seed: int = 0) -> list[list[float]]:
     """Unit vectors scattered around ``text``'s embedding (cheap bulk passages)."""
     rng = np.random.default_rng(seed)
-    centre = np.asarray(get_embedder().embed_query(text))
+    centre = np.asarray(get_embedder().embed_passages([text])[0])
     points = centre + rng.normal(scale=noise, size=(count, centre.size))
     points /= np.linalg.norm(points, axis=1, keepdims=True)
     return [row.tolist() for row in points]

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 def _counted(monkeypatch: pytest.MonkeyPatch, fail_first: bool = False) -> list[list[str]]:
     """Records each call of the real model (the first one fails when asked)."""
     embedder = get_embedder()
-    real = embedder.embed_documents
+    real = embedder.embed_queries
     calls: list[list[str]] = []
 
     def counted(texts: list[str], **kwargs: Any) -> Any:
@@ -32,30 +32,30 @@ def _counted(monkeypatch: pytest.MonkeyPatch, fail_first: bool = False) -> list[
             raise RuntimeError("the model failed")
         return real(texts, **kwargs)
 
-    monkeypatch.setattr(embedder, "embed_documents", counted)
+    monkeypatch.setattr(embedder, "embed_queries", counted)
     return calls
 
 
 def test_a_text_embedded_ahead_is_embedded_once(monkeypatch: pytest.MonkeyPatch) -> None:
     text = f"How long do refunds take? {uuid.uuid4()}"
-    expected = np.asarray(get_embedder().embed_documents([text])[0], dtype=np.float32)
+    expected = np.asarray(get_embedder().embed_queries([text])[0], dtype=np.float32)
     calls = _counted(monkeypatch)
-    embed_ahead([text])
-    embed_ahead([text])  # already under way: not started twice
-    [vector] = embed_cached([text])
+    embed_ahead([text], side="query")
+    embed_ahead([text], side="query")  # already under way: not started twice
+    [vector] = embed_cached([text], side="query")
     assert calls == [[text]]
     assert np.allclose(vector, expected, atol=1e-6)
-    [again] = embed_cached([text])
+    [again] = embed_cached([text], side="query")
     assert calls == [[text]] and np.array_equal(again, vector)
 
 
 def test_a_failure_ahead_reaches_the_caller_and_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     text = f"Where do parcels ship from? {uuid.uuid4()}"
     calls = _counted(monkeypatch, fail_first=True)
-    embed_ahead([text])
+    embed_ahead([text], side="query")
     with pytest.raises(RuntimeError, match="the model failed"):
-        embed_cached([text])
-    [vector] = embed_cached([text])
+        embed_cached([text], side="query")
+    [vector] = embed_cached([text], side="query")
     assert len(calls) == 2 and vector.shape == (get_embedder().dimensions,)
 
 

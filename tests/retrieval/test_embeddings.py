@@ -50,7 +50,7 @@ def export_dir() -> Path:
 
 def _embed(backend: str, precision: str, texts: list[str]) -> np.ndarray:
     with override_settings(EMBEDDING_BACKEND=backend, EMBEDDING_ONNX_PRECISION=precision):
-        return np.asarray(get_embedder().embed_documents(texts))
+        return np.asarray(get_embedder().embed_passages(texts))
 
 
 def test_onnx_fp32_vectors_equal_torch(export_dir: Path) -> None:
@@ -74,9 +74,9 @@ def test_onnx_int8_vectors_stay_close_to_torch(export_dir: Path) -> None:
 def test_a_vector_depends_on_its_text_alone(export_dir: Path, precision: str) -> None:
     with override_settings(EMBEDDING_BACKEND="onnx", EMBEDDING_ONNX_PRECISION=precision):
         embedder = get_embedder()
-        alone = [embedder.embed_query(text) for text in TEXTS]
-        together = embedder.embed_documents(TEXTS)
-        reordered = embedder.embed_documents(TEXTS[::-1])[::-1]
+        alone = [embedder.embed_passages([text])[0] for text in TEXTS]
+        together = embedder.embed_passages(TEXTS)
+        reordered = embedder.embed_passages(TEXTS[::-1])[::-1]
     # int8 activations are scaled per forward pass: batching would make a
     # vector depend on its neighbours (a query equal to a passage would not
     # score 1, re-ingestion would change vectors).
@@ -98,7 +98,7 @@ def test_onnx_embedder_keeps_the_interface_ingestion_uses(export_dir: Path) -> N
         onnx.tokenizer(text, add_special_tokens=False)["input_ids"]
         == torch.tokenizer(text, add_special_tokens=False)["input_ids"]
     )
-    assert onnx.embed_documents([]) == []
+    assert onnx.embed_passages([]) == onnx.embed_queries([]) == []
 
 
 @pytest.mark.django_db

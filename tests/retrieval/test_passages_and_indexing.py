@@ -64,7 +64,7 @@ def test_the_passages_of_a_resource_in_order_without_vectors(owner: Tenant, scop
         "embedding_model",
     }
     assert {item["resource_id"] for item in items} == {str(resource.id)}
-    assert items[0]["page"] is None and items[0]["embedding_model"] == "test"
+    assert items[0]["page"] is None and items[0]["embedding_model"] == get_embedder().model_name
     assert response.json()["data"]["next_cursor"] is None
 
 
@@ -167,7 +167,7 @@ def test_embedded_chunks_carry_the_real_models_vectors() -> None:
     embedder = get_embedder()
     assert embedded.model_name == embedder.model_name
     assert len(embedded.vectors) == 3 and all(len(v) == EMBEDDING_DIMENSIONS for v in embedded.vectors)
-    assert embedded.vectors[0] == pytest.approx(embedder.embed_query(SOLAR[0]), abs=1e-5)
+    assert embedded.vectors[0] == pytest.approx(embedder.embed_passages([SOLAR[0]])[0], abs=1e-5)
 
 
 def test_embedding_reports_progress_between_slices_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,7 +201,7 @@ def test_the_fill_stores_each_passages_answer_unit_vectors(owner: Tenant) -> Non
         texts = unit_texts(chunk.text)
         assert set(stored) == {digest(t) for t in texts} and blob  # made, even with no units
         for unit in texts:
-            assert stored[digest(unit)] == pytest.approx(embedder.embed_query(unit), abs=1e-3)
+            assert stored[digest(unit)] == pytest.approx(embedder.embed_passages([unit])[0], abs=1e-3)
     assert unit_texts(text) == [
         "Wash the sweater by hand in cold water.",
         "Care",
@@ -229,7 +229,6 @@ def _queue(*resources: Resource) -> None:
 
 def test_the_sweep_yields_to_ingestion_and_runs_once_at_a_time(owner: Tenant) -> None:
     ready = make_resource(owner.workspace, "Knitting", KNITTING)
-    Passage.objects.update(embedding_model=get_embedder().model_name)
     _queue(ready)
     waiting = make_resource(owner.workspace, "Cooking", [], status=ResourceStatus.PENDING, vectors=[])
     assert indexing.unit_vectors_sweep(budget_seconds=60) == 0  # an upload waits
@@ -353,11 +352,9 @@ def test_passages_are_read_only_in_the_admin(owner: Tenant) -> None:
 def test_embed_units_stores_the_vectors_of_passages_ingested_without_them(
     owner: Tenant, outsider: Tenant
 ) -> None:
-    model = get_embedder().model_name
     mine = make_resource(owner.workspace, "Knitting", KNITTING)
     theirs = make_resource(outsider.workspace, "Cooking", COOKING)
-    Passage.objects.update(embedding_model=model)
-    foreign = make_resource(owner.workspace, "Solar", SOLAR[:1])  # another model's ("test")
+    foreign = make_resource(owner.workspace, "Solar", SOLAR[:1], model="another-model")
     # Written outside ingestion: no rows yet; the command queues them first.
     assert not PassageUnits.objects.exists()
     out = io.StringIO()

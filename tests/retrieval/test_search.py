@@ -155,7 +155,7 @@ def test_settings_switch_the_legs(owner: Tenant) -> None:
 
 def _plain_filtered_hnsw(workspace_id: uuid.UUID, query: str, k: int) -> int:
     """Rows a plain filtered HNSW scan returns (pgvector defaults: ef_search 40, no iterative scan)."""
-    vector = dense.vector_literal(get_embedder().embed_query(query))
+    vector = dense.vector_literal(get_embedder().embed_queries([query])[0])
     with transaction.atomic(), connection.cursor() as cursor:
         # Make the planner take the HNSW index even on this small table.
         cursor.execute("SET LOCAL enable_sort = off")
@@ -170,7 +170,7 @@ def _plain_filtered_hnsw(workspace_id: uuid.UUID, query: str, k: int) -> int:
 
 
 def _params(workspace_id: uuid.UUID, vector: str, k: int) -> dict[str, str | uuid.UUID | int]:
-    return {"vector": vector, "workspace": workspace_id, "limit": k}
+    return {"vector": vector, "workspace": workspace_id, "model": statements.model(), "limit": k}
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["exact", "iterative-hnsw"])

@@ -132,7 +132,7 @@ def test_a_model_of_another_dimension_is_refused_at_load(settings: Settings) -> 
 
 def test_the_embedder_is_loaded_once_per_configuration() -> None:
     assert get_embedder() is get_embedder()
-    vector = get_embedder().embed_query("solar panels")
+    vector = get_embedder().embed_queries(["solar panels"])[0]
     assert len(vector) == 384
     assert sum(x * x for x in vector) == pytest.approx(1.0, abs=1e-4)
-    assert get_embedder().embed_documents([]) == []
+    assert get_embedder().embed_passages([]) == []

@@ -1,6 +1,7 @@
 """The search statements share one fragment for the passages a search may
 return (retrieval/search/statements.py): a condition added there reaches every
-leg and path."""
+leg and path, and so does the one it holds: vectors of two models are never
+compared."""
 
 from __future__ import annotations
 
@@ -73,3 +74,27 @@ def test_a_condition_on_eligible_passages_reaches_every_leg(
     monkeypatch.setattr(statements, "eligible", without_first_passages)
     statements.recompose()
     assert 0 not in ordinals()
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["workspace", "named-resources"])
+@pytest.mark.parametrize("path", list(PATHS))
+def test_another_models_passages_are_never_returned(
+    owner: Tenant, monkeypatch: pytest.MonkeyPatch, path: str, named: bool
+) -> None:
+    """A passage whose vector another model made (stored before the model
+    changed) is left out by every leg and path, even when its text and vector
+    match the query exactly and its resource is named."""
+    legs, exact_max, scan_max, large_share = PATHS[path]
+    for module, name, value in [
+        (dense, "EXACT_MAX_PASSAGES", exact_max),
+        (hybrid, "SCAN_MAX_PASSAGES", scan_max),
+        (hybrid, "LARGE_SHARE", large_share),
+    ]:
+        if value is not None:
+            monkeypatch.setattr(module, name, value)
+    knitting = make_resource(owner.workspace, "Knitting", KNITTING)
+    foreign = make_resource(owner.workspace, "Solar", SOLAR, model="another-model")
+    resource_ids = [knitting.id, foreign.id] if named else None
+    results = search(workspace=owner.workspace, query=SOLAR[0], legs=legs, resource_ids=resource_ids)
+    assert {r.resource_id for r in results} <= {knitting.id}
+    assert results or legs == LEXICAL  # Knitting shares no word with the query

@@ -43,12 +43,12 @@ def _workspace(passages: int, *, seed: int, status: str = ResourceStatus.READY) 
 
 def _plan(workspace_id: uuid.UUID) -> str:
     """The dense leg's index-path plan for the workspace (sorting off: the table is tiny)."""
-    vector = dense.vector_literal(get_embedder().embed_query(QUERY))
+    vector = dense.vector_literal(get_embedder().embed_queries([QUERY])[0])
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(
             sql.SQL("EXPLAIN ") + statements.nearest(exact=False),
-            {"vector": vector, "workspace": workspace_id, "limit": 5},
+            {"vector": vector, "workspace": workspace_id, "model": statements.model(), "limit": 5},
         )
         return " ".join(row[0] for row in cursor.fetchall())
 

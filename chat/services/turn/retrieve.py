@@ -38,7 +38,7 @@ def retrieval_ahead(question: str) -> None:
     """Start embedding the turn's first query (the question) on a background
     thread, so that the model runs while the question is stored."""
     if Legs.configured().dense:
-        embed_ahead([retrieval_queries(question, [])[0].text])
+        embed_ahead([retrieval_queries(question, [])[0].text], side="query")
 
 
 def turn_retrieve(

