@@ -33,9 +33,9 @@ service's default), dense only and lexical only.
   extractive engine: the first citation from the right passage, the reply in
   Persian (the rule in bench/multilingual.py), "the documents don't say"
   (``grounding: none``), p50/p95 ms per turn.
-- timing, same run: query embedding p50/p95 (the embedder's ``embed_query``
+- timing, same run: query embedding p50/p95 (the embedder's ``embed_queries``
   on every question, uncached), and ingestion documents/s through the
-  service against the embedder's raw ``embed_documents`` of the same
+  service against the embedder's raw ``embed_passages`` of the same
   documents and of the passages the ingestion made (identical work).
 """
 
@@ -120,10 +120,10 @@ def ingest(workspace: Any, texts: Sequence[str], throughput: Throughput) -> list
     passages = list(Passage.objects.filter(resource_id__in=ids).values_list("text", flat=True))
     embedder = get_embedder()
     started = time.perf_counter()
-    embedder.embed_documents(list(texts))
+    embedder.embed_passages(list(texts))
     throughput.raw_documents_s += time.perf_counter() - started
     started = time.perf_counter()
-    embedder.embed_documents(passages)
+    embedder.embed_passages(passages)
     throughput.raw_passages_s += time.perf_counter() - started
     throughput.documents += len(texts)
     throughput.passages += len(passages)
@@ -298,15 +298,15 @@ def parsinlu_chat(
 
 
 def query_embedding_ms(texts: Sequence[str]) -> dict[str, float]:
-    """The embedder's own ``embed_query`` on each text (no cache), in ms."""
+    """The embedder's own ``embed_queries`` on each text (no cache), in ms."""
     from retrieval.embeddings import get_embedder
 
     embedder = get_embedder()
-    embedder.embed_query("warm up")
+    embedder.embed_queries(["warm up"])
     ms = []
     for text in texts:
         started = time.perf_counter()
-        embedder.embed_query(text)
+        embedder.embed_queries([text])
         ms.append(1000 * (time.perf_counter() - started))
     return {"queries": len(ms), "p50": percentile(ms, 0.5), "p95": percentile(ms, 0.95)}
 
@@ -339,7 +339,7 @@ def run(sets: Sequence[str], limit: int) -> dict[str, Any]:
     reading = load_reading()[:limit] if limit else load_reading()
     Organization.objects.filter(name=ORGANIZATION).delete()
     organization = Organization.objects.create(name=ORGANIZATION)
-    get_embedder().embed_documents(["warm up"])
+    get_embedder().embed_passages(["warm up"])
     throughput = Throughput()
     out: dict[str, Any] = {
         "model": settings.EMBEDDING_MODEL_NAME,
