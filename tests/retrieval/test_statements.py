@@ -40,11 +40,8 @@ def _composed_again() -> Iterator[None]:
     statements.recompose()  # no statement composed with the test's fragment is kept
 
 
-@pytest.mark.parametrize("named", [False, True], ids=["workspace", "named-resources"])
-@pytest.mark.parametrize("path", list(PATHS))
-def test_a_condition_on_eligible_passages_reaches_every_leg(
-    owner: Tenant, monkeypatch: pytest.MonkeyPatch, path: str, named: bool
-) -> None:
+def _take_path(monkeypatch: pytest.MonkeyPatch, path: str) -> Legs:
+    """The search settings that send a search down ``path``; its legs."""
     legs, exact_max, scan_max, large_share = PATHS[path]
     for module, name, value in [
         (dense, "EXACT_MAX_PASSAGES", exact_max),
@@ -53,6 +50,15 @@ def test_a_condition_on_eligible_passages_reaches_every_leg(
     ]:
         if value is not None:
             monkeypatch.setattr(module, name, value)
+    return legs
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["workspace", "named-resources"])
+@pytest.mark.parametrize("path", list(PATHS))
+def test_a_condition_on_eligible_passages_reaches_every_leg(
+    owner: Tenant, monkeypatch: pytest.MonkeyPatch, path: str, named: bool
+) -> None:
+    legs = _take_path(monkeypatch, path)
     solar = make_resource(owner.workspace, "Solar", SOLAR)
     knitting = make_resource(owner.workspace, "Knitting", KNITTING)  # no word of the query
     resource_ids = [solar.id, knitting.id] if named else None
@@ -84,14 +90,7 @@ def test_another_models_passages_are_never_returned(
     """A passage whose vector another model made (stored before the model
     changed) is left out by every leg and path, even when its text and vector
     match the query exactly and its resource is named."""
-    legs, exact_max, scan_max, large_share = PATHS[path]
-    for module, name, value in [
-        (dense, "EXACT_MAX_PASSAGES", exact_max),
-        (hybrid, "SCAN_MAX_PASSAGES", scan_max),
-        (hybrid, "LARGE_SHARE", large_share),
-    ]:
-        if value is not None:
-            monkeypatch.setattr(module, name, value)
+    legs = _take_path(monkeypatch, path)
     knitting = make_resource(owner.workspace, "Knitting", KNITTING)
     foreign = make_resource(owner.workspace, "Solar", SOLAR, model="another-model")
     resource_ids = [knitting.id, foreign.id] if named else None
