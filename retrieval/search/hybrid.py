@@ -198,25 +198,29 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
     scan = stats.passages <= SCAN_MAX_PASSAGES
     # A workspace's share of the table matters only to the match through the GIN index.
     large_share = not (exact or scan) and stats.passages >= LARGE_SHARE * stats.table_passages
-    cursor.execute(
-        # A workspace whose passages are checked one by one is searched exactly
-        # too (it is below EXACT_MAX_PASSAGES unless that limit is lowered).
-        _statement(exact=exact or scan, scan=scan, large_share=large_share),
-        {
-            "vector": search.vector,
-            "workspace": search.workspace_id,
-            "model": statements.model(),
-            "limit": search.limit,
-            "resources": list(search.named),
-            "per_resource": search.per_resource,
-            "text": search.query,
-            "n": stats.passages,
-            "avgdl": max(stats.average_length, 1.0),
-            "dense_weight": search.dense_weight,
-            "k": search.k,
-            "per_resource_k": search.per_resource_k,
-        },
-    )
+    params = {
+        "vector": search.vector,
+        "workspace": search.workspace_id,
+        "model": statements.model(),
+        "limit": search.limit,
+        "resources": list(search.named),
+        "per_resource": search.per_resource,
+        "text": search.query,
+        "n": stats.passages,
+        "avgdl": max(stats.average_length, 1.0),
+        "dense_weight": search.dense_weight,
+        "k": search.k,
+        "per_resource_k": search.per_resource_k,
+    }
+    # A workspace whose passages are checked one by one is searched exactly
+    # too (it is below EXACT_MAX_PASSAGES unless that limit is lowered).
+    exact = exact or scan
+    cursor.execute(_statement(exact=exact, scan=scan, large_share=large_share), params)
+    rows = cursor.fetchall()
+    if not exact and len(rows) < min(search.k, stats.passages):
+        # The HNSW scan ran out of reachable nodes (dense.py): search exactly.
+        cursor.execute(_statement(exact=True, scan=scan, large_share=large_share), params)
+        rows = cursor.fetchall()
     return [
         HybridRow(
             passage_id=row[0],
@@ -229,5 +233,5 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
             dense_score=float(row[7]),
             lexical_score=float(row[8]),
         )
-        for row in cursor.fetchall()
+        for row in rows
     ]
