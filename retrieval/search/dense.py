@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from django.db.backends.utils import CursorWrapper
 
@@ -65,7 +66,12 @@ def nearest(
     """
     if not exact:
         index_scan_settings(cursor, limit=limit)
-    params = {"vector": vector, "workspace": workspace_id, "model": statements.model(), "limit": limit}
+    params: dict[str, Any] = {
+        "vector": vector,
+        "workspace": workspace_id,
+        "model": statements.model(),
+        "limit": limit,
+    }
     cursor.execute(_nearest(exact=exact), params)
     rows = cursor.fetchall()
     if not exact and len(rows) < limit:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 from dataclasses import dataclass
 
 from django.db.backends.utils import CursorWrapper
@@ -198,7 +199,7 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
     scan = stats.passages <= SCAN_MAX_PASSAGES
     # A workspace's share of the table matters only to the match through the GIN index.
     large_share = not (exact or scan) and stats.passages >= LARGE_SHARE * stats.table_passages
-    params = {
+    params: dict[str, Any] = {
         "vector": search.vector,
         "workspace": search.workspace_id,
         "model": statements.model(),
