@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.backends.utils import CursorWrapper
 from psycopg import sql
