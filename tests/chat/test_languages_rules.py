@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from chat.languages import ENGLISH, LANGUAGES, for_language, question_language
-from chat.prompting import DEFAULT_SYSTEM_PROMPT, OUTPUT_RULES, system_message
+from chat.prompting import DEFAULT_SYSTEM_PROMPT, OUTPUT_RULES, HistoryTurn, system_message
 from chat.services.turn import clarify
 from chat.services.turn.followup_search import needs_context
 from chat.services.turn.smalltalk import is_small_talk, small_talk_language
@@ -179,7 +179,10 @@ def test_the_question_back_is_asked_in_the_question_language() -> None:
     ]
     assert reply.content == persian.which_one
     # A later turn recognises the question back in any language.
-    assert all(clarify.is_clarification(language.which_one) for language in LANGUAGES.values())
+    assert all(
+        clarify.is_clarification(HistoryTurn(question="?", answer=language.which_one))
+        for language in LANGUAGES.values()
+    )
 
 
 def test_a_generative_model_is_told_the_question_language() -> None:
