@@ -27,10 +27,13 @@ class _ClosedSerializer(serializers.Serializer[Any]):
     unknown_message = "Unknown key."
 
     def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = {key: [self.unknown_message] for key in data if key not in self.fields}
-            if unknown:
-                raise serializers.ValidationError(unknown)
+        # Raised here, a problem is reported on the object's own path
+        # (texts.fa), not on DRF's texts.fa.non_field_errors.
+        if not isinstance(data, dict):
+            raise serializers.ValidationError(["Expected an object."])
+        unknown = {key: [self.unknown_message] for key in data if key not in self.fields}
+        if unknown:
+            raise serializers.ValidationError(unknown)
         return super().to_internal_value(data)
 
 
