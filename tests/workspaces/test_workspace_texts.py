@@ -5,6 +5,7 @@ the languages and texts it takes are those chat has built-in texts for."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from chat.languages import LANGUAGES, Language
 from tests.conftest import Tenant
+from tests.staff import Staff, make_staff
 from workspaces.texts import MAX_TEXT_CHARS, TEXT_KEYS, TEXT_LANGUAGES
 
 pytestmark = pytest.mark.django_db
@@ -109,3 +111,28 @@ def test_the_schema_describes_texts_per_language(db: None) -> None:
     assert set(components["WorkspaceTexts"]["properties"]) == set(TEXT_LANGUAGES)
     assert set(components["WorkspaceLanguageTexts"]["properties"]) == set(TEXT_KEYS)
     assert components["WorkspaceLanguageTexts"]["properties"]["form_title"]["maxLength"] == 200
+
+
+def _admin_form_data(staff: Staff, change_url: str) -> dict[str, Any]:
+    """The workspace's change form as the admin shows it."""
+    form = staff.client.get(change_url).context["adminform"].form
+    data = {}
+    for name in form.fields:
+        value = form[name].value()
+        data[name] = "" if value is None else value
+    return data
+
+
+def test_the_console_sets_texts_and_refuses_bad_ones(owner: Tenant) -> None:
+    root = make_staff("root", superuser=True)
+    change_url = f"/admin/workspaces/workspace/{owner.workspace.id}/change/"
+    data = _admin_form_data(root, change_url)
+    saved = root.client.post(change_url, {**data, "texts": json.dumps({"fa": PERSIAN})})
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    owner.workspace.refresh_from_db()
+    assert owner.workspace.texts == {"fa": PERSIAN}
+    refused = root.client.post(change_url, {**data, "texts": json.dumps({"fa": {"greeting": "سلام"}})})
+    assert refused.status_code == 200
+    assert "texts.fa.greeting" in str(refused.context["adminform"].form.errors["texts"])
+    owner.workspace.refresh_from_db()
+    assert owner.workspace.texts == {"fa": PERSIAN}
