@@ -30,8 +30,8 @@ OWN_FA = {
     "small_talk_text": "سلام! دربارهٔ نوبت‌ها و خدمات کلینیک بپرسید.",
     "no_documents_text": "کلینیک هنوز سندی بارگذاری نکرده است.",
 }
-_, QUESTION_FA, _, _, OFF_TOPIC_FA, GREETING_FA = CASES["fa"]
-_, _, _, _, OFF_TOPIC_DE, GREETING_DE = CASES["de"]
+QUESTION_FA, OFF_TOPIC_FA, GREETING_FA = CASES["fa"][1], CASES["fa"][4], CASES["fa"][5]
+OFF_TOPIC_DE, GREETING_DE = CASES["de"][4], CASES["de"][5]
 OFF_TOPIC_EN = "Who won the football world cup in 1998?"
 
 
