@@ -27,7 +27,9 @@ class SearchApi(WorkspaceApi):
 
     class InputSerializer(serializers.Serializer[Any]):
         query = serializers.CharField()
-        resource_ids = serializers.ListField(child=UUIDField(), required=False, max_length=MAX_RESOURCE_IDS)
+        resource_ids = serializers.ListField(
+            child=UUIDField(), required=False, max_length=MAX_RESOURCE_IDS
+        )
         top_k = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TOP_K)
 
         class Meta:

@@ -110,7 +110,6 @@ class OrganizationAdmin(OrganizationScopedAdmin):
     list_display = ["name", "id", "quota_documents", "quota_bytes", "created_at"]
     search_fields = ["name", "id"]
     readonly_fields = ["id", "created_at", "updated_at"]
-
     def has_add_permission(self, request: HttpRequest) -> bool:
         # An account limited to one organization cannot make another.
         return staff_scope(request.user).everything and super().has_add_permission(request)

@@ -36,7 +36,9 @@ def _workspace(owner: Tenant) -> tuple[set[str], set[str]]:
     return dense_top, set(worded)
 
 
-@pytest.mark.parametrize("path", ["passages-checked", "gin-index", "hnsw", "hnsw-large-share"])
+@pytest.mark.parametrize(
+    "path", ["passages-checked", "gin-index", "hnsw", "hnsw-large-share"]
+)
 def test_a_hybrid_search_is_one_statement(owner: Tenant, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     if path != "passages-checked":  # the lexical match of a workspace past hybrid.SCAN_MAX_PASSAGES
         monkeypatch.setattr(hybrid, "SCAN_MAX_PASSAGES", 0)
