@@ -74,5 +74,6 @@ def texts_validate(value: Any) -> None:
 
 def workspace_text(texts: Any, code: str, key: str) -> str | None:
     """The workspace's own text ``key`` for language ``code``; None when unset."""
-    found = texts.get(code, {}).get(key) if isinstance(texts, dict) else None
+    own = texts.get(code) if isinstance(texts, dict) else None
+    found = own.get(key) if isinstance(own, dict) else None
     return found if isinstance(found, str) and found.strip() else None
