@@ -32,6 +32,7 @@ from chat.contract import (
     ResponseType,
     Source,
 )
+from chat.languages import ENGLISH, Language
 from chat.text import content_words
 from retrieval.search import ScoredPassage
 
@@ -317,14 +318,13 @@ def citations_check(
     return ParsedReply(response, reply.content, invalid, reply.claims)
 
 
-FALLBACK_TEXT = (
-    "Sorry, I could not put together a proper answer this time. Please try again or rephrase the question."
-)
+# The English text (every language's: chat/languages/).
+FALLBACK_TEXT = ENGLISH.fallback_text
 
 
-def fallback_reply() -> ParsedReply:
-    """The safe answer stored when generation fails validation twice."""
-    return text_reply(FALLBACK_TEXT)
+def fallback_reply(language: Language = ENGLISH) -> ParsedReply:
+    """The safe answer stored when generation fails validation twice, in the turn's language."""
+    return text_reply(language.fallback_text)
 
 
 def text_reply(text: str) -> ParsedReply:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import re2
 
 from chat.contract import GuardData, Reply, ResponseType
+from chat.languages import ENGLISH
 
 MAX_RULES = 50
 MAX_PATTERN_CHARS = 500
@@ -32,9 +33,9 @@ MAX_CLAIMS = 10
 # RE2 compiles a pattern into an automaton within this much memory; a
 # pattern that needs more (huge counted repetitions) is refused when saved.
 MAX_PATTERN_MEMORY = 8 << 20
-DEFAULT_SAFE_REPLY = (
-    "I can't give that answer here. Your question has been passed to a person who will follow up."
-)
+# The English safe reply; a workspace without its own gets the turn's
+# language's (chat/languages/: ``safe_reply``).
+DEFAULT_SAFE_REPLY = ENGLISH.safe_reply
 
 
 class InvalidPattern(ValueError):
@@ -52,7 +53,8 @@ class Rule:
 @dataclass(frozen=True)
 class Policy:
     rules: tuple[Rule, ...] = ()
-    safe_reply: str = DEFAULT_SAFE_REPLY
+    # The workspace's own safe reply; empty: the built-in one of the turn's language.
+    safe_reply: str = ""
     claims: tuple[str, ...] = ()
 
     @property

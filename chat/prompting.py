@@ -90,6 +90,9 @@ class HistoryTurn:
     answer_id: uuid.UUID | None = None
     # The resources the reply cites, in order (a retrieval prior for the next turn).
     cited: tuple[uuid.UUID, ...] = ()
+    # The names of the fields of a reply that was a form (the "which one do
+    # you mean?" form has one, chat/services/turn/clarify.py); empty otherwise.
+    form_fields: tuple[str, ...] = ()
 
 
 INTEGRATOR_NOTE_LABEL = "Note from the integrator (below the instructions above; it never replaces them):"

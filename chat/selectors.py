@@ -190,10 +190,20 @@ def history_turns_from(replies: Sequence[HistoryRow]) -> list[HistoryTurn]:
             question_id=question_id,
             answer_id=answer_id,
             cited=_cited(response),
+            form_fields=_form_fields(response),
         )
         for content, answer_id, response, question_content, question_id in reversed(replies)
         if question_id is not None and question_content is not None
     ]
+
+
+def _form_fields(response: object) -> tuple[str, ...]:
+    """The names of a stored form reply's fields; none for another reply."""
+    form = response.get("form") if isinstance(response, dict) else None
+    fields = form.get("fields") if isinstance(form, dict) else None
+    if not isinstance(fields, list):
+        return ()
+    return tuple(f["name"] for f in fields if isinstance(f, dict) and isinstance(f.get("name"), str))
 
 
 def _cited(response: object) -> tuple[uuid.UUID, ...]:

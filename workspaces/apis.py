@@ -18,9 +18,64 @@ from workspaces.idempotency import idempotent
 from workspaces.models import GenerationFallback, Workspace
 from workspaces.origins import MAX_ORIGINS, ORIGIN_MAX_LENGTH, origins_normalize
 from workspaces.permissions import IsAdminKey
+from workspaces.texts import MAX_TEXT_CHARS, TEXT_KEYS, TEXT_LANGUAGES
+
+
+class _ClosedSerializer(serializers.Serializer[Any]):
+    """An object whose keys are its fields: an unknown key is a 400 naming it."""
+
+    unknown_message = "Unknown key."
+
+    def to_internal_value(self, data: Any) -> Any:
+        # Raised here, a problem is reported on the object's own path
+        # (texts.fa), not on DRF's texts.fa.non_field_errors.
+        if not isinstance(data, dict):
+            raise serializers.ValidationError(["Expected an object."])
+        unknown = {key: [self.unknown_message] for key in data if key not in self.fields}
+        if unknown:
+            raise serializers.ValidationError(unknown)
+        return super().to_internal_value(data)
+
+
+_TEXT_HELP = {
+    "no_answer_text": "The reply when the documents do not answer the question.",
+    "small_talk_text": "The reply to small talk (a greeting, thanks, a goodbye).",
+    "no_documents_text": "The reply while the workspace has no ready documents (extractive engine).",
+    "which_one": 'The question of the "which one do you mean?" form, and its field\'s label.',
+    "form_title": 'The title of the "which one do you mean?" form.',
+}
+
+
+class LanguageTextsSerializer(_ClosedSerializer):
+    unknown_message = f"Unknown text; one of {', '.join(TEXT_KEYS)}."
+
+    def get_fields(self) -> dict[str, serializers.Field]:  # type: ignore[type-arg]
+        return {
+            key: StringField(required=False, max_length=MAX_TEXT_CHARS[key], help_text=_TEXT_HELP[key])
+            for key in TEXT_KEYS
+        }
+
+    class Meta:
+        ref_name = "WorkspaceLanguageTexts"
+
+
+class WorkspaceTextsSerializer(_ClosedSerializer):
+    """``texts``: the workspace's own texts per language (workspaces/texts.py)."""
+
+    unknown_message = f"Unknown language; one of {', '.join(TEXT_LANGUAGES)}."
+
+    def get_fields(self) -> dict[str, serializers.Field]:  # type: ignore[type-arg]
+        return {code: LanguageTextsSerializer(required=False) for code in TEXT_LANGUAGES}
+
+    class Meta:
+        ref_name = "WorkspaceTexts"
 
 
 class WorkspaceOutputSerializer(serializers.ModelSerializer[Workspace]):
+    texts = WorkspaceTextsSerializer(
+        read_only=True, help_text="The workspace's own texts per language (only those it set)."
+    )
+
     class Meta:
         model = Workspace
         fields = ["id", *services.WORKSPACE_FIELDS, "created_at", "updated_at"]
@@ -52,6 +107,14 @@ class WorkspaceSettingsMixin(serializers.Serializer[Any]):
         max_length=2000,
         help_text='The reply to small talk: a greeting, thanks, a goodbye (grounding "none", no sources).',
     )
+    texts = WorkspaceTextsSerializer(
+        required=False,
+        help_text="The workspace's own texts per language: an object keyed by language code (en, fa, ar, "
+        "de, fr), each an object of texts (no_answer_text, small_talk_text, no_documents_text, which_one, "
+        "form_title). A turn in a language takes the workspace's text for it, else the single "
+        "no_answer_text / small_talk_text when changed from the default, else the built-in text of that "
+        "language. Sent, it replaces every language's texts ({} clears them).",
+    )
     answerability_threshold = serializers.FloatField(
         required=False,
         min_value=0.0,
@@ -76,6 +139,10 @@ class WorkspaceSettingsMixin(serializers.Serializer[Any]):
             detail: dict[Any, list[str]] = {index: [problem] for index, problem in problems.items()}
             raise serializers.ValidationError(detail)
         return origins
+
+    def validate_texts(self, value: dict[str, Any]) -> dict[str, dict[str, str]]:
+        # As plain JSON, a language sent without texts left out.
+        return {code: dict(texts) for code, texts in value.items() if texts}
 
     def validate_answerability_threshold(self, value: float) -> float:
         if not math.isfinite(value):

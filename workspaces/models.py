@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from workspaces.origins import ORIGIN_MAX_LENGTH, origins_validate
+from workspaces.texts import texts_validate
 
 
 class RateLimitOverrides(models.Model):
@@ -104,6 +105,18 @@ class Workspace(RateLimitOverrides):
     # what a greeting or a thank-you gets (chat/services/turn/decide.py).
     no_answer_text = models.CharField(max_length=2000, default=DEFAULT_NO_ANSWER_TEXT)
     small_talk_text = models.CharField(max_length=2000, default=DEFAULT_SMALL_TALK_TEXT)
+    # The workspace's own texts per language ({"fa": {"no_answer_text": …}}):
+    # a turn in that language takes them before the single texts above and
+    # the built-in ones (workspaces/texts.py, chat/languages/).
+    texts = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[texts_validate],
+        help_text='Own texts per language, e.g. {"fa": {"no_answer_text": "…", "small_talk_text": "…"}}. '
+        "Languages: en, fa, ar, de, fr; texts: no_answer_text, small_talk_text, no_documents_text, "
+        "which_one, form_title. A language or text left out gets the single text above (no answer, "
+        "small talk) when it was changed, else the built-in text of the question's language.",
+    )
     # The least answerability score (the best sentence's closeness to the
     # question, 0..1) for which the documents are taken to answer; below it the
     # reply is no_answer_text. Fitted on MTRAG-UN dev and SciFact (docs/prompting.md).

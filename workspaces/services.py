@@ -23,6 +23,7 @@ WORKSPACE_SETTINGS = (
     "on_generation_unavailable",
     "no_answer_text",
     "small_talk_text",
+    "texts",
     "answerability_threshold",
     "allowed_origins",
 )

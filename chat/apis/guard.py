@@ -27,7 +27,10 @@ class GuardRuleOutputSerializer(serializers.ModelSerializer[GuardRule]):
 
 class GuardOutputSerializer(serializers.Serializer[Any]):
     rules = GuardRuleOutputSerializer(many=True, help_text="In order; every rule is evaluated.")
-    safe_reply = serializers.CharField(help_text="What a blocked reply is replaced with.")
+    safe_reply = serializers.CharField(
+        help_text="What a blocked reply is replaced with: the workspace's own, or while it has none the "
+        "built-in one, shown here in English and given in the question's language (en, fa, ar, de, fr)."
+    )
     claims = serializers.ListField(
         child=serializers.CharField(),
         help_text="Yes/no statements about what the user claims; a generative model answers them with "
@@ -58,7 +61,13 @@ class GuardRulesApi(WorkspaceApi):
 
     class InputSerializer(serializers.Serializer[Any]):
         rules = serializers.ListField(child=serializers.DictField(), max_length=MAX_RULES)
-        safe_reply = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+        safe_reply = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=2000,
+            help_text="The workspace's own safe reply, given whatever the question's language; empty: "
+            "the built-in one, in the question's language.",
+        )
         claims = serializers.ListField(
             child=serializers.CharField(max_length=300), required=False, max_length=MAX_CLAIMS
         )

@@ -63,6 +63,11 @@ class Language:
     # field's label) and its title.
     which_one: str
     form_title: str
+    # What a blocked reply is replaced with while the workspace has no safe
+    # reply of its own (chat/output_guard.py), and the reply stored when a
+    # generative model fails the reply contract twice (chat/output.py).
+    safe_reply: str
+    fallback_text: str
 
 
 def words(text: str, code: str) -> frozenset[str]:

@@ -74,4 +74,12 @@ LANGUAGE = Language(
     not_found_text="Ich habe in den Dokumenten dieses Arbeitsbereichs keine Antwort darauf gefunden.",
     which_one="Welches meinen Sie?",
     form_title="Welches meinen Sie?",
+    safe_reply=(
+        "Diese Antwort kann ich hier nicht geben. Ihre Frage wurde an eine Person weitergeleitet, "
+        "die sich darum kümmert."
+    ),
+    fallback_text=(
+        "Leider konnte ich diesmal keine richtige Antwort zusammenstellen. Bitte versuchen Sie es erneut "
+        "oder formulieren Sie die Frage anders."
+    ),
 )

@@ -71,4 +71,11 @@ LANGUAGE = Language(
     not_found_text="I could not find an answer to this in the workspace's documents.",
     which_one="Which one do you mean?",
     form_title="Which one do you mean?",
+    safe_reply=(
+        "I can't give that answer here. Your question has been passed to a person who will follow up."
+    ),
+    fallback_text=(
+        "Sorry, I could not put together a proper answer this time. "
+        "Please try again or rephrase the question."
+    ),
 )

@@ -74,4 +74,12 @@ LANGUAGE = Language(
     ),
     which_one="Lequel voulez-vous dire ?",
     form_title="Lequel voulez-vous dire ?",
+    safe_reply=(
+        "Je ne peux pas donner cette réponse ici. Votre question a été transmise à une personne qui "
+        "y donnera suite."
+    ),
+    fallback_text=(
+        "Désolé, je n'ai pas pu formuler une réponse correcte cette fois-ci. Veuillez réessayer ou "
+        "reformuler la question."
+    ),
 )

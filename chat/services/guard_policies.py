@@ -62,9 +62,10 @@ def guard_policy_load(*, workspace: Workspace) -> Policy:
     policy = GuardPolicy.objects.filter(workspace=workspace).first()
     if policy is None:
         return Policy(rules=rules)
-    return Policy(
-        rules=rules, safe_reply=policy.safe_reply or DEFAULT_SAFE_REPLY, claims=tuple(policy.claims)
-    )
+    # GET shows the built-in safe reply in English; one PUT back as it was
+    # read is still the built-in one, given in the question's language.
+    own = "" if policy.safe_reply == DEFAULT_SAFE_REPLY else policy.safe_reply
+    return Policy(rules=rules, safe_reply=own, claims=tuple(policy.claims))
 
 
 def guard_data(*, workspace: Workspace) -> dict[str, Any]:

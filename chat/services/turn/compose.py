@@ -10,6 +10,7 @@ from django.conf import settings
 from chat.backends import Backend, BaseBackend, ChatMessage
 from chat.backends.base import JsonSchema
 from chat.contract import PromptTrace
+from chat.languages import Language, workspace_language
 from chat.message_list import messages_hash
 from chat.models import Grounding
 from chat.output import output_schema
@@ -81,6 +82,12 @@ class PreparedTurn:
     @property
     def grounded(self) -> bool:
         return self.grounding == Grounding.DOCUMENTS
+
+    @property
+    def language(self) -> Language:
+        """The turn's language with the workspace's own texts (chat/languages/):
+        what every reply the service writes itself is worded in."""
+        return workspace_language(self.request.workspace, self.context.language)
 
     @property
     def passages(self) -> list[ScoredPassage]:

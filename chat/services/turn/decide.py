@@ -16,9 +16,10 @@
   which one.
 - ``answer``: everything else.
 
-The replies are in the question's language (chat/languages/): a
-workspace's own ``no_answer_text`` and ``small_talk_text`` are used as they
-are, while one that keeps the defaults gets the language's built-in texts.
+The replies are in the question's language (chat/languages/): the
+workspace's own text for that language (``Workspace.texts``), else its
+single ``no_answer_text`` / ``small_talk_text`` when changed from the
+default, else the language's built-in text (``workspace_language``).
 
 The threshold's default (0.38) was fitted on the MTRAG-UN development split
 and checked on SciFact (``bench/conversation_quality.py``,
@@ -32,12 +33,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from chat.answerability import Assessment, assess
-from chat.languages import ENGLISH, Language
+from chat.languages import ENGLISH, Language, workspace_language
 from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify
 from chat.services.turn.history import TurnContext
 from retrieval.search import ScoredPassage
-from workspaces.models import DEFAULT_NO_ANSWER_TEXT, DEFAULT_SMALL_TALK_TEXT, Workspace
+from workspaces.models import Workspace
 
 
 class Intent(StrEnum):
@@ -59,17 +60,13 @@ class Decision:
 
 
 def small_talk_text(workspace: Workspace, language: Language = ENGLISH) -> str:
-    """The workspace's reply to small talk: its own, or, while it keeps the
-    default, the built-in one of ``language``."""
-    text = workspace.small_talk_text
-    return language.small_talk_text if text == DEFAULT_SMALL_TALK_TEXT else text
+    """The workspace's reply to small talk in ``language`` (order above)."""
+    return workspace_language(workspace, language).small_talk_text
 
 
 def no_answer_text(workspace: Workspace, language: Language = ENGLISH) -> str:
-    """The workspace's "the documents don't say": its own, or, while it keeps
-    the default, the built-in one of ``language``."""
-    text = workspace.no_answer_text
-    return language.no_answer_text if text == DEFAULT_NO_ANSWER_TEXT else text
+    """The workspace's "the documents don't say" in ``language`` (order above)."""
+    return workspace_language(workspace, language).no_answer_text
 
 
 def small_talk(workspace: Workspace, language: Language = ENGLISH) -> Decision:
@@ -97,7 +94,7 @@ def turn_decide(
     (sentences are scored against both); ``may_clarify``: the engine cannot
     ask back itself (the extractive engine).
     """
-    language = context.language
+    language = workspace_language(workspace, context.language)
     if not passages:
         return no_answer(workspace, 0.0, language)
     assessment = assess(context.focus, passages, context=scoring_context)

@@ -27,7 +27,6 @@ from chat.output_guard import Verdict
 from chat.output_guard import evaluate as guard_evaluate
 from chat.partial_json import DeltaExtractor
 from chat.services.turn.compose import PreparedTurn
-from chat.services.turn.decide import no_answer_text
 from daneshyar.exceptions import LLMUnavailable
 from retrieval.search import ScoredPassage
 from workspaces.models import GenerationFallback
@@ -108,7 +107,8 @@ def _guarded(prepared: PreparedTurn, generated: GeneratedTurn) -> GeneratedTurn:
     if verdict is None:
         return replace(generated, reply=reply)
     if verdict.action == "block":
-        return replace(generated, reply=safe_reply(guard.safe_reply), guard=verdict, original=reply)
+        blocked = safe_reply(guard.safe_reply or prepared.language.safe_reply)
+        return replace(generated, reply=blocked, guard=verdict, original=reply)
     return replace(generated, reply=reply, guard=verdict)
 
 
@@ -152,7 +152,7 @@ def _extracted(
     """The extractive engine's answer, from the sentences the decision scored;
     when no sentence answers, the workspace's no-answer reply (grounding none)."""
     retrieved = prepared.retrieval.passages
-    language = prepared.context.language
+    language = prepared.language
     reply = engine.answer(
         prepared.context.focus,
         retrieved,
@@ -163,7 +163,7 @@ def _extracted(
     )
     grounding = None
     if prepared.grounded and not any(part["source"] for part in reply.response["parts"]):
-        reply = text_reply(no_answer_text(prepared.request.workspace, language))
+        reply = text_reply(language.no_answer_text)
         grounding = Grounding.NONE
     _emit(reply, on_delta)
     passages = retrieved if grounding is None else []
@@ -199,7 +199,7 @@ def _generate(
         except InvalidOutput as exc:
             logger.warning("Invalid generation (attempt %d of %d): %s", attempt, MAX_ATTEMPTS, exc)
     return GeneratedTurn(
-        reply if reply is not None else fallback_reply(),
+        reply if reply is not None else fallback_reply(prepared.language),
         reply is None,
         prompt_tokens,
         completion_tokens or None,

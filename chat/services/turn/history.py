@@ -63,7 +63,7 @@ def turn_context(*, workspace: Workspace, stored: StoredQuestion, question: str)
         return TurnContext(question=question)
     last = turns[-1]
     context = TurnContext(question=question, turns=turns, cited=last.cited)
-    if clarify.is_clarification(last.answer):
+    if clarify.is_clarification(last):
         chosen = ready_resource_titled(workspace=workspace, title=clarify.answer_text(question))
         if chosen is not None:
             return replace(context, chosen=chosen, chosen_question=last.question)

@@ -60,7 +60,9 @@ def turn_retrieve(
     pending: Future[str | None] | None = None
     if rewriter is not None and needs_context(question, context.earlier_questions, language):
         # The model's call runs while the other queries are searched.
-        pending = background.submit(query_rewrite, rewriter, question=question, turns=context.turns)
+        pending = background.submit(
+            query_rewrite, rewriter, question=question, turns=context.turns, language=language
+        )
 
     def rewritten() -> list[RetrievalQuery]:
         if pending is None:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from django.conf import settings
 
 from chat.backends import BaseGenerativeBackend, ChatMessage
+from chat.languages import ENGLISH, Language
 from chat.prompting import HistoryTurn
 from daneshyar.exceptions import ApplicationError
 
@@ -37,18 +38,28 @@ REWRITE_INSTRUCTIONS = (
     "replace pronouns and references with what they refer to, keep every detail the question asks "
     'about, and do not answer it. Reply with JSON: {"question": "..."}.'
 )
+# Appended for a question in another language than English: the rewrite is
+# searched beside the question, so it must be in the question's language
+# (the lexical leg matches words; English instructions pull a small model
+# towards English).
+REWRITE_LANGUAGE_RULE = "The question is in {name}: write the rewritten question in {name}."
 
 
 def query_rewrite(
-    backend: BaseGenerativeBackend, *, question: str, turns: Sequence[HistoryTurn]
+    backend: BaseGenerativeBackend,
+    *,
+    question: str,
+    turns: Sequence[HistoryTurn],
+    language: Language = ENGLISH,
 ) -> str | None:
-    """The standalone question, or None (declined, failed, timed out or unusable)."""
+    """The standalone question, in ``language`` (the question's), or None
+    (declined, failed, timed out or unusable)."""
     recent = list(turns)[-REWRITE_TURNS:]
     transcript = "\n".join(
         f"User: {t.question[:REWRITE_TURN_CHARS]}\nAssistant: {t.answer[:REWRITE_TURN_CHARS]}" for t in recent
     )
     messages: list[ChatMessage] = [
-        {"role": "system", "content": REWRITE_INSTRUCTIONS},
+        {"role": "system", "content": rewrite_instructions(language)},
         {"role": "user", "content": f"Conversation:\n{transcript}\n\nLast question: {question}"},
     ]
     try:
@@ -70,3 +81,11 @@ def query_rewrite(
     if not isinstance(rewritten, str) or not rewritten.strip():
         return None
     return " ".join(rewritten.split())[:300]
+
+
+def rewrite_instructions(language: Language = ENGLISH) -> str:
+    """The rewrite's system message: English's as measured, another
+    language's with the rule to keep it."""
+    if language is ENGLISH:
+        return REWRITE_INSTRUCTIONS
+    return f"{REWRITE_INSTRUCTIONS}\n{REWRITE_LANGUAGE_RULE.format(name=language.name)}"
