@@ -62,7 +62,8 @@ Array = npt.NDArray[np.float32]
 
 
 def unit(x: Array) -> Array:
-    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+    out: Array = (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
+    return out
 
 
 @dataclass
@@ -93,7 +94,7 @@ def mean_shift(
 def projection(directions: Array, alpha: float) -> Callable[..., Array]:
     """Take ``alpha`` of the vector's component in the span of ``directions`` out
     (the same for every language and side: no detection needed)."""
-    basis, _ = np.linalg.qr(directions.T)
+    basis = np.linalg.qr(directions.T)[0].astype(np.float32)
 
     def vector(v: Array, language: str, side: str) -> Array:
         return unit(v - alpha * basis @ (basis.T @ v))
@@ -155,7 +156,7 @@ def pair_offsets(vectors: dict[str, Array], rows: Sequence[int]) -> dict[tuple[s
     }
     out = {}
     for a in LANGUAGES:
-        centre = np.mean([mean_wrong[(a, h)] for h in LANGUAGES])
+        centre = float(np.mean([mean_wrong[(a, h)] for h in LANGUAGES]))
         out.update({(a, h): mean_wrong[(a, h)] - centre for h in LANGUAGES})
     return out
 
