@@ -79,9 +79,8 @@ class Command(BaseCommand):
         for workspace in workspaces:
             state = reembed_progress(workspace=workspace)
             if state.switching:
-                where = (
-                    f"{state.model}, re-embedding by {state.target}: {state.done} of {state.total} passages"
-                )
+                done = f"{state.done} of {state.total} passages"
+                where = f"{state.model}, embedding again by {state.target}: {done}"
             else:
                 where = f"{state.model} ({state.total} passages)"
             self.stdout.write(f"{workspace.id}  {workspace.name}: {where}")
