@@ -26,7 +26,7 @@ import numpy as np
 
 from chat.quantities import number_fit, question_numbers
 from chat.text import content_words
-from retrieval.embeddings import Vector, embed_cached, get_embedder
+from retrieval.embeddings import Vector, embed_cached, get_embedder, loadable
 from retrieval.search import ScoredPassage
 from retrieval.selectors import passage_unit_vectors
 from retrieval.unit_vectors import digest
@@ -198,6 +198,8 @@ def assess(
     sentences = candidates_of(passages)
     shortlist = _shortlist(f"{question} {context}" if context else question, sentences)
     scored = [sentences[i] for i in shortlist]
+    if model is not None and not loadable(model):
+        model = None  # a model no longer loadable: compared under the configured one
     stored = _stored_vectors(passages, model) if scored else {}
     values = score_sentences(question, scored, len(passages), stored, model)
     if context and context.strip() != question.strip():

@@ -140,6 +140,11 @@ def onnx_export_dir(name: str | None = None) -> Path:
     return Path(settings.BASE_DIR) / ".data" / "models" / "onnx" / name
 
 
+def loadable(name: str) -> bool:
+    """Whether this process can load the model ``name`` (:func:`_configured`)."""
+    return name in (settings.EMBEDDING_MODEL_NAME, E5_SMALL, MINILM)
+
+
 class UnknownModel(RuntimeError):
     """A model name this process cannot load (not the configured model, nor one of the two known)."""
 
@@ -278,7 +283,10 @@ def embed_ahead(texts: Sequence[str], *, side: Side, model: str | None = None) -
     """Start embedding ``texts`` as ``side`` on a background thread
     (daneshyar.background); a later :func:`embed_cached` of them waits for
     it. Lets a turn embed its next query while PostgreSQL searches the
-    previous one. ``model`` as for :func:`embed_cached`."""
+    previous one. ``model`` as for :func:`embed_cached` (nothing is done
+    for one this process cannot load)."""
+    if model is not None and not loadable(model):
+        return
     embedder = get_embedder(model)
     with _vectors_lock:
         wanted: list[_Key] = [

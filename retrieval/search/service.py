@@ -41,7 +41,7 @@ from django.db.backends.utils import CursorWrapper
 from daneshyar import timing
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource
-from retrieval.embeddings import embed_cached
+from retrieval.embeddings import embed_cached, loadable
 from retrieval.models import Passage
 from retrieval.search import dense, lexical, replica
 from retrieval.search.hybrid import HybridQuery, hybrid_search
@@ -139,6 +139,10 @@ def search(
     per_resource_k = workspace.per_resource_k
     # The workspace's model: its passages' vectors are of it (models.Workspace.embedding_model).
     model = workspace.embedding_model
+    if legs.dense and not loadable(model):
+        # A custom model no longer configured, until the workspace is
+        # embedded again (retrieval/reembedding.py): words only.
+        legs = Legs(dense=False, lexical=True)
     # Embed before opening the transaction: no connection work waits on the model.
     with timing.phase("embed"):
         vector = (

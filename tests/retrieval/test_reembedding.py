@@ -12,7 +12,7 @@ import importlib
 import io
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -32,7 +32,6 @@ from retrieval.search.service import Legs
 from retrieval.tasks import reembed_sweep
 from retrieval.unit_vectors import digest, unit_texts, unpack
 from tests.conftest import Tenant
-from tests.factories import WorkspaceFactory
 from tests.retrieval.conftest import make_resource
 from tests.staff import make_staff
 from workspaces.models import Workspace
@@ -77,7 +76,7 @@ def _first(workspace: Workspace, legs: Legs = DENSE) -> uuid.UUID:
     return search(workspace=_fresh(workspace), query=QUESTION, legs=legs)[0].resource_id
 
 
-def _stop_after(batches: int) -> object:
+def _stop_after(batches: int) -> Callable[[], bool]:
     calls = {"n": 0}
 
     def should_stop() -> bool:
@@ -209,7 +208,8 @@ def test_a_workspace_without_passages_switches_at_once(owner: Tenant, e5: None) 
     assert owner.workspace.embedding_model == MINILM
     assert reembedding.reembed_sweep(budget_seconds=30) == [str(owner.workspace.id)]
     assert _fresh(owner.workspace).embedding_model == E5_SMALL
-    assert WorkspaceFactory().embedding_model == E5_SMALL  # a new workspace takes the configured model
+    created = Workspace.objects.create(organization=owner.organization, name="new")
+    assert created.embedding_model == E5_SMALL  # a new workspace takes the configured model
 
 
 def test_the_sweep_yields_to_waiting_ingestion(
@@ -275,3 +275,16 @@ def test_existing_workspaces_take_their_passages_model(owner: Tenant, outsider: 
         cursor.execute(importlib.import_module("retrieval.migrations.0006_reembedding").WORKSPACE_MODEL)
     assert _fresh(owner.workspace).embedding_model == "an-older-model"
     assert _fresh(outsider.workspace).embedding_model == MINILM
+
+
+def test_a_workspace_on_a_model_no_longer_loadable_is_searched_by_words(
+    owner: Tenant, corpus: dict[str, Resource], e5: None
+) -> None:
+    """Passages of a custom model that is no longer configured: the lexical
+    leg alone answers (never an error) until the workspace has switched."""
+    Passage.objects.filter(workspace=owner.workspace).update(embedding_model="a-custom-model")
+    Workspace.objects.filter(pk=owner.workspace.pk).update(embedding_model="a-custom-model")
+    found = search(workspace=_fresh(owner.workspace), query=QUESTION)
+    assert found[0].resource_id == corpus[COFFEE].id and found[0].dense_score is None
+    assert reembedding.reembed_run() == [owner.workspace.id]
+    assert _first(owner.workspace) == corpus[COFFEE].id
