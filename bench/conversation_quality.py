@@ -125,7 +125,10 @@ def load_workspaces(corpus: dict[str, dict[str, str]]) -> dict[str, Any]:
         workspace, _ = Workspace.objects.get_or_create(organization=organization, name=f"mtrag-{collection}")
         out[collection] = workspace
         sample = next(iter(documents.values()))
-        model = settings.EMBEDDING_MODEL_NAME  # a search compares only the configured model's
+        model = settings.EMBEDDING_MODEL_NAME  # a search compares only its workspace's model's
+        # Loaded outside ingestion: searched with the model its passages are (re)loaded with.
+        Workspace.objects.filter(pk=workspace.pk).update(embedding_model=model)
+        workspace.embedding_model = model
         loaded = Passage.objects.filter(workspace=workspace, embedding_model=model).count() == len(documents)
         if loaded and Resource.objects.filter(workspace=workspace, title=title_of(sample)).exists():
             continue

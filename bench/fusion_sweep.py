@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import numpy as np
 
@@ -44,13 +45,14 @@ def run(
             sims = embeddings @ qv
             order = np.argsort(-sims)[:1000]
             dense = [(ids[i], float(sims[i])) for i in order]
-            found = lexical.bm25(
-                cursor,
-                workspace_id=workspace.id,
-                lexemes=lexical.query_lexemes(cursor, text),
-                limit=1000,
-                budget=10**9,
-            )
+            with mock.patch.object(lexical, "LEXICAL_BUDGET", 10**9):
+                found = lexical.bm25(
+                    cursor,
+                    workspace_id=workspace.id,
+                    model=workspace.embedding_model,
+                    lexemes=lexical.query_lexemes(cursor, text),
+                    limit=1000,
+                )
             lex = sorted(found.scores.items(), key=lambda kv: -kv[1])
             legs[text] = (dense, lex, found.best)
 
@@ -105,14 +107,15 @@ def run(
             budgeted[budget] = {}
             for text in texts:
                 dense_ids = [pid for pid, _ in legs[text][0][:100]]
-                found = lexical.bm25(
-                    cursor,
-                    workspace_id=workspace.id,
-                    lexemes=lexical.query_lexemes(cursor, text),
-                    limit=100,
-                    extra_ids=dense_ids,
-                    budget=budget if budget is not None else 10**9,
-                )
+                with mock.patch.object(lexical, "LEXICAL_BUDGET", budget if budget is not None else 10**9):
+                    found = lexical.bm25(
+                        cursor,
+                        workspace_id=workspace.id,
+                        model=workspace.embedding_model,
+                        lexemes=lexical.query_lexemes(cursor, text),
+                        limit=100,
+                        extra_ids=dense_ids,
+                    )
                 budgeted[budget][text] = (found.scores, found.best)
 
     def hybrid_budget(budget: int | None, alpha: float = 0.7) -> Callable[[str], list[str]]:

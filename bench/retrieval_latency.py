@@ -158,17 +158,25 @@ def sizes_report() -> dict[str, int]:
 
 
 def recall_at_10(workspace_id: uuid.UUID, vectors: list[str]) -> float:
+    from django.conf import settings
     from django.db import connection, transaction
 
     from retrieval.search import dense
 
+    model = settings.EMBEDDING_MODEL_NAME
     hits = total = 0
     for vector in vectors:
         with transaction.atomic(), connection.cursor() as cursor:
-            exact = set(dense.nearest(cursor, workspace_id=workspace_id, vector=vector, limit=10, exact=True))
+            exact = set(
+                dense.nearest(
+                    cursor, workspace_id=workspace_id, model=model, vector=vector, limit=10, exact=True
+                )
+            )
             cursor.execute("SET LOCAL enable_sort = off")  # the index path, whatever the planner prefers
             found = set(
-                dense.nearest(cursor, workspace_id=workspace_id, vector=vector, limit=10, exact=False)
+                dense.nearest(
+                    cursor, workspace_id=workspace_id, model=model, vector=vector, limit=10, exact=False
+                )
             )
         hits += len(exact & found)
         total += len(exact)
@@ -177,6 +185,7 @@ def recall_at_10(workspace_id: uuid.UUID, vectors: list[str]) -> float:
 
 def plain_filtered_rows(workspace_id: uuid.UUID, vectors: list[str], k: int = 5) -> float:
     """Mean rows a filtered HNSW scan with pgvector's defaults returns (no iterative scan)."""
+    from django.conf import settings
     from django.db import connection, transaction
 
     from retrieval.search import statements
@@ -189,7 +198,12 @@ def plain_filtered_rows(workspace_id: uuid.UUID, vectors: list[str], k: int = 5)
             cursor.execute("SET LOCAL hnsw.ef_search = 40")
             cursor.execute(
                 statements.nearest(exact=False),
-                {"vector": vector, "workspace": workspace_id, "model": statements.model(), "limit": k},
+                {
+                    "vector": vector,
+                    "workspace": workspace_id,
+                    "model": settings.EMBEDDING_MODEL_NAME,
+                    "limit": k,
+                },
             )
             rows.append(len(cursor.fetchall()))
     return statistics.mean(rows)

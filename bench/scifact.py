@@ -88,7 +88,7 @@ def embeddings(data: SciFact) -> np.ndarray:
 
 def load_workspace(data: SciFact, vectors: np.ndarray, name: str = "scifact") -> Workspace:
     """The benchmark workspace, loaded once (each abstract one ready resource)
-    for each embedding model (a search compares only the configured model's)."""
+    for each embedding model (a search compares only its workspace's model's)."""
     from django.conf import settings
 
     from resources.models import Resource, ResourceStatus
@@ -98,6 +98,9 @@ def load_workspace(data: SciFact, vectors: np.ndarray, name: str = "scifact") ->
     organization, _ = Organization.objects.get_or_create(name="bench")
     workspace, _ = Workspace.objects.get_or_create(organization=organization, name=name)
     model = settings.EMBEDDING_MODEL_NAME
+    # Loaded outside ingestion: searched with the model its passages are (re)loaded with.
+    Workspace.objects.filter(pk=workspace.pk).update(embedding_model=model)
+    workspace.embedding_model = model
     if Passage.objects.filter(workspace=workspace, embedding_model=model).count() == len(data.corpus):
         return workspace
     Resource.objects.filter(workspace=workspace).delete()

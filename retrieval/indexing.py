@@ -16,12 +16,13 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import F
 
 from resources.chunking import Chunk
 from resources.models import Resource
@@ -29,6 +30,7 @@ from resources.selectors import ingestion_waiting
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage, PassageUnits
 from retrieval.unit_vectors import pack, unit_texts
+from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -65,16 +67,55 @@ def chunking_params() -> ChunkingParams:
     return ChunkingParams(tokenizer=getattr(embedder, "tokenizer", None), size=size)
 
 
-def chunks_embed(*, chunks: Sequence[Chunk], on_progress: Callable[[], None] | None = None) -> EmbeddedChunks:
-    """Embed ``chunks`` in slices; ``on_progress`` runs between slices. (Their
-    answer units are embedded later, by :func:`unit_vectors_fill`.)"""
-    embedder = get_embedder()
+def chunks_embed(
+    *, chunks: Sequence[Chunk], on_progress: Callable[[], None] | None = None, model: str | None = None
+) -> EmbeddedChunks:
+    """Embed ``chunks`` in slices by the model ``model`` (their workspace's,
+    :func:`workspace_models`; by default the configured one); ``on_progress``
+    runs between slices. (Their answer units are embedded later, by
+    :func:`unit_vectors_fill`.)"""
+    embedder = get_embedder(model)
     vectors: list[list[float]] = []
     for offset in range(0, len(chunks), EMBED_SLICE):
         vectors.extend(embedder.embed_passages([c.text for c in chunks[offset : offset + EMBED_SLICE]]))
         if on_progress is not None and offset + EMBED_SLICE < len(chunks):
             on_progress()
     return EmbeddedChunks(chunks=chunks, vectors=vectors, model_name=embedder.model_name)
+
+
+def workspace_models(*, workspace_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """The embedding model each workspace is searched with, which its new
+    passages are embedded by (``Workspace.embedding_model``)."""
+    return dict(Workspace.objects.filter(id__in=list(workspace_ids)).values_list("id", "embedding_model"))
+
+
+# FOR SHARE: a switch to a new model (retrieval/reembedding.py) takes the row
+# FOR NO KEY UPDATE, so the two wait for each other, never for a chat turn.
+_WORKSPACE_MODELS_LOCKED = (
+    "SELECT id, embedding_model FROM workspaces_workspace WHERE id = ANY(%s::uuid[]) ORDER BY id FOR SHARE"
+)
+
+
+def _of_workspace_model(
+    items: Sequence[tuple[Resource, EmbeddedChunks]],
+) -> list[tuple[Resource, EmbeddedChunks]]:
+    """``items``, each embedded by its workspace's model as it is now, under
+    the workspaces' row locks: a workspace switched to a new model after its
+    chunks were embedded by the old one (rare: they crossed) gets them
+    embedded again, so no passage is left with a vector its searches skip."""
+    with connection.cursor() as cursor:
+        cursor.execute(_WORKSPACE_MODELS_LOCKED, [sorted({resource.workspace_id for resource, _ in items})])
+        models = dict(cursor.fetchall())
+    out = []
+    for resource, embedded in items:
+        model = models.get(resource.workspace_id, embedded.model_name)
+        if model != embedded.model_name:
+            logger.info(
+                "workspace %s switched to %s meanwhile: embedding again", resource.workspace_id, model
+            )
+            embedded = chunks_embed(chunks=embedded.chunks, model=model)
+        out.append((resource, embedded))
+    return out
 
 
 def passages_replace(*, resource: Resource, embedded: EmbeddedChunks) -> int:
@@ -97,6 +138,7 @@ def passages_replace_many(*, items: Sequence[tuple[Resource, EmbeddedChunks]]) -
         raise RuntimeError("passages_replace must run inside the caller's transaction")
     if not items:
         return {}
+    items = _of_workspace_model(items)
     Passage.objects.filter(resource_id__in=[resource.pk for resource, _ in items]).delete()
     written = Passage.objects.bulk_create(
         [
@@ -151,37 +193,53 @@ def unit_vectors_fill(
     on_batch: Callable[[int], None] | None = None,
 ) -> int:
     """Make the answer units' vectors (retrieval/unit_vectors.py) of the
-    passages queued without them (every passage ingestion writes), by the
-    configured model only, ``batch`` passages a model call in id order; how
-    many passages got them. ``should_stop`` is asked before each batch (the
-    sweep yields to ingestion); ``on_batch`` gets the running count.
+    passages queued without them (every passage ingestion writes), by their
+    workspace's model (a passage of another model, stored as its workspace
+    changes model, gets them with its new vector, retrieval/reembedding.py),
+    ``batch`` passages a model call in id order; how many passages got them.
+    ``should_stop`` is asked before each batch (the sweep yields to
+    ingestion); ``on_batch`` gets the running count.
 
     Safe to interrupt, to repeat and to run beside another fill: a row is
     written only while it is still empty (a passage's text never changes: a
     re-ingested document's passages are new rows).
     """
-    embedder = get_embedder()
-    queued = PassageUnits.objects.filter(vectors=b"", passage__embedding_model=embedder.model_name)
+    queued = PassageUnits.objects.filter(
+        vectors=b"", passage__embedding_model=F("passage__workspace__embedding_model")
+    )
     if workspace_id is not None:
         queued = queued.filter(passage__workspace_id=workspace_id)
     done = 0
     after: uuid.UUID | None = None
     while should_stop is None or not should_stop():
         page = queued.filter(passage_id__gt=after) if after is not None else queued
-        rows = list(page.order_by("passage_id").values_list("passage_id", "passage__text")[:batch])
+        rows = list(
+            page.order_by("passage_id").values_list(
+                "passage_id", "passage__text", "passage__embedding_model"
+            )[:batch]
+        )
         if not rows:
             break
         after = rows[-1][0]
-        units = [unit_texts(text) for _, text in rows]
-        distinct = list(dict.fromkeys(t for texts in units for t in texts))
-        # Answer units are compared with a question: the passage side.
-        vector = dict(zip(distinct, embedder.embed_passages(distinct), strict=True))
-        for (passage_id, _), texts in zip(rows, units, strict=True):
-            done += PassageUnits.objects.filter(passage_id=passage_id, vectors=b"").update(
-                vectors=pack(texts, [vector[t] for t in texts])
-            )
+        for model in dict.fromkeys(model for _, _, model in rows):
+            done += _units_store([(pid, text) for pid, text, of in rows if of == model], model=model)
         if on_batch is not None:
             on_batch(done)
+    return done
+
+
+def _units_store(rows: Sequence[tuple[uuid.UUID, str]], *, model: str) -> int:
+    """Embed and store the answer units of these passages (of the model ``model``)."""
+    embedder = get_embedder(model)
+    units = [unit_texts(text) for _, text in rows]
+    distinct = list(dict.fromkeys(t for texts in units for t in texts))
+    # Answer units are compared with a question: the passage side.
+    vector = dict(zip(distinct, embedder.embed_passages(distinct), strict=True))
+    done = 0
+    for (passage_id, _), texts in zip(rows, units, strict=True):
+        done += PassageUnits.objects.filter(passage_id=passage_id, vectors=b"").update(
+            vectors=pack(texts, [vector[t] for t in texts])
+        )
     return done
 
 

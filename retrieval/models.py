@@ -97,6 +97,30 @@ class PassageUnits(models.Model):
         return f"units of {self.passage_id}"
 
 
+class PassageReembedding(models.Model):
+    """A passage's vector (and its answer units' vectors) by the configured
+    model, made while its workspace is still searched with the model used
+    before EMBEDDING_MODEL_NAME changed (retrieval/reembedding.py). Beside the
+    passage, not in it: filling it in must not rewrite the passage row nor
+    touch its indexes while search reads them. When every passage of the
+    workspace has one, they are copied into the passages in one transaction
+    and deleted. Deleted with the passage by the database (``ON DELETE
+    CASCADE``, migration 0006)."""
+
+    passage = models.OneToOneField(
+        Passage, primary_key=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    # The model that made both: a row of another model than the configured
+    # one (the setting changed again meanwhile) is stale and made again.
+    model = models.CharField(max_length=200)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    # PassageUnits.vectors's form (retrieval/unit_vectors.py).
+    units = models.BinaryField(default=b"", blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.model} vector of {self.passage_id}"
+
+
 class WorkspaceLexeme(models.Model):
     """How many passages of a workspace contain a lexeme: BM25's document
     frequency, read by the lexical leg before it touches any passage.

@@ -3,7 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from retrieval import indexing, workspace_index
+from retrieval import indexing, reembedding, workspace_index
 
 
 @shared_task(name="retrieval.workspace_indexes_sweep", ignore_result=True)
@@ -25,3 +25,14 @@ def unit_vectors_sweep() -> int:
     ingestion waits (retrieval/unit_vectors.py). Safe to run twice or
     concurrently: one sweep at a time (an advisory lock)."""
     return indexing.unit_vectors_sweep(budget_seconds=settings.UNIT_VECTORS_SWEEP_BUDGET_SECONDS)
+
+
+@shared_task(name="retrieval.reembed_sweep", ignore_result=True)
+def reembed_sweep() -> list[str]:
+    """Periodic (CELERY_BEAT_SCHEDULE, every ``REEMBED_SWEEP_SECONDS``): the
+    workspaces still searched with a model other than the configured one
+    embedded again, a batch at a time while no ingestion waits, and switched
+    when complete (retrieval/reembedding.py). Safe to run twice, concurrently
+    or after a killed run: one run at a time (an advisory lock), and each
+    batch is stored once."""
+    return reembedding.reembed_sweep(budget_seconds=settings.REEMBED_SWEEP_BUDGET_SECONDS)

@@ -110,6 +110,7 @@ class OrganizationAdmin(OrganizationScopedAdmin):
     list_display = ["name", "id", "quota_documents", "quota_bytes", "created_at"]
     search_fields = ["name", "id"]
     readonly_fields = ["id", "created_at", "updated_at"]
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         # An account limited to one organization cannot make another.
         return staff_scope(request.user).everything and super().has_add_permission(request)
@@ -133,11 +134,14 @@ class WorkspaceAdmin(OrganizationScopedAdmin):
         "widened_top_k",
         "per_resource_k",
         "history_turns",
+        "embedding_model",
         "created_at",
     ]
     list_filter = [("organization", ScopedRelatedFilter)]
     search_fields = ["name", "id", "organization__name"]
-    readonly_fields = ["id", "created_at", "updated_at"]
+    # The model its searches use; a change of the model is carried out by the
+    # worker (the re-embedding's progress: the console's ingestion page).
+    readonly_fields = ["id", "embedding_model", "created_at", "updated_at"]
     list_select_related = ["organization"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Workspace | None = None) -> Any:

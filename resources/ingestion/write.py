@@ -69,17 +69,45 @@ def chunks_embed_batch(
     on_progress_of: Callable[[uuid.UUID], Callable[[], None]],
     on_error: Callable[[uuid.UUID, Exception], None],
 ) -> dict[uuid.UUID, EmbeddedChunks]:
-    """One model call for every prepared resource; if it fails, one each.
+    """One model call for every prepared resource of workspaces searched with
+    one model (each resource embedded by its workspace's model: they differ
+    while the embedding model changes, retrieval/reembedding.py); if it
+    fails, one each.
 
     ``on_progress`` beats for the whole batch during the shared call;
     ``on_progress_of(id)`` gives the beat of one resource, called once before
     its own call too. A resource whose own call fails goes to ``on_error``
     at once (a retry, decided before the next resource's call) and is left
     out of the result."""
+    models = indexing.workspace_models(workspace_ids={item.resource.workspace_id for item in prepared})
+    groups: dict[str | None, list[Prepared]] = {}
+    for item in prepared:
+        groups.setdefault(models.get(item.resource.workspace_id), []).append(item)
+    result: dict[uuid.UUID, EmbeddedChunks] = {}
+    for model, group in groups.items():
+        result.update(
+            _embed_group(
+                group, model, on_progress=on_progress, on_progress_of=on_progress_of, on_error=on_error
+            )
+        )
+    return result
+
+
+def _embed_group(
+    prepared: Sequence[Prepared],
+    model: str | None,
+    *,
+    on_progress: Callable[[], None],
+    on_progress_of: Callable[[uuid.UUID], Callable[[], None]],
+    on_error: Callable[[uuid.UUID, Exception], None],
+) -> dict[uuid.UUID, EmbeddedChunks]:
+    """:func:`chunks_embed_batch` for resources whose chunks one model embeds."""
     if len(prepared) > 1:
         try:
             together = indexing.chunks_embed(
-                chunks=[chunk for item in prepared for chunk in item.chunks], on_progress=on_progress
+                chunks=[chunk for item in prepared for chunk in item.chunks],
+                on_progress=on_progress,
+                model=model,
             )
         except SoftTimeLimitExceeded:
             raise
@@ -92,7 +120,9 @@ def chunks_embed_batch(
         beat = on_progress_of(item.resource.pk)
         beat()
         try:
-            result[item.resource.pk] = indexing.chunks_embed(chunks=item.chunks, on_progress=beat)
+            result[item.resource.pk] = indexing.chunks_embed(
+                chunks=item.chunks, on_progress=beat, model=model
+            )
         except SoftTimeLimitExceeded:
             raise
         except Exception as exc:  # retried or failed per resource

@@ -58,20 +58,16 @@ def vector_literal(vector: Sequence[float]) -> str:
 
 
 def nearest(
-    cursor: CursorWrapper, *, workspace_id: uuid.UUID, vector: str, limit: int, exact: bool
+    cursor: CursorWrapper, *, workspace_id: uuid.UUID, model: str, vector: str, limit: int, exact: bool
 ) -> dict[uuid.UUID, float]:
-    """The ``limit`` most similar ready passages: ``{passage_id: cosine similarity}``.
+    """The ``limit`` most similar ready passages: ``{passage_id: cosine similarity}``
+    (``vector`` and the passages' of the embedding model ``model``).
 
     Must run inside a transaction: the HNSW settings are ``SET LOCAL``.
     """
     if not exact:
         index_scan_settings(cursor, limit=limit)
-    params: dict[str, Any] = {
-        "vector": vector,
-        "workspace": workspace_id,
-        "model": statements.model(),
-        "limit": limit,
-    }
+    params: dict[str, Any] = {"vector": vector, "workspace": workspace_id, "model": model, "limit": limit}
     cursor.execute(_nearest(exact=exact), params)
     rows = cursor.fetchall()
     if not exact and len(rows) < limit:
@@ -100,6 +96,7 @@ def nearest_per_resource(
     cursor: CursorWrapper,
     *,
     workspace_id: uuid.UUID,
+    model: str,
     resource_ids: Sequence[uuid.UUID],
     vector: str,
     limit: int,
@@ -110,7 +107,7 @@ def nearest_per_resource(
         {
             "vector": vector,
             "workspace": workspace_id,
-            "model": statements.model(),
+            "model": model,
             "resources": list(resource_ids),
             "per_resource": limit,
         },

@@ -166,6 +166,7 @@ def _statement(*, exact: bool, scan: bool, large_share: bool) -> sql.Composed:
 @dataclass(frozen=True)
 class HybridQuery:
     workspace_id: uuid.UUID
+    model: str  # the workspace's embedding model: the vector's and the passages'
     query: str
     vector: str
     k: int
@@ -202,7 +203,7 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
     params: dict[str, Any] = {
         "vector": search.vector,
         "workspace": search.workspace_id,
-        "model": statements.model(),
+        "model": search.model,
         "limit": search.limit,
         "resources": list(search.named),
         "per_resource": search.per_resource,

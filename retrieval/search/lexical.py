@@ -155,19 +155,19 @@ def bm25(
     cursor: CursorWrapper,
     *,
     workspace_id: uuid.UUID,
+    model: str,
     lexemes: Sequence[str] | Mapping[str, int],
     limit: int,
     extra_ids: Sequence[uuid.UUID] = (),
     resource_ids: Sequence[uuid.UUID] = (),
     per_resource: int = 0,
-    budget: int | None = None,
 ) -> LexicalResult:
     """BM25 scores of the ``limit`` best candidates, of ``extra_ids`` and of
     the ``per_resource`` best candidates of each of ``resource_ids`` (a
     passage without a query lexeme scores 0 and is left out).
 
     Candidates: ready passages containing one of the rarest query lexemes
-    (at most ``budget`` passages in all, :func:`matching_lexemes`), plus
+    (at most :data:`LEXICAL_BUDGET` passages in all, :func:`matching_lexemes`), plus
     ``extra_ids``. ``best`` is the highest score among them. ``lexemes``
     given as a mapping are the frequencies already (:func:`query_frequencies`).
     """
@@ -178,9 +178,7 @@ def bm25(
     )
     if not frequencies:
         return LexicalResult(scores={}, best=0.0)
-    matching = matching_lexemes(
-        frequencies, budget=LEXICAL_BUDGET if budget is None else budget, at_least_one=not extra_ids
-    )
+    matching = matching_lexemes(frequencies, budget=LEXICAL_BUDGET, at_least_one=not extra_ids)
     stats = workspace_stats(cursor, workspace_id=workspace_id)
     cursor.execute(
         _bm25(),
@@ -190,7 +188,7 @@ def bm25(
             "match": bool(matching),
             "tsquery": or_tsquery(matching or list(frequencies)[:1]),
             "workspace": workspace_id,
-            "model": statements.model(),
+            "model": model,
             "n": stats.passages,
             "avgdl": max(stats.average_length, 1.0),
             "limit": limit,
@@ -205,7 +203,12 @@ def bm25(
 
 
 def first_passages(
-    cursor: CursorWrapper, *, workspace_id: uuid.UUID, resource_ids: Sequence[uuid.UUID], limit: int
+    cursor: CursorWrapper,
+    *,
+    workspace_id: uuid.UUID,
+    model: str,
+    resource_ids: Sequence[uuid.UUID],
+    limit: int,
 ) -> list[uuid.UUID]:
     """The first ``limit`` ready passages of each resource, in document order.
 
@@ -216,7 +219,7 @@ def first_passages(
         _first_passages(),
         {
             "workspace": workspace_id,
-            "model": statements.model(),
+            "model": model,
             "resources": list(resource_ids),
             "limit": limit,
         },

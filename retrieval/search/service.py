@@ -41,7 +41,7 @@ from django.db.backends.utils import CursorWrapper
 from daneshyar import timing
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource
-from retrieval.embeddings import embed_cached
+from retrieval.embeddings import embed_cached, loadable
 from retrieval.models import Passage
 from retrieval.search import dense, lexical, replica
 from retrieval.search.hybrid import HybridQuery, hybrid_search
@@ -137,11 +137,22 @@ def search(
     named = named_resources_validate(workspace=workspace, resource_ids=resource_ids or [])
     k = top_k or (workspace.widened_top_k if named else workspace.top_k)
     per_resource_k = workspace.per_resource_k
+    # The workspace's model: its passages' vectors are of it (models.Workspace.embedding_model).
+    model = workspace.embedding_model
+    if legs.dense and not loadable(model):
+        # A custom model no longer configured, until the workspace is
+        # embedded again (retrieval/reembedding.py): words only.
+        legs = Legs(dense=False, lexical=True)
     # Embed before opening the transaction: no connection work waits on the model.
     with timing.phase("embed"):
-        vector = dense.vector_literal(embed_cached([query], side="query")[0].tolist()) if legs.dense else ""
+        vector = (
+            dense.vector_literal(embed_cached([query], side="query", model=model)[0].tolist())
+            if legs.dense
+            else ""
+        )
     plan = _Plan(
         workspace_id=workspace.id,
+        model=model,
         query=query,
         vector=vector,
         legs=legs,
@@ -164,6 +175,7 @@ def search(
 @dataclass(frozen=True)
 class _Plan:
     workspace_id: uuid.UUID
+    model: str
     query: str
     vector: str
     legs: Legs
@@ -176,16 +188,7 @@ def _search_on(alias: str, plan: _Plan) -> list[ScoredPassage]:
     with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
         if plan.legs.dense and plan.legs.lexical:
             return _hybrid(cursor, plan)
-        scores = _scores(
-            cursor,
-            workspace_id=plan.workspace_id,
-            query=plan.query,
-            vector=plan.vector,
-            legs=plan.legs,
-            k=plan.k,
-            named=plan.named,
-            per_resource_k=plan.per_resource_k,
-        )
+        scores = _scores(cursor, plan)
         # Titles and texts from the same snapshot as the scores.
         return _select(scores, k=plan.k, named=plan.named, per_resource_k=plan.per_resource_k, using=alias)
 
@@ -196,6 +199,7 @@ def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
         cursor,
         HybridQuery(
             workspace_id=plan.workspace_id,
+            model=plan.model,
             query=plan.query,
             vector=plan.vector,
             k=plan.k,
@@ -223,32 +227,32 @@ def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
     ]
 
 
-def _scores(
-    cursor: CursorWrapper,
-    *,
-    workspace_id: uuid.UUID,
-    query: str,
-    vector: str,
-    legs: Legs,
-    k: int,
-    named: Sequence[uuid.UUID],
-    per_resource_k: int,
-) -> CandidateScores:
+def _scores(cursor: CursorWrapper, plan: _Plan) -> CandidateScores:
     """Score of every candidate passage of the one leg that is on."""
-    if legs.dense:
+    workspace_id, model, vector, named = plan.workspace_id, plan.model, plan.vector, plan.named
+    k, per_resource_k = plan.k, plan.per_resource_k
+    if plan.legs.dense:
         exact = workspace_stats(cursor, workspace_id=workspace_id).passages <= dense.EXACT_MAX_PASSAGES
-        similarity = dense.nearest(cursor, workspace_id=workspace_id, vector=vector, limit=k, exact=exact)
+        similarity = dense.nearest(
+            cursor, workspace_id=workspace_id, model=model, vector=vector, limit=k, exact=exact
+        )
         if named:
             similarity.update(
                 dense.nearest_per_resource(
-                    cursor, workspace_id=workspace_id, resource_ids=named, vector=vector, limit=per_resource_k
+                    cursor,
+                    workspace_id=workspace_id,
+                    model=model,
+                    resource_ids=named,
+                    vector=vector,
+                    limit=per_resource_k,
                 )
             )
         return CandidateScores(similarity, dense=similarity)
-    lexemes = lexical.query_frequencies(cursor, workspace_id=workspace_id, text=query)
+    lexemes = lexical.query_frequencies(cursor, workspace_id=workspace_id, text=plan.query)
     found = lexical.bm25(
         cursor,
         workspace_id=workspace_id,
+        model=model,
         lexemes=lexemes,
         limit=k,
         resource_ids=named,
@@ -257,7 +261,7 @@ def _scores(
     normalised = {pid: s / found.best for pid, s in found.scores.items()} if found.best > 0 else {}
     if named:
         for pid in lexical.first_passages(
-            cursor, workspace_id=workspace_id, resource_ids=named, limit=per_resource_k
+            cursor, workspace_id=workspace_id, model=model, resource_ids=named, limit=per_resource_k
         ):
             normalised.setdefault(pid, 0.0)
     return CandidateScores(normalised, lexical=normalised)

@@ -7,8 +7,8 @@ hybrid statement are built from these values with ``SQL(...).format(...)``:
 - the tables, named by their models (:data:`PASSAGE`, :data:`RESOURCE`,
   :data:`WORKSPACE_LEXEME`);
 - :func:`eligible`: which passages of the workspace a search may return
-  (those of ready resources whose vector the configured embedding model
-  made). Every leg's ``WHERE`` is this fragment and the leg's own condition,
+  (those of ready resources whose vector the workspace's embedding model
+  made, ``Workspace.embedding_model``). Every leg's ``WHERE`` is this fragment and the leg's own condition,
   so a new condition on passages (a metadata filter, a language) is added
   there, once, and reaches every path;
 - the dense leg's nearest passages (:func:`nearest`,
@@ -34,7 +34,6 @@ import functools
 from collections.abc import Callable
 from typing import Any, ParamSpec, cast
 
-from django.conf import settings
 from psycopg import sql
 
 from resources.models import Resource, ResourceStatus
@@ -85,9 +84,10 @@ PASSAGES_WITH_RESOURCES = sql.SQL("{passage} p\nJOIN {resource} r ON r.id = p.re
 _IN_WORKSPACE = sql.SQL("p.workspace_id = %(workspace)s")
 # The same condition kept off the workspace's b-tree index (hybrid.LARGE_SHARE says why).
 _IN_WORKSPACE_BY_TEXT = sql.SQL("p.workspace_id::text = %(workspace)s::text")
-# Vectors of two models are never compared: a passage another model embedded
-# (before EMBEDDING_MODEL_NAME changed) is not searched, by any leg, until it
-# is embedded again.
+# Vectors of two models are never compared: a search passes its workspace's
+# model (Workspace.embedding_model, which its query is embedded with); when
+# EMBEDDING_MODEL_NAME changes, a workspace keeps its model, and so its
+# vectors, until its passages are embedded again (retrieval/reembedding.py).
 _OF_MODEL = sql.SQL("p.embedding_model = %(model)s")
 _READY_JOINED = sql.SQL("r.status = {ready}").format(ready=READY)
 # The resource's status looked up per candidate (a few hundred primary-key
@@ -100,9 +100,10 @@ _READY_PROBED = sql.SQL("(SELECT r.status FROM {resource} r WHERE r.id = p.resou
 
 def eligible(*, joined: bool, workspace_by_text: bool = False) -> sql.Composed:
     """The passages ``p`` of the workspace ``%(workspace)s`` that a search may
-    return: those of ready resources embedded by the model ``%(model)s``
-    (:func:`model`). Every leg's ``WHERE`` starts with this, so a condition on
-    passages added here reaches every leg.
+    return: those of ready resources embedded by the model ``%(model)s`` (the
+    workspace's ``embedding_model``, which the query vector is of). Every
+    leg's ``WHERE`` starts with this, so a condition on passages added here
+    reaches every leg.
 
     ``joined``: the statement joins the resource as ``r``
     (:data:`PASSAGES_WITH_RESOURCES`); otherwise its status is looked up per
@@ -114,12 +115,6 @@ def eligible(*, joined: bool, workspace_by_text: bool = False) -> sql.Composed:
         model=_OF_MODEL,
         ready=_READY_JOINED if joined else _READY_PROBED,
     )
-
-
-def model() -> str:
-    """``%(model)s`` of :func:`eligible`: the configured embedding model's name
-    (the one a query is embedded by; ``Passage.embedding_model``)."""
-    return str(settings.EMBEDDING_MODEL_NAME)
 
 
 # Similarity is 1 - cosine distance, i.e. the cosine similarity in [-1, 1].

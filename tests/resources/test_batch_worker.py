@@ -40,11 +40,11 @@ class EmbedCalls:
         self.poison = poison
         monkeypatch.setattr(indexing, "chunks_embed", self)
 
-    def __call__(self, *, chunks: Sequence[Chunk], on_progress: Any = None) -> Any:
+    def __call__(self, *, chunks: Sequence[Chunk], on_progress: Any = None, model: str | None = None) -> Any:
         self.calls.append([c.text for c in chunks])
         if self.poison and any(self.poison in c.text for c in chunks):
             raise RuntimeError("the model choked on this text")
-        return self.real(chunks=chunks, on_progress=on_progress)
+        return self.real(chunks=chunks, on_progress=on_progress, model=model)
 
 
 def _bulk(tenant: Tenant, documents: list[dict[str, str]]) -> list[str]:

@@ -35,9 +35,9 @@ class EmbedCalls:
         self.real = indexing.chunks_embed
         monkeypatch.setattr(indexing, "chunks_embed", self)
 
-    def __call__(self, *, chunks: Sequence[Chunk], on_progress: Any = None) -> Any:
+    def __call__(self, *, chunks: Sequence[Chunk], on_progress: Any = None, model: str | None = None) -> Any:
         self.calls.append([c.text for c in chunks])
-        return self.real(chunks=chunks, on_progress=on_progress)
+        return self.real(chunks=chunks, on_progress=on_progress, model=model)
 
     def first_call_with(self, marker: str) -> int:
         return next(n for n, texts in enumerate(self.calls) if any(marker in t for t in texts))

@@ -209,7 +209,7 @@ def test_transient_errors_are_retried_then_the_resource_fails(
     settings.INGEST_MAX_RETRIES = 2
     calls: list[int] = []
 
-    def broken(*, chunks: Any, on_progress: Any = None) -> Any:
+    def broken(*, chunks: Any, on_progress: Any = None, model: str | None = None) -> Any:
         calls.append(1)
         raise ConnectionError("embedding backend went away")
 
@@ -226,11 +226,11 @@ def test_a_transient_error_then_success_ends_ready(
     real = indexing.chunks_embed
     calls: list[int] = []
 
-    def flaky(*, chunks: Any, on_progress: Any = None) -> Any:
+    def flaky(*, chunks: Any, on_progress: Any = None, model: str | None = None) -> Any:
         calls.append(1)
         if len(calls) == 1:
             raise ConnectionError("embedding backend went away")
-        return real(chunks=chunks, on_progress=on_progress)
+        return real(chunks=chunks, on_progress=on_progress, model=model)
 
     monkeypatch.setattr(indexing, "chunks_embed", flaky)
     resource = wait_for(_upload(owner, "a.txt", b"some other text to embed")["id"])

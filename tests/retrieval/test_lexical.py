@@ -57,7 +57,13 @@ def test_bm25_prefers_rare_terms_and_ignores_unready_passages(owner: Tenant) -> 
 
     with connection.cursor() as cursor:
         lexemes = lexical.query_lexemes(cursor, "common zeppelin")
-        found = lexical.bm25(cursor, workspace_id=owner.workspace.id, lexemes=lexemes, limit=5)
+        found = lexical.bm25(
+            cursor,
+            workspace_id=owner.workspace.id,
+            model=owner.workspace.embedding_model,
+            lexemes=lexemes,
+            limit=5,
+        )
     texts_by_id = dict(Passage.objects.filter(id__in=found.scores).values_list("id", "text"))
     best = max(found.scores, key=found.scores.__getitem__)
     assert texts_by_id[best] == "common words and a rare zeppelin"

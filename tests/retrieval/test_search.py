@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Callable
 
 import pytest
+from django.conf import settings
 from django.db import connection, transaction
 from django.test import override_settings
 from psycopg import sql
@@ -170,7 +171,7 @@ def _plain_filtered_hnsw(workspace_id: uuid.UUID, query: str, k: int) -> int:
 
 
 def _params(workspace_id: uuid.UUID, vector: str, k: int) -> dict[str, str | uuid.UUID | int]:
-    return {"vector": vector, "workspace": workspace_id, "model": statements.model(), "limit": k}
+    return {"vector": vector, "workspace": workspace_id, "model": settings.EMBEDDING_MODEL_NAME, "limit": k}
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["exact", "iterative-hnsw"])

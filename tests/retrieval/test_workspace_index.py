@@ -8,6 +8,7 @@ import uuid
 
 import psycopg
 import pytest
+from django.conf import settings
 from django.db import connection, transaction
 from psycopg import sql
 
@@ -48,7 +49,7 @@ def _plan(workspace_id: uuid.UUID) -> str:
         cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(
             sql.SQL("EXPLAIN ") + statements.nearest(exact=False),
-            {"vector": vector, "workspace": workspace_id, "model": statements.model(), "limit": 5},
+            {"vector": vector, "workspace": workspace_id, "model": settings.EMBEDDING_MODEL_NAME, "limit": 5},
         )
         return " ".join(row[0] for row in cursor.fetchall())
 

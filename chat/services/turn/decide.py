@@ -97,7 +97,7 @@ def turn_decide(
     language = workspace_language(workspace, context.language)
     if not passages:
         return no_answer(workspace, 0.0, language)
-    assessment = assess(context.focus, passages, context=scoring_context)
+    assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
     score = min(1.0, max(0.0, assessment.best))
     threshold = workspace.answerability_threshold
     if may_clarify and context.chosen is None:

@@ -146,7 +146,7 @@ def followup_search(
         lists = []
         for i, query in enumerate(batch):
             if i + 1 < len(batch) and dense_leg:
-                embed_ahead([batch[i + 1].text], side="query")
+                embed_ahead([batch[i + 1].text], side="query", model=workspace.embedding_model)
             hits = search(workspace=workspace, query=query.text, resource_ids=named or None, top_k=depth)
             lists.append((query, hits))
         return lists

@@ -48,7 +48,7 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
     if plan.grounded and not small:
         # The question is embedded while it is stored. A wrong session's 404
         # then costs that embedding too, on a turn the rate limits counted.
-        retrieval_ahead(request.question)
+        retrieval_ahead(request.question, model=request.workspace.embedding_model)
     # Stored before retrieval: a wrong session is a 404 before the search
     # runs, and nothing below can fail with a 4xx any more.
     with timing.phase("store"):

@@ -34,11 +34,12 @@ class Retrieval:
         return self.queries[1].text if len(self.queries) > 1 else None
 
 
-def retrieval_ahead(question: str) -> None:
+def retrieval_ahead(question: str, *, model: str) -> None:
     """Start embedding the turn's first query (the question) on a background
-    thread, so that the model runs while the question is stored."""
+    thread, so that the model (the workspace's, ``model``) runs while the
+    question is stored."""
     if Legs.configured().dense:
-        embed_ahead([retrieval_queries(question, [])[0].text], side="query")
+        embed_ahead([retrieval_queries(question, [])[0].text], side="query", model=model)
 
 
 def turn_retrieve(

@@ -11,9 +11,10 @@ deployment without the beat; before a benchmark):
     .venv/bin/python manage.py embed_units --workspace <id>   # one
 
 It first queues the passages that have no row for them (written outside
-ingestion, or by the previous version while the migration ran). Only
-passages embedded by the configured model; safe to interrupt, to rerun and
-to run beside the sweep.
+ingestion, or by the previous version while the migration ran). Each by its
+workspace's model (a passage of another model gets them when its workspace
+switches, retrieval/reembedding.py); safe to interrupt, to rerun and to run
+beside the sweep.
 """
 
 from __future__ import annotations
