@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from chat.meaning import meaning_scale
 from chat.quantities import number_fit, question_numbers
 from chat.text import content_words
 from retrieval.embeddings import Vector, embed_cached, get_embedder
@@ -72,10 +73,15 @@ def score_sentences(
     sentences: Sequence[Sentence],
     passage_count: int,
     stored: Mapping[bytes, Vector] | None = None,
+    *,
+    model_name: str | None = None,
 ) -> list[float]:
     """Each sentence's score (see the module doc). The vectors of the
     question, the sentences and their headings come from ``stored`` (the
-    passages' unit vectors, :func:`assess` reads them) where it has them."""
+    passages' unit vectors, :func:`assess` reads them) where it has them.
+    ``model_name``: the embedding model whose cosines are scored (its
+    calibration, chat/meaning.py); the configured model's when not given."""
+    scale = meaning_scale(model_name or get_embedder().model_name)
     headings = list(dict.fromkeys(s.unit.heading for s in sentences if s.unit.heading))
     [query] = embed_cached([question], side="query")
     vectors = _unit_vectors([*(s.text for s in sentences), *headings], stored or {})
@@ -85,19 +91,18 @@ def score_sentences(
     scores = []
     for sentence, vector in zip(sentences, vectors[: len(sentences)], strict=True):
         rank = RANK_WEIGHT * (1.0 - sentence.passage_index / max(passage_count, 1))
-        score = _closeness(query, vector, words, sentence.text) + rank
+        score = _closeness(scale(float(np.dot(query, vector))), words, sentence.text) + rank
         score += NUMBER_BONUS * number_fit(numbers, sentence.text)
         heading = sentence.unit.heading
         if heading:
-            topic = _closeness(query, heading_vectors[heading], words, heading) + rank
+            topic = _closeness(scale(float(np.dot(query, heading_vectors[heading]))), words, heading) + rank
             score = max(score, HEADING_SHARE * topic + (1 - HEADING_SHARE) * score)
         scores.append(score)
     return scores
 
 
-def _closeness(query: Vector, vector: Vector, words: frozenset[str], text: str) -> float:
-    """The meaning and words terms of a score."""
-    meaning = float(np.dot(query, vector))
+def _closeness(meaning: float, words: frozenset[str], text: str) -> float:
+    """The meaning and words terms of a score (``meaning``: the calibrated cosine)."""
     shared = len(words & content_words(text)) / len(words) if words else 0.0
     return MEANING_WEIGHT * meaning + WORDS_WEIGHT * shared
 
@@ -180,16 +185,23 @@ class Assessment:
         return sorted(out, key=lambda d: (-d.score, str(d.resource_id)))
 
 
-def assess(question: str, passages: Sequence[ScoredPassage], *, context: str | None = None) -> Assessment:
+def assess(
+    question: str,
+    passages: Sequence[ScoredPassage],
+    *,
+    context: str | None = None,
+    model_name: str | None = None,
+) -> Assessment:
     """Score the passages' candidate sentences for ``question`` (and, for a
     follow-up, ``context``: the question with the conversation; the two
-    scores are averaged)."""
+    scores are averaged). ``model_name``: the embedding model (its meaning
+    calibration); the configured one when not given."""
     sentences = candidates_of(passages)
     shortlist = _shortlist(f"{question} {context}" if context else question, sentences)
     scored = [sentences[i] for i in shortlist]
     stored = _stored_vectors(passages) if scored else {}
-    values = score_sentences(question, scored, len(passages), stored)
+    values = score_sentences(question, scored, len(passages), stored, model_name=model_name)
     if context and context.strip() != question.strip():
-        with_context = score_sentences(context, scored, len(passages), stored)
+        with_context = score_sentences(context, scored, len(passages), stored, model_name=model_name)
         values = [(a + b) / 2 for a, b in zip(values, with_context, strict=True)]
     return Assessment(sentences, dict(zip(shortlist, values, strict=True)), passages)
