@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from chat.meaning import meaning_scale
 from chat.quantities import number_fit, question_numbers
 from chat.text import content_words
 from retrieval.embeddings import Vector, embed_cached, get_embedder, loadable
@@ -77,7 +78,9 @@ def score_sentences(
     """Each sentence's score (see the module doc). The vectors of the
     question, the sentences and their headings come from ``stored`` (the
     passages' unit vectors, :func:`assess` reads them) where it has them,
-    else from the embedding model ``model`` (by default the configured one)."""
+    else from the embedding model ``model`` (by default the configured one),
+    whose cosines are scored on its calibration (chat/meaning.py)."""
+    scale = meaning_scale(model or get_embedder().model_name)
     headings = list(dict.fromkeys(s.unit.heading for s in sentences if s.unit.heading))
     [query] = embed_cached([question], side="query", model=model)
     vectors = _unit_vectors([*(s.text for s in sentences), *headings], stored or {}, model)
@@ -87,19 +90,18 @@ def score_sentences(
     scores = []
     for sentence, vector in zip(sentences, vectors[: len(sentences)], strict=True):
         rank = RANK_WEIGHT * (1.0 - sentence.passage_index / max(passage_count, 1))
-        score = _closeness(query, vector, words, sentence.text) + rank
+        score = _closeness(scale(float(np.dot(query, vector))), words, sentence.text) + rank
         score += NUMBER_BONUS * number_fit(numbers, sentence.text)
         heading = sentence.unit.heading
         if heading:
-            topic = _closeness(query, heading_vectors[heading], words, heading) + rank
+            topic = _closeness(scale(float(np.dot(query, heading_vectors[heading]))), words, heading) + rank
             score = max(score, HEADING_SHARE * topic + (1 - HEADING_SHARE) * score)
         scores.append(score)
     return scores
 
 
-def _closeness(query: Vector, vector: Vector, words: frozenset[str], text: str) -> float:
-    """The meaning and words terms of a score."""
-    meaning = float(np.dot(query, vector))
+def _closeness(meaning: float, words: frozenset[str], text: str) -> float:
+    """The meaning and words terms of a score (``meaning``: the calibrated cosine)."""
     shared = len(words & content_words(text)) / len(words) if words else 0.0
     return MEANING_WEIGHT * meaning + WORDS_WEIGHT * shared
 
@@ -194,7 +196,7 @@ def assess(
     scores are averaged). ``model``: the embedding model the passages were
     searched with, their workspace's (``Workspace.embedding_model``; by
     default the configured one), so that the question and the units are
-    compared under it."""
+    compared under it, on its calibration (chat/meaning.py)."""
     sentences = candidates_of(passages)
     shortlist = _shortlist(f"{question} {context}" if context else question, sentences)
     scored = [sentences[i] for i in shortlist]
