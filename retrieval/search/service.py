@@ -12,8 +12,10 @@ Rules:
 Score (higher is better; results are sorted by it, so it never increases
 with rank):
 - dense only: cosine similarity of query and passage embeddings, [-1, 1];
-- lexical only: BM25 divided by the best BM25 among this query's
-  candidates, [0, 1];
+- lexical only: BM25 divided by what the query could score at most (the
+  sum over its lexemes of idf * (k1 + 1), lexical.py), [0, 1): a passage
+  sharing only a common word of the query scores little, even when it is
+  the best match there is;
 - hybrid (both legs, the default): ``DENSE_WEIGHT * cosine + (1 -
   DENSE_WEIGHT) * normalised BM25``. A passage's score depends only on the
   query, the passage and the workspace, not on which candidate list found
@@ -66,8 +68,8 @@ class ScoredPassage:
     ordinal: int
     page: int | None
     # Each leg's own score, for whoever shows how the fused score came about
-    # (the curation console): the cosine similarity, and BM25 divided by the
-    # best BM25 of the query (0 when the passage shares no lexeme with it).
+    # (the curation console): the cosine similarity, and BM25 divided by what
+    # the query could score at most (0 when the passage shares no lexeme with it).
     # None when that leg is off.
     dense_score: float | None = None
     lexical_score: float | None = None
@@ -254,7 +256,7 @@ def _scores(
         resource_ids=named,
         per_resource=per_resource_k,
     )
-    normalised = {pid: s / found.best for pid, s in found.scores.items()} if found.best > 0 else {}
+    normalised = found.normalised()
     if named:
         for pid in lexical.first_passages(
             cursor, workspace_id=workspace_id, resource_ids=named, limit=per_resource_k

@@ -19,6 +19,7 @@ from django.http import StreamingHttpResponse
 from resources.models import Resource, ResourceStatus
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
+from retrieval.passage_analysis import passage_analysis
 from workspaces.models import Workspace
 
 
@@ -52,6 +53,7 @@ def ingest_text(workspace: Workspace, title: str, text: str) -> Resource:
                 token_count=len(paragraph.split()),
                 embedding=vector,
                 embedding_model=settings.EMBEDDING_MODEL_NAME,
+                **passage_analysis(paragraph),
             )
         )
     Passage.objects.bulk_create(rows)
