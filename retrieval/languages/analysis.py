@@ -23,7 +23,10 @@ another language's stemmer.
 
 A very short Arabic-script query may be Persian or Arabic (a few words
 share both alphabets and both spellings): it is analysed both ways and its
-terms are the union (:func:`query_languages`).
+terms are the union (:func:`query_languages`). A Latin-script query whose
+language cannot be told ("solar panels?") is analysed neutrally and as
+English, German and French: the passages it is meant for were analysed in
+their document's language (retrieval/passage_analysis.py).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ _SNOWBALL = {ENGLISH: "english", GERMAN: "german", FRENCH: "french", PERSIAN: "p
 ANALYSED = frozenset(_SNOWBALL)
 
 _WORD = re.compile(r"[^\W_]+")
+_LATIN = re.compile("[a-zA-Z\u00c0-\u024f]")
 
 # A query of at most this many words, in Arabic script, without a letter
 # only one of the two languages writes, is analysed as Persian and as Arabic.
@@ -106,10 +110,13 @@ def lexical_text(text: str, language: str) -> str:
 
 
 def query_languages(text: str) -> tuple[str, ...]:
-    """The languages a query is analysed in: its detected language, or
-    Persian and Arabic both for a short Arabic-script query that could be
-    either (module docstring)."""
+    """The languages a query is analysed in: its detected language; Persian
+    and Arabic both for a short Arabic-script query that could be either;
+    neutral, English, German and French for a Latin-script query too short
+    to tell (module docstring)."""
     language = detect(text)
+    if language == UNDETERMINED and _LATIN.search(text):
+        return (UNDETERMINED, ENGLISH, GERMAN, FRENCH)
     if language not in (PERSIAN, ARABIC):
         return (language,)
     letters = set(text)

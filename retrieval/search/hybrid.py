@@ -113,7 +113,8 @@ chosen AS (
                AS resource_place
     FROM fused f
 )
-SELECT c.id, c.resource_id, r.title, p.text, c.score, p.ordinal, p.page, c.similarity, c.normalised
+SELECT c.id, c.resource_id, r.title, p.text, c.score, p.ordinal, p.page, c.similarity, c.normalised,
+       p.language
 FROM chosen c
 JOIN {passage} p ON p.id = c.id
 JOIN {resource} r ON r.id = c.resource_id
@@ -196,6 +197,7 @@ class HybridRow:
     page: int | None
     dense_score: float
     lexical_score: float
+    language: str
 
 
 def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]:
@@ -242,6 +244,7 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
             page=row[6],
             dense_score=float(row[7]),
             lexical_score=float(row[8]),
+            language=row[9],
         )
         for row in rows
     ]

@@ -73,6 +73,8 @@ class ScoredPassage:
     # None when that leg is off.
     dense_score: float | None = None
     lexical_score: float | None = None
+    # The passage's language, detected at ingestion (Passage.language).
+    language: str = "und"
 
 
 class CandidateScores(dict[uuid.UUID, float]):
@@ -220,6 +222,7 @@ def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
             page=row.page,
             dense_score=row.dense_score,
             lexical_score=row.lexical_score,
+            language=row.language,
         )
         for rank, row in enumerate(rows, start=1)
     ]
@@ -295,7 +298,7 @@ def _select(
         for p in Passage.objects.using(using)
         .filter(id__in=chosen)
         .select_related("resource")
-        .only("id", "resource_id", "resource__title", "text", "ordinal", "page")
+        .only("id", "resource_id", "resource__title", "text", "ordinal", "page", "language")
     }
     chosen = [pid for pid in chosen if pid in rows]
     return [
@@ -310,6 +313,7 @@ def _select(
             page=rows[pid].page,
             dense_score=scores.dense[pid] if scores.dense is not None else None,
             lexical_score=scores.lexical[pid] if scores.lexical is not None else None,
+            language=rows[pid].language,
         )
         for rank, pid in enumerate(chosen, start=1)
     ]

@@ -80,3 +80,19 @@ def test_a_short_arabic_script_query_is_analysed_as_persian_and_arabic() -> None
     assert query_languages("کتاب\u200cهای این کتابخانه کجا هستند و چند تا است") == ("fa",)
     assert query_languages("أين الكتب في هذه المكتبة الكبيرة") == ("ar",)
     assert query_languages("Where are the books?") == ("en",)
+
+
+def test_a_latin_query_too_short_to_tell_is_analysed_in_each_latin_language() -> None:
+    assert query_languages("Solar panels?") == ("und", "en", "de", "fr")
+    assert set(query_text("Kinder Gärten").split()) >= {"kinder", "kind", "gärten", "gart"}
+
+
+def test_a_passage_too_short_to_tell_takes_its_documents_language() -> None:
+    from retrieval.passage_analysis import passages_analysis
+
+    first, second = passages_analysis(
+        ["Solar panels convert sunlight.", "The panels are on the roof of the house."]
+    )
+    assert first == {"language": "en", "lexical_text": "solar panel convert sunlight"}
+    assert second["language"] == "en"
+    assert passages_analysis(["Solar panels convert sunlight."])[0]["language"] == "und"

@@ -100,7 +100,7 @@ def test_the_fill_analyses_passages_stored_before(owner: Tenant, outsider: Tenan
     assert _lexical_titles(owner, "refund") == []
 
     with connection.cursor() as cursor:
-        assert passages_analyse(cursor, batch=2) == 4
+        assert passages_analyse(cursor, resources=1) == 4
 
     assert {p.text: (p.language, p.lexical_text) for p in Passage.objects.all()} == analysed
     assert analysed[texts[0]] == ("de", "versicher gart")
