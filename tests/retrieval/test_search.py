@@ -70,7 +70,8 @@ def test_hybrid_and_lexical_scores_are_within_unit_range(owner: Tenant) -> None:
     for legs in (LEXICAL, HYBRID):
         results = search(workspace=owner.workspace, query=QUERY, legs=legs)
         assert all(0.0 <= r.score <= 1.0 for r in results)
-    assert search(workspace=owner.workspace, query=QUERY, legs=LEXICAL)[0].score == pytest.approx(1.0)
+    # BM25 over what the query could score at most: even the best passage is below 1.
+    assert 0.0 < search(workspace=owner.workspace, query=QUERY, legs=LEXICAL)[0].score < 1.0
 
 
 @pytest.mark.parametrize("legs", ALL_LEGS, ids=["dense", "lexical", "hybrid"])
