@@ -44,9 +44,11 @@ def _halves(values: Sequence[float]) -> tuple[float, float]:
 
 
 def _search(workspace: Any, query: str, weight: float, top_k: int | None = None) -> list[Any]:
+    from django.conf import settings
+
     from retrieval.search import service
 
-    service.DENSE_WEIGHT = weight
+    service.DENSE_WEIGHTS[str(settings.EMBEDDING_MODEL_NAME)] = weight
     return service.search(
         workspace=workspace, query=query, top_k=top_k, legs=service.Legs(dense=True, lexical=True)
     )
@@ -90,10 +92,15 @@ def languages(weights: Sequence[float]) -> None:
             mixed,
             [(t.questions[language], document(mixed, t.passages[mixed_language(t.index)])) for t in topics],
         )
-    parsinlu = spaces["parsinlu-rc-dev"]
-    items["parsinlu @1"] = (parsinlu, [(q.question, document(parsinlu, q.passage)) for q in reading])
+    parsinlu = spaces.get("parsinlu-rc-dev")  # absent after a run of --sets topics
+    if parsinlu is not None:
+        items["parsinlu @1"] = (parsinlu, [(q.question, document(parsinlu, q.passage)) for q in reading])
     rows = {name: functools.partial(_first_right, space, pairs) for name, (space, pairs) in items.items()}
-    _table(rows, weights, groups=("same", "cross", "mixed", "parsinlu"))
+    _table(
+        rows,
+        weights,
+        groups=("same", "cross", "mixed", "parsinlu") if parsinlu else ("same", "cross", "mixed"),
+    )
 
 
 def _first_right(workspace: Any, pairs: Sequence[tuple[str, Any]], weight: float) -> list[float]:

@@ -16,8 +16,8 @@ with rank):
   sum over its lexemes of idf * (k1 + 1), lexical.py), [0, 1): a passage
   sharing only a common word of the query scores little, even when it is
   the best match there is;
-- hybrid (both legs, the default): ``DENSE_WEIGHT * cosine + (1 -
-  DENSE_WEIGHT) * normalised BM25``. A passage's score depends only on the
+- hybrid (both legs, the default): ``w * cosine + (1 - w) * normalised
+  BM25``, ``w`` the embedding model's :func:`dense_weight`. A passage's score depends only on the
   query, the passage and the workspace, not on which candidate list found
   it, so the per-resource picks are scored on the same scale as the rest.
   With the lexical leg alone, a named resource without any passage sharing
@@ -53,8 +53,21 @@ from workspaces.models import Workspace
 # Depth of each leg's candidate list when both legs run (bench/retrieval_quality).
 CANDIDATES = 50
 PER_RESOURCE_CANDIDATES = 10
-# Weight of the cosine similarity in the hybrid score (bench/retrieval_quality).
+# Weight of the cosine similarity in the hybrid score, per embedding model
+# (Passage.embedding_model), fitted on half of each set and checked on the
+# other (bench/fusion_weight.py; docs/retrieval.md, "Fusion"): MiniLM's
+# cosines spread wide and its SciFact nDCG@10 peaks at 0.5; e5's sit in a
+# narrow band and read every language, and its topics and ParsiNLU recall
+# peak at 0.9.
+DENSE_WEIGHTS = {"all-MiniLM-L6-v2": 0.5, "multilingual-e5-small": 0.9}
+# Any other model's.
 DENSE_WEIGHT = 0.7
+
+
+def dense_weight(model: str | None = None) -> float:
+    """The hybrid's weight of the cosine similarity for ``model`` (the
+    configured embedding model's by default); the lexical score gets the rest."""
+    return DENSE_WEIGHTS.get(model or str(settings.EMBEDDING_MODEL_NAME), DENSE_WEIGHT)
 
 
 @dataclass(frozen=True)
@@ -207,7 +220,7 @@ def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
             per_resource_k=plan.per_resource_k,
             limit=max(plan.k, CANDIDATES),
             per_resource=max(plan.per_resource_k, PER_RESOURCE_CANDIDATES),
-            dense_weight=DENSE_WEIGHT,
+            dense_weight=dense_weight(),
         ),
     )
     return [

@@ -200,7 +200,7 @@ def test_small_workspace_beside_a_large_one_gets_its_full_k(
 
 
 def test_each_result_carries_the_scores_of_the_legs_behind_it(owner: Tenant) -> None:
-    from retrieval.search.service import DENSE_WEIGHT
+    from retrieval.search.service import dense_weight
 
     _solar_workspace(owner)
     hybrid = search(workspace=owner.workspace, query=QUERY, legs=HYBRID)
@@ -210,7 +210,7 @@ def test_each_result_carries_the_scores_of_the_legs_behind_it(owner: Tenant) -> 
     for result in hybrid:
         assert result.dense_score is not None and result.lexical_score is not None
         assert result.score == pytest.approx(
-            DENSE_WEIGHT * result.dense_score + (1 - DENSE_WEIGHT) * result.lexical_score
+            dense_weight() * result.dense_score + (1 - dense_weight()) * result.lexical_score
         )
         # The dense leg's score is the cosine similarity, as the dense search reports it.
         assert result.dense_score == pytest.approx(dense_only[result.passage_id], abs=1e-6)
