@@ -221,3 +221,12 @@ def test_each_result_carries_the_scores_of_the_legs_behind_it(owner: Tenant) -> 
         assert result.dense_score == pytest.approx(result.score) and result.lexical_score is None
     for result in search(workspace=owner.workspace, query=QUERY, legs=LEXICAL):
         assert result.dense_score is None and result.lexical_score == pytest.approx(result.score)
+
+
+def test_the_dense_weight_is_the_embedding_models() -> None:
+    from retrieval.search.service import DENSE_WEIGHT, DENSE_WEIGHTS, dense_weight
+
+    assert dense_weight("all-MiniLM-L6-v2") == DENSE_WEIGHTS["all-MiniLM-L6-v2"]
+    assert dense_weight("multilingual-e5-small") == DENSE_WEIGHTS["multilingual-e5-small"]
+    assert dense_weight("a-model-never-measured") == DENSE_WEIGHT
+    assert all(0.0 < weight < 1.0 for weight in [*DENSE_WEIGHTS.values(), DENSE_WEIGHT])
