@@ -117,6 +117,7 @@ def load_workspaces(corpus: dict[str, dict[str, str]]) -> dict[str, Any]:
     from retrieval.embeddings import get_embedder
     from retrieval.indexing import unit_vectors_fill
     from retrieval.models import Passage, PassageUnits
+    from retrieval.passage_analysis import passage_analysis
     from workspaces.models import Organization, Workspace
 
     organization, _ = Organization.objects.get_or_create(name="bench")
@@ -157,6 +158,7 @@ def load_workspaces(corpus: dict[str, dict[str, str]]) -> dict[str, Any]:
                 token_count=len(text.split()),
                 embedding=vector,
                 embedding_model=settings.EMBEDDING_MODEL_NAME,
+                **passage_analysis(text),
             )
     # The answer units' vectors, as the worker's sweep makes them after ingestion.
     for workspace in out.values():

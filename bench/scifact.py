@@ -93,6 +93,7 @@ def load_workspace(data: SciFact, vectors: np.ndarray, name: str = "scifact") ->
 
     from resources.models import Resource, ResourceStatus
     from retrieval.models import Passage
+    from retrieval.passage_analysis import passage_analysis
     from workspaces.models import Organization, Workspace
 
     organization, _ = Organization.objects.get_or_create(name="bench")
@@ -132,6 +133,7 @@ def load_workspace(data: SciFact, vectors: np.ndarray, name: str = "scifact") ->
                 token_count=len(t.split()),
                 embedding=vectors[start + i].tolist(),
                 embedding_model=model,
+                **passage_analysis(t),
             )
             for i, (r, t) in enumerate(zip(resources, texts, strict=True))
         )

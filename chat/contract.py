@@ -107,6 +107,8 @@ class TracePassage(TypedDict):
     passage_id: str
     resource_id: str
     score: float
+    # The passage's language (Passage.language); absent from traces stored before it was given.
+    language: NotRequired[str]
 
 
 class TraceBudget(TypedDict):

@@ -198,7 +198,11 @@ class SessionSummarySchema(serializers.Serializer[Any]):
 
 
 class TraceSchema(serializers.Serializer[Any]):
-    passages = serializers.ListField(child=serializers.DictField())
+    passages = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The passages in the prompt, best first: passage_id, resource_id, score and "
+        "language (detected at ingestion: en, fa, ar, de, fr or und).",
+    )
     messages = serializers.ListField(child=serializers.DictField())
     budget = serializers.DictField(
         required=False,

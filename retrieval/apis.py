@@ -27,9 +27,7 @@ class SearchApi(WorkspaceApi):
 
     class InputSerializer(serializers.Serializer[Any]):
         query = serializers.CharField()
-        resource_ids = serializers.ListField(
-            child=UUIDField(), required=False, max_length=MAX_RESOURCE_IDS
-        )
+        resource_ids = serializers.ListField(child=UUIDField(), required=False, max_length=MAX_RESOURCE_IDS)
         top_k = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TOP_K)
 
         class Meta:
@@ -50,6 +48,10 @@ class SearchApi(WorkspaceApi):
         text = serializers.CharField()
         score = serializers.FloatField(help_text="Higher is better; see docs/retrieval.md for its range.")
         rank = serializers.IntegerField(help_text="1 for the best passage.")
+        language = serializers.CharField(
+            help_text="The passage's language, detected at ingestion: en, fa, ar, de, fr, or und "
+            'when it could not be told (docs/retrieval.md, "The lexical analysis").'
+        )
 
         class Meta:
             ref_name = "SearchResult"

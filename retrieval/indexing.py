@@ -29,6 +29,7 @@ from resources.models import Resource
 from resources.selectors import ingestion_waiting
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage, PassageUnits
+from retrieval.passage_analysis import passages_analysis
 from retrieval.unit_vectors import pack, unit_texts
 from workspaces.models import Workspace
 
@@ -153,9 +154,15 @@ def passages_replace_many(*, items: Sequence[tuple[Resource, EmbeddedChunks]]) -
                 token_count=chunk.token_count,
                 embedding=vector,
                 embedding_model=embedded.model_name,
+                **analysis,
             )
             for resource, embedded in items
-            for chunk, vector in zip(embedded.chunks, embedded.vectors, strict=True)
+            for chunk, vector, analysis in zip(
+                embedded.chunks,
+                embedded.vectors,
+                passages_analysis([c.text for c in embedded.chunks]),
+                strict=True,
+            )
         ],
         batch_size=INSERT_BATCH,
     )

@@ -15,10 +15,12 @@ from workspaces.models import Workspace
 # (docs/configuration.md, EMBEDDING_DIMENSIONS).
 EMBEDDING_DIMENSIONS = 384
 
-# The text search configuration of the lexical leg (stemming, stop words).
+# The text search configuration that makes ``search_vector`` from the
+# analysed terms (retrieval/languages/analysis.py does the stemming and drops
+# the stop words, per language; ``simple`` only splits and lower-cases).
 # Changing it needs a migration: the generated column below is built with it,
 # and retrieval/search/lexical.py parses queries with the same one.
-TEXT_SEARCH_CONFIG = "english"
+TEXT_SEARCH_CONFIG = "simple"
 
 
 class Passage(models.Model):
@@ -36,10 +38,17 @@ class Passage(models.Model):
     token_count = models.PositiveIntegerField()
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
     embedding_model = models.CharField(max_length=200)
-    # The lexical leg's document: kept by PostgreSQL itself, so every writer
-    # (ingestion, re-ingestion, fixtures) gets it without extra code.
+    # The text's language, detected at ingestion (retrieval.languages.detect:
+    # en, fa, ar, de, fr, or "und" when it cannot tell).
+    language = models.CharField(max_length=8, default="und")
+    # The lexical leg's analysis of the text in that language: its terms,
+    # stemmed, without stop words, joined by spaces
+    # (retrieval.languages.analysis.lexical_text; retrieval/passage_analysis.py).
+    lexical_text = models.TextField(default="", blank=True)
+    # The lexical leg's document: made by PostgreSQL from the analysed terms,
+    # with their positions.
     search_vector = models.GeneratedField(
-        expression=SearchVector("text", config=TEXT_SEARCH_CONFIG),
+        expression=SearchVector("lexical_text", config=TEXT_SEARCH_CONFIG),
         output_field=SearchVectorField(),
         db_persist=True,
     )

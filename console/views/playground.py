@@ -10,7 +10,7 @@ from console.forms import PlaygroundForm
 from console.playground import PlaygroundTurn, playground_turn, playground_user_id
 from console.views.common import USE_PLAYGROUND, page_context, workspace_view
 from daneshyar.exceptions import ApplicationError
-from retrieval.search.service import DENSE_WEIGHT
+from retrieval.search.service import dense_weight
 from workspaces.models import Workspace
 
 
@@ -59,8 +59,8 @@ def playground(request: HttpRequest, workspace: Workspace) -> HttpResponse:
             "error": error,
             "end_user": playground_user_id(username, form["label"].value() or ""),
             "question": request.POST.get("question", "") if turn is not None else "",
-            "dense_weight": DENSE_WEIGHT,
-            "lexical_weight": round(1 - DENSE_WEIGHT, 3),
+            "dense_weight": dense_weight(workspace.embedding_model),
+            "lexical_weight": round(1 - dense_weight(workspace.embedding_model), 3),
         }
     )
     return TemplateResponse(request, "console/playground.html", context, status=status)

@@ -8,14 +8,16 @@ search may return are said once) and the same results:
 1. the dense leg's ``limit`` nearest passages (exact or through the HNSW
    index, :func:`statements.nearest`), and the ``per_resource`` nearest of
    each named resource (:func:`statements.nearest_per_resource`);
-2. the query's lexemes with their document frequencies, and the rarest of
+2. the query's lexemes (its text analysed in Python as the passages were,
+   :func:`analysis.query_text`) with their document frequencies, and the rarest of
    them within :data:`lexical.LEXICAL_BUDGET` as a tsquery
    (:func:`lexical.matching_lexemes`, :func:`lexical.or_tsquery`; the
    rarest one past the budget only when the dense leg found nothing);
 3. BM25 of the passages holding those lexemes and of the dense candidates
    (:func:`statements.matched`, :data:`statements.BM25_RANKED`, as in
-   :func:`lexical.bm25`): the ``limit`` best, the dense candidates and the
-   ``per_resource`` best of each named resource;
+   :func:`lexical.bm25`), divided by what the query could score at most:
+   the ``limit`` best, the dense candidates and the ``per_resource`` best of
+   each named resource;
 4. the cosine similarity of every candidate, the fused score, and the
    ``k`` best plus the ``per_resource_k`` best of each named resource
    (what ``service._select`` does with the scores of one leg), with their
@@ -36,6 +38,7 @@ from typing import Any
 from django.db.backends.utils import CursorWrapper
 from psycopg import sql
 
+from retrieval.languages.analysis import query_text
 from retrieval.search import dense, lexical, statements
 from retrieval.search.stats import workspace_stats
 
@@ -48,23 +51,30 @@ WITH dense AS (
     UNION
     SELECT id FROM ({per_resource}) per_resource
 ),
--- The query's lexemes that the workspace's passages hold: how many hold each
+-- The query's lexemes (every one counts in BM25's ceiling, statements.BM25_RANKED,
+-- one no passage holds with df 0), and those that the workspace's passages
+-- hold (query): how many hold each
 -- (df) and, rarest first (ties by lexeme in code-point order, as Python
 -- sorts), the running total of df (lexical.matching_lexemes). Rows in the
 -- tsvector's own lexeme order: BM25 adds a passage's terms in the order its
 -- join yields them, which is then the passage's tsvector order whichever side
 -- the planner hashes, as in the lexical leg's statement. Float addition is not
 -- associative, and passages with the same text tie on BM25 down to the last bit.
-query AS (
-    SELECT q.lexeme, w.passages::float8 AS df,
-           row_number() OVER rarest AS rarity,
-           sum(w.passages) OVER rarest AS running
+query_all AS (
+    SELECT q.lexeme, coalesce(w.passages, 0)::float8 AS df, q.place
     FROM unnest(tsvector_to_array(to_tsvector({config}::regconfig, %(text)s)))
          WITH ORDINALITY AS q(lexeme, place)
-    JOIN {workspace_lexeme} w
+    LEFT JOIN {workspace_lexeme} w
       ON w.workspace_id = %(workspace)s AND w.lexeme = q.lexeme AND w.passages > 0
-    WINDOW rarest AS (ORDER BY w.passages, q.lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)
-    ORDER BY q.place
+),
+query AS (
+    SELECT lexeme, df,
+           row_number() OVER rarest AS rarity,
+           sum(df) OVER rarest AS running
+    FROM query_all
+    WHERE df > 0
+    WINDOW rarest AS (ORDER BY df, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)
+    ORDER BY place
 ),
 -- The rarest lexemes within the budget, quoted as lexical.or_tsquery quotes
 -- them (NULL: none; then only the dense candidates are scored).
@@ -81,7 +91,7 @@ terms AS (
 {matched},
 {bm25_ranked},
 lexical AS (
-    SELECT id, CASE WHEN best > 0 THEN score / best ELSE 0 END AS normalised
+    SELECT id, CASE WHEN ceiling > 0 THEN score / ceiling ELSE 0 END AS normalised
     FROM ranked
     WHERE place <= %(limit)s
        OR id = ANY((SELECT array_agg(id) FROM dense)::uuid[])
@@ -104,7 +114,8 @@ chosen AS (
                AS resource_place
     FROM fused f
 )
-SELECT c.id, c.resource_id, r.title, p.text, c.score, p.ordinal, p.page, c.similarity, c.normalised
+SELECT c.id, c.resource_id, r.title, p.text, c.score, p.ordinal, p.page, c.similarity, c.normalised,
+       p.language
 FROM chosen c
 JOIN {passage} p ON p.id = c.id
 JOIN {resource} r ON r.id = c.resource_id
@@ -188,6 +199,7 @@ class HybridRow:
     page: int | None
     dense_score: float
     lexical_score: float
+    language: str
 
 
 def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]:
@@ -207,7 +219,7 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
         "limit": search.limit,
         "resources": list(search.named),
         "per_resource": search.per_resource,
-        "text": search.query,
+        "text": query_text(search.query),
         "n": stats.passages,
         "avgdl": max(stats.average_length, 1.0),
         "dense_weight": search.dense_weight,
@@ -234,6 +246,7 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
             page=row[6],
             dense_score=float(row[7]),
             lexical_score=float(row[8]),
+            language=row[9],
         )
         for row in rows
     ]

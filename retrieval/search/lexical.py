@@ -1,15 +1,23 @@
 """The lexical leg: Okapi BM25 over PostgreSQL full-text search.
 
-Documents are ``Passage.search_vector`` (a generated ``tsvector``: the English
-configuration's stemmed lexemes without stop words, with positions); the
-query is parsed by the same configuration and matched with an OR of its
-lexemes, served by the GIN index. PostgreSQL's own ``ts_rank`` has no inverse
+Documents are ``Passage.search_vector`` (a generated ``tsvector`` of the
+passage's analysed terms, ``Passage.lexical_text``: stemmed and without stop
+words in the passage's language, retrieval/languages/analysis.py, with
+positions); the query is analysed the same way in Python
+(:func:`analysis.query_text`), parsed by the same configuration (``simple``)
+and matched with an OR of its lexemes, served by the GIN index. PostgreSQL's own ``ts_rank`` has no inverse
 document frequency, so a rare term weighs as much as a common one; BM25 is
 computed instead, in SQL:
 
     score(d) = sum over query lexemes t in d of
                idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
     idf(t)   = ln(1 + (N - df + 0.5) / (df + 0.5))
+
+and normalised by what the query could score at most, the sum over all its
+lexemes of ``idf(t) * (k1 + 1)`` (``ceiling``; a lexeme no passage holds
+counts with ``df`` 0), so that a passage sharing one common word of a long
+query scores little even when no passage shares more (docs/retrieval.md,
+"Scores").
 
 ``tf`` is the lexeme's number of positions in the passage, ``|d|`` the number
 of distinct lexemes in it; ``df`` comes from ``WorkspaceLexeme`` (kept by
@@ -33,6 +41,7 @@ from dataclasses import dataclass
 from django.db.backends.utils import CursorWrapper
 from psycopg import sql
 
+from retrieval.languages.analysis import query_text
 from retrieval.search import statements
 from retrieval.search.stats import workspace_stats
 
@@ -53,12 +62,13 @@ LEFT JOIN {workspace_lexeme} w ON w.workspace_id = %s AND w.lexeme = q.lexeme AN
 """).format(config=statements.CONFIG, workspace_lexeme=statements.WORKSPACE_LEXEME)
 
 _BM25 = """
-WITH query AS (
+WITH query_all AS (
     SELECT * FROM unnest(%(lexemes)s::text[], %(df)s::float8[]) AS q(lexeme, df)
 ),
+query AS (SELECT * FROM query_all WHERE df > 0),
 {matched},
 {bm25_ranked}
-SELECT id, score, best FROM ranked
+SELECT id, score, ceiling FROM ranked
 WHERE place <= %(limit)s
    OR id = ANY(%(extra)s::uuid[])
    OR (resource_id = ANY(%(resources)s::uuid[]) AND resource_place <= %(per_resource)s)
@@ -98,25 +108,31 @@ def _first_passages() -> sql.Composed:
 class LexicalResult:
     scores: dict[uuid.UUID, float]
     best: float  # the highest BM25 score of any passage in the workspace
+    # What the query could score at most (module docstring): the normaliser.
+    ceiling: float = 0.0
+
+    def normalised(self) -> dict[uuid.UUID, float]:
+        """Each score divided by the ceiling, in [0, 1)."""
+        return {pid: s / self.ceiling for pid, s in self.scores.items()} if self.ceiling > 0 else {}
 
 
 def query_lexemes(cursor: CursorWrapper, text: str) -> list[str]:
-    """The query's distinct lexemes, normalised exactly as the passages are."""
+    """The query's distinct lexemes, analysed exactly as the passages are."""
     cursor.execute(
         sql.SQL("SELECT array(SELECT lexeme FROM unnest(to_tsvector({config}::regconfig, %s)))").format(
             config=statements.CONFIG
         ),
-        [text],
+        [query_text(text)],
     )
     row = cursor.fetchone()
     return list(row[0]) if row and row[0] else []
 
 
 def query_frequencies(cursor: CursorWrapper, *, workspace_id: uuid.UUID, text: str) -> dict[str, int]:
-    """The query's lexemes that occur in the workspace, with the passages holding
-    each: :func:`query_lexemes` and :func:`document_frequencies` in one statement."""
-    cursor.execute(_QUERY_FREQUENCIES, [text, workspace_id])
-    return {row[0]: int(row[1]) for row in cursor.fetchall() if row[1] is not None}
+    """The query's lexemes with the passages of the workspace holding each (0:
+    none): :func:`query_lexemes` and :func:`document_frequencies` in one statement."""
+    cursor.execute(_QUERY_FREQUENCIES, [query_text(text), workspace_id])
+    return {row[0]: int(row[1] or 0) for row in cursor.fetchall()}
 
 
 def or_tsquery(lexemes: Sequence[str]) -> str:
@@ -168,17 +184,20 @@ def bm25(
 
     Candidates: ready passages containing one of the rarest query lexemes
     (at most :data:`LEXICAL_BUDGET` passages in all, :func:`matching_lexemes`), plus
-    ``extra_ids``. ``best`` is the highest score among them. ``lexemes``
-    given as a mapping are the frequencies already (:func:`query_frequencies`).
+    ``extra_ids``. ``best`` is the highest score among them, ``ceiling`` the
+    highest the query could reach. ``lexemes``
+    given as a mapping are the frequencies already (:func:`query_frequencies`;
+    0: no passage holds it, which still counts in the ``ceiling``).
     """
-    frequencies = (
-        dict(lexemes)
-        if isinstance(lexemes, Mapping)
-        else document_frequencies(cursor, workspace_id=workspace_id, lexemes=lexemes)
-    )
-    if not frequencies:
+    if isinstance(lexemes, Mapping):
+        frequencies = dict(lexemes)
+    else:
+        held_by = document_frequencies(cursor, workspace_id=workspace_id, lexemes=lexemes)
+        frequencies = dict.fromkeys(lexemes, 0) | held_by
+    held = {lexeme: df for lexeme, df in frequencies.items() if df > 0}
+    if not held:
         return LexicalResult(scores={}, best=0.0)
-    matching = matching_lexemes(frequencies, budget=LEXICAL_BUDGET, at_least_one=not extra_ids)
+    matching = matching_lexemes(held, budget=LEXICAL_BUDGET, at_least_one=not extra_ids)
     stats = workspace_stats(cursor, workspace_id=workspace_id)
     cursor.execute(
         _bm25(),
@@ -186,7 +205,7 @@ def bm25(
             "lexemes": list(frequencies),
             "df": [float(df) for df in frequencies.values()],
             "match": bool(matching),
-            "tsquery": or_tsquery(matching or list(frequencies)[:1]),
+            "tsquery": or_tsquery(matching or list(held)[:1]),
             "workspace": workspace_id,
             "model": model,
             "n": stats.passages,
@@ -198,8 +217,10 @@ def bm25(
         },
     )
     rows = cursor.fetchall()
-    best = float(rows[0][2]) if rows else 0.0
-    return LexicalResult(scores={row[0]: float(row[1]) for row in rows}, best=best)
+    scores = {row[0]: float(row[1]) for row in rows}
+    return LexicalResult(
+        scores=scores, best=max(scores.values(), default=0.0), ceiling=float(rows[0][2]) if rows else 0.0
+    )
 
 
 def first_passages(

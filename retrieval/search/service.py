@@ -12,10 +12,12 @@ Rules:
 Score (higher is better; results are sorted by it, so it never increases
 with rank):
 - dense only: cosine similarity of query and passage embeddings, [-1, 1];
-- lexical only: BM25 divided by the best BM25 among this query's
-  candidates, [0, 1];
-- hybrid (both legs, the default): ``DENSE_WEIGHT * cosine + (1 -
-  DENSE_WEIGHT) * normalised BM25``. A passage's score depends only on the
+- lexical only: BM25 divided by what the query could score at most (the
+  sum over its lexemes of idf * (k1 + 1), lexical.py), [0, 1): a passage
+  sharing only a common word of the query scores little, even when it is
+  the best match there is;
+- hybrid (both legs, the default): ``w * cosine + (1 - w) * normalised
+  BM25``, ``w`` the embedding model's :func:`dense_weight`. A passage's score depends only on the
   query, the passage and the workspace, not on which candidate list found
   it, so the per-resource picks are scored on the same scale as the rest.
   With the lexical leg alone, a named resource without any passage sharing
@@ -39,6 +41,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.utils import CursorWrapper
 
 from daneshyar import timing
+from daneshyar.config.embedding import E5_SMALL, E5_SMALL_CORRECTED, MINILM
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource
 from retrieval.embeddings import embed_cached, loadable
@@ -51,8 +54,24 @@ from workspaces.models import Workspace
 # Depth of each leg's candidate list when both legs run (bench/retrieval_quality).
 CANDIDATES = 50
 PER_RESOURCE_CANDIDATES = 10
-# Weight of the cosine similarity in the hybrid score (bench/retrieval_quality).
+# Weight of the cosine similarity in the hybrid score, per embedding model
+# (Passage.embedding_model), fitted on half of each set and checked on the
+# other (bench/fusion_weight.py; docs/retrieval.md, "The fusion since the
+# lexical analysis and the ceiling"): MiniLM's SciFact nDCG@10 is flat from
+# 0.4 to 0.5, and 0.4 lets the lexical leg carry the languages MiniLM cannot
+# read; e5's cosines sit in a narrow band and read every language, and its
+# topics and ParsiNLU recall peak at 0.9.
+# e5's weight holds for its vectors with their language taken out too
+# (retrieval/language_subspace.py).
+DENSE_WEIGHTS = {MINILM: 0.4, E5_SMALL: 0.9, E5_SMALL_CORRECTED: 0.9}
+# Any other model's.
 DENSE_WEIGHT = 0.7
+
+
+def dense_weight(model: str | None = None) -> float:
+    """The hybrid's weight of the cosine similarity for ``model`` (the
+    configured embedding model's by default); the lexical score gets the rest."""
+    return DENSE_WEIGHTS.get(model or str(settings.EMBEDDING_MODEL_NAME), DENSE_WEIGHT)
 
 
 @dataclass(frozen=True)
@@ -66,11 +85,13 @@ class ScoredPassage:
     ordinal: int
     page: int | None
     # Each leg's own score, for whoever shows how the fused score came about
-    # (the curation console): the cosine similarity, and BM25 divided by the
-    # best BM25 of the query (0 when the passage shares no lexeme with it).
+    # (the curation console): the cosine similarity, and BM25 divided by what
+    # the query could score at most (0 when the passage shares no lexeme with it).
     # None when that leg is off.
     dense_score: float | None = None
     lexical_score: float | None = None
+    # The passage's language, detected at ingestion (Passage.language).
+    language: str = "und"
 
 
 class CandidateScores(dict[uuid.UUID, float]):
@@ -207,7 +228,7 @@ def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
             per_resource_k=plan.per_resource_k,
             limit=max(plan.k, CANDIDATES),
             per_resource=max(plan.per_resource_k, PER_RESOURCE_CANDIDATES),
-            dense_weight=DENSE_WEIGHT,
+            dense_weight=dense_weight(plan.model),
         ),
     )
     return [
@@ -222,6 +243,7 @@ def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
             page=row.page,
             dense_score=row.dense_score,
             lexical_score=row.lexical_score,
+            language=row.language,
         )
         for rank, row in enumerate(rows, start=1)
     ]
@@ -258,7 +280,7 @@ def _scores(cursor: CursorWrapper, plan: _Plan) -> CandidateScores:
         resource_ids=named,
         per_resource=per_resource_k,
     )
-    normalised = {pid: s / found.best for pid, s in found.scores.items()} if found.best > 0 else {}
+    normalised = found.normalised()
     if named:
         for pid in lexical.first_passages(
             cursor, workspace_id=workspace_id, model=model, resource_ids=named, limit=per_resource_k
@@ -297,7 +319,7 @@ def _select(
         for p in Passage.objects.using(using)
         .filter(id__in=chosen)
         .select_related("resource")
-        .only("id", "resource_id", "resource__title", "text", "ordinal", "page")
+        .only("id", "resource_id", "resource__title", "text", "ordinal", "page", "language")
     }
     chosen = [pid for pid in chosen if pid in rows]
     return [
@@ -312,6 +334,7 @@ def _select(
             page=rows[pid].page,
             dense_score=scores.dense[pid] if scores.dense is not None else None,
             lexical_score=scores.lexical[pid] if scores.lexical is not None else None,
+            language=rows[pid].language,
         )
         for rank, pid in enumerate(chosen, start=1)
     ]

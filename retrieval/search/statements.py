@@ -187,14 +187,20 @@ def matched(
 
 # BM25 of every passage in ``matched`` (id, resource_id, dl: its length, hits:
 # its query lexemes with their positions) over the query's lexemes in
-# ``query`` (lexeme, df), with ``%(n)s`` passages of average length
-# ``%(avgdl)s``; ranked overall and within each resource. One formula for the
-# lexical leg and the hybrid statement.
+# ``query`` (lexeme, df: those the workspace holds), with ``%(n)s`` passages
+# of average length ``%(avgdl)s``; ranked overall and within each resource,
+# each with the ``ceiling`` that normalises it: what the query could score at
+# most, the sum over all its lexemes in ``query_all`` (lexeme, df: 0 for one
+# no passage holds) of idf * (k1 + 1), a term's limit as its frequency grows.
+# A passage sharing only the query's commonest word, or only the one word of
+# a long query the workspace holds, scores little however it ranks. One
+# formula for the lexical leg and the hybrid statement.
+_IDF = sql.SQL("ln(1 + (greatest(%(n)s::float8, q.df) - q.df + 0.5) / (q.df + 0.5))")
 BM25_RANKED = sql.SQL("""
 scored AS (
     SELECT m.id, m.resource_id,
            -- float8 throughout: numeric arithmetic is several times slower
-           sum(ln(1 + (greatest(%(n)s::float8, q.df) - q.df + 0.5) / (q.df + 0.5))
+           sum({idf}
                * cardinality(h.positions) * ({k1}::float8 + 1)
                / (cardinality(h.positions)
                   + {k1}::float8 * (1 - {b}::float8 + {b}::float8 * m.dl / %(avgdl)s::float8))
@@ -208,6 +214,6 @@ ranked AS (
     SELECT id, resource_id, score,
            row_number() OVER (ORDER BY score DESC, id) AS place,
            row_number() OVER (PARTITION BY resource_id ORDER BY score DESC, id) AS resource_place,
-           max(score) OVER () AS best
+           (SELECT sum({idf} * ({k1}::float8 + 1)) FROM query_all q) AS ceiling
     FROM scored
-)""").format(k1=sql.Literal(BM25_K1), b=sql.Literal(BM25_B))
+)""").format(idf=_IDF, k1=sql.Literal(BM25_K1), b=sql.Literal(BM25_B))

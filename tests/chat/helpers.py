@@ -19,6 +19,7 @@ from django.http import StreamingHttpResponse
 from resources.models import Resource, ResourceStatus
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
+from retrieval.passage_analysis import passages_analysis
 from workspaces.models import Workspace
 
 
@@ -38,7 +39,8 @@ def ingest_text(workspace: Workspace, title: str, text: str) -> Resource:
     vectors = get_embedder().embed_passages(paragraphs)
     offset = 0
     rows = []
-    for ordinal, (paragraph, vector) in enumerate(zip(paragraphs, vectors, strict=True)):
+    analysed = passages_analysis(paragraphs)
+    for ordinal, (paragraph, vector, analysis) in enumerate(zip(paragraphs, vectors, analysed, strict=True)):
         start = text.index(paragraph, offset)
         offset = start + len(paragraph)
         rows.append(
@@ -52,6 +54,7 @@ def ingest_text(workspace: Workspace, title: str, text: str) -> Resource:
                 token_count=len(paragraph.split()),
                 embedding=vector,
                 embedding_model=settings.EMBEDDING_MODEL_NAME,
+                **analysis,
             )
         )
     Passage.objects.bulk_create(rows)

@@ -15,6 +15,7 @@ from django.test import override_settings
 
 from chat.answerability import assess
 from chat.meaning import MEANING_SCALES, meaning_scale
+from daneshyar.config.embedding import E5_SMALL_CORRECTED
 from retrieval import embeddings
 from retrieval.search import search
 from tests.chat.helpers import ingest_text
@@ -22,7 +23,7 @@ from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
 
 MINILM = "all-MiniLM-L6-v2"
-E5 = "multilingual-e5-small"
+E5 = E5_SMALL_CORRECTED  # as the service stores it
 
 RETURNS = (
     "Returns.\n\nYou can return a kettle within 30 days, even if you opened it, as long as it is undamaged."
@@ -102,6 +103,6 @@ def test_the_calibration_follows_the_model_name_given(e5_shop: Tenant) -> None:
     threshold; the same cosines read on MiniLM's scale would pass it."""
     question = "What is the capital of France?"
     passages = search(workspace=e5_shop.workspace, query=question)
-    calibrated = assess(question, passages, model_name=E5).best
+    calibrated = assess(question, passages, model=E5).best
     assert assess(question, passages).best == calibrated  # the configured model's by default
-    assert calibrated < DEFAULT_ANSWERABILITY_THRESHOLD <= assess(question, passages, model_name=MINILM).best
+    assert calibrated < DEFAULT_ANSWERABILITY_THRESHOLD <= assess(question, passages, model=MINILM).best

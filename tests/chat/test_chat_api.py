@@ -186,6 +186,7 @@ def test_named_resources_widen_retrieval_to_fifteen_plus_three(
     ).json()["data"]
     passages = data["prompt_trace"]["passages"]
     assert len(passages) == 18
+    assert {p["language"] for p in passages} == {"en"}  # each passage's, detected at ingestion
     by_resource = [p["resource_id"] for p in passages]
     assert by_resource.count(str(menu.id)) == 3
 

@@ -7,6 +7,7 @@ from django.test import Client
 
 from resources.models import Resource, ResourceStatus
 from retrieval.models import Passage
+from retrieval.passage_analysis import passage_analysis
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -65,6 +66,7 @@ def test_admin_list_change_page_preview_and_reingest(staff: Client, owner: Tenan
         token_count=3,
         embedding=[1.0] + [0.0] * 383,
         embedding_model="test",
+        **passage_analysis("<b>preview</b> text"),
     )
     listing = staff.get("/admin/resources/resource/?status__exact=failed")
     assert listing.status_code == 200 and b"corrupt_file" in listing.content

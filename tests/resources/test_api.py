@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from resources.models import Resource, ResourceStatus
 from retrieval.models import Passage
+from retrieval.passage_analysis import passage_analysis
 from tests.conftest import Tenant, api_client
 from tests.factories import WorkspaceFactory
 from tests.resources.files import make_docx, make_pdf
@@ -51,6 +52,7 @@ def _add_passages(resource: Resource, count: int) -> None:
             token_count=2,
             embedding=[0.0] * 383 + [1.0],
             embedding_model="test",
+            **passage_analysis(f"passage {i}"),
         )
         for i in reversed(range(count))
     )

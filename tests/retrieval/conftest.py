@@ -12,6 +12,7 @@ import pytest
 from resources.models import Resource, ResourceStatus
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
+from retrieval.passage_analysis import passages_analysis
 from retrieval.search import stats
 from workspaces.models import Workspace
 
@@ -59,8 +60,11 @@ def make_resource(
             token_count=len(text.split()),
             embedding=list(vector),
             embedding_model=model or get_embedder().model_name,
+            **analysis,
         )
-        for i, (text, vector) in enumerate(zip(texts, embeddings, strict=True))
+        for i, (text, vector, analysis) in enumerate(
+            zip(texts, embeddings, passages_analysis(texts), strict=True)
+        )
     )
     return resource
 

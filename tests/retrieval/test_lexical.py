@@ -6,6 +6,7 @@ import pytest
 
 from resources.models import ResourceStatus
 from retrieval.models import Passage, WorkspaceLexeme
+from retrieval.passage_analysis import passage_analysis
 from retrieval.search import lexical
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource
@@ -23,12 +24,15 @@ def _df(tenant: Tenant) -> dict[str, int]:
 
 
 def test_document_frequencies_follow_inserts_updates_and_deletes(owner: Tenant, outsider: Tenant) -> None:
-    texts = ["Solar panels on roofs.", "Solar farms.", "Wind turbines."]
+    texts = ["The solar panels are on the roofs.", "The solar farms.", "The wind turbines."]
     resource = make_resource(owner.workspace, "Energy", texts, vectors=[VECTOR] * 3)
     make_resource(outsider.workspace, "Theirs", ["Solar solar solar."], vectors=[VECTOR])
     assert _df(owner) == {"solar": 2, "panel": 1, "roof": 1, "farm": 1, "wind": 1, "turbin": 1}
 
-    Passage.objects.filter(resource=resource, ordinal=2).update(text="Solar kites.")
+    # A passage's text and its analysis are written together (retrieval/passage_analysis.py).
+    Passage.objects.filter(resource=resource, ordinal=2).update(
+        text="The solar kites.", **passage_analysis("The solar kites.")
+    )
     assert _df(owner)["solar"] == 3 and "wind" not in _df(owner)
 
     resource.delete()  # cascades to the passages

@@ -36,7 +36,16 @@ def test_chat_and_admin_keys_search(owner: Tenant, scope: str) -> None:
     assert body["data"]["next_cursor"] is None
     items = body["data"]["items"]
     assert len(items) == 5
-    assert set(items[0]) == {"passage_id", "resource_id", "resource_title", "text", "score", "rank"}
+    assert set(items[0]) == {
+        "passage_id",
+        "resource_id",
+        "resource_title",
+        "text",
+        "score",
+        "rank",
+        "language",
+    }
+    assert {i["language"] for i in items} == {"en"}  # detected at ingestion
     assert [i["rank"] for i in items] == [1, 2, 3, 4, 5]
     assert [i["score"] for i in items] == sorted((i["score"] for i in items), reverse=True)
     assert all(i["resource_title"] == "Solar" for i in items)

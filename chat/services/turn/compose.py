@@ -9,7 +9,7 @@ from django.conf import settings
 
 from chat.backends import Backend, BaseBackend, ChatMessage
 from chat.backends.base import JsonSchema
-from chat.contract import PromptTrace
+from chat.contract import PromptTrace, TracePassage
 from chat.languages import Language, workspace_language
 from chat.message_list import messages_hash
 from chat.models import Grounding
@@ -131,10 +131,7 @@ class PreparedTurn:
 
     def trace(self) -> PromptTrace:
         trace: PromptTrace = {
-            "passages": [
-                {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score}
-                for p in self.passages
-            ],
+            "passages": [_trace_passage(p) for p in self.passages],
             "messages": [{"role": m["role"], "content": m["content"]} for m in self.messages],
             "answerability": self.decision.answerability,
             "decision": self.decision.intent.value,
@@ -151,10 +148,7 @@ class PreparedTurn:
                 "prompt_tokens": prompt.prompt_tokens,
             }
             trace["dropped"] = {
-                "passages": [
-                    {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score}
-                    for p in prompt.dropped_passages
-                ],
+                "passages": [_trace_passage(p) for p in prompt.dropped_passages],
                 "history": [
                     {"user_message_id": str(t.question_id), "assistant_message_id": str(t.answer_id)}
                     for t in prompt.dropped_turns
@@ -164,6 +158,15 @@ class PreparedTurn:
                 ),
             }
         return trace
+
+
+def _trace_passage(passage: ScoredPassage) -> TracePassage:
+    return {
+        "passage_id": str(passage.passage_id),
+        "resource_id": str(passage.resource_id),
+        "score": passage.score,
+        "language": passage.language,
+    }
 
 
 def prompt_budget(backend: BaseBackend) -> int | None:
