@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from django.conf import settings
 from django.http import StreamingHttpResponse
 
 from resources.models import Resource, ResourceStatus
@@ -36,7 +35,9 @@ def ingest_text(workspace: Workspace, title: str, text: str) -> Resource:
         status=ResourceStatus.READY,
         passage_count=len(paragraphs),
     )
-    vectors = get_embedder().embed_passages(paragraphs)
+    # By the workspace's model, as ingestion embeds (retrieval/indexing.py).
+    embedder = get_embedder(workspace.embedding_model)
+    vectors = embedder.embed_passages(paragraphs)
     offset = 0
     rows = []
     analysed = passages_analysis(paragraphs)
@@ -53,7 +54,7 @@ def ingest_text(workspace: Workspace, title: str, text: str) -> Resource:
                 char_end=offset,
                 token_count=len(paragraph.split()),
                 embedding=vector,
-                embedding_model=settings.EMBEDDING_MODEL_NAME,
+                embedding_model=embedder.model_name,
                 **analysis,
             )
         )

