@@ -20,12 +20,12 @@ beside the sweep.
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from retrieval.indexing import unit_vectors_fill, unit_vectors_queue_missing
+from retrieval.management.options import workspace_option
 
 
 class Command(BaseCommand):
@@ -36,12 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--batch", type=int, default=200, help="passages per model call (default 200)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        workspace_id = None
-        if options["workspace"]:
-            try:
-                workspace_id = uuid.UUID(options["workspace"])
-            except ValueError:
-                raise CommandError(f"--workspace: not a workspace id: {options['workspace']!r}") from None
+        workspace_id = workspace_option(options["workspace"])
         if options["batch"] < 1:
             raise CommandError("--batch must be at least 1")
         started = time.perf_counter()

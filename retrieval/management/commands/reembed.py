@@ -23,6 +23,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from retrieval.management.options import workspace_option
 from retrieval.reembedding import reembed_pending, reembed_progress, reembed_run, target_model
 from workspaces.models import Workspace
 
@@ -38,14 +39,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        workspace_id = None
-        if options["workspace"]:
-            try:
-                workspace_id = uuid.UUID(options["workspace"])
-            except ValueError:
-                raise CommandError(f"--workspace: not a workspace id: {options['workspace']!r}") from None
-            if not Workspace.objects.filter(id=workspace_id).exists():
-                raise CommandError(f"--workspace: no workspace {workspace_id}")
+        workspace_id = workspace_option(options["workspace"])
         if options["batch"] < 1:
             raise CommandError("--batch must be at least 1")
         if options["status"]:
