@@ -170,6 +170,38 @@ def test_a_form_stored_in_a_session_is_answered_by_number_and_through_messages(o
     answer_check(chat(owner, messages=messages)["assistant_message"], fifth, manuals)
 
 
+@pytest.mark.django_db
+def test_a_form_stored_before_options_carried_ids_is_read_by_its_labels(owner: Tenant) -> None:
+    manuals = appliance_manuals(owner)
+    asked = chat(owner, message=QUESTION)
+    field = form_field(asked["assistant_message"], manuals)
+    stored = Message.objects.get(id=asked["assistant_message"]["id"])
+    assert stored.response is not None and stored.response["form"] is not None
+    del stored.response["form"]["fields"][0]["choices"]  # as such a form was stored
+    stored.save(update_fields=["response"])
+    mixer = next(m for m in manuals.values() if m.title == LONG_MIXER)
+    label = next(c["label"] for c in field["choices"] if c["value"] == mixer.resource_id)
+    reply = chat(owner, message=f"subject: {label}", session_id=asked["session"]["id"])
+    answer_check(reply["assistant_message"], mixer, manuals)
+
+
+@pytest.mark.django_db
+def test_a_listed_title_of_another_workspace_names_no_option(owner: Tenant) -> None:
+    """A conversation sent as ``messages`` whose list names documents of
+    another organization's workspace is no form here: "1" is a question."""
+    appliance_manuals(owner)
+    outsider = make_tenant("Outsider")
+    ingest_text(outsider.workspace, "Smoker S8", WARRANTY.format("ten"))
+    ingest_text(outsider.workspace, "Roaster R9", WARRANTY.format("two"))
+    messages = [
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "content": "Which one do you mean?\n\n1. Smoker S8\n2. Roaster R9"},
+        {"role": "user", "content": "1"},
+    ]
+    data = chat(owner, messages=messages, include_prompt_trace=True)
+    assert data["prompt_trace"]["retrieval_queries"][0] == "1"
+
+
 KETTLE_FA = "گارانتی این کتری سه سال از تاریخ خرید است و قطعات و دستمزد را پوشش می‌دهد."
 TOASTER_FA = "گارانتی این توستر چهار سال از تاریخ خرید است و قطعات و دستمزد را پوشش می‌دهد."
 
