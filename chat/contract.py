@@ -61,13 +61,24 @@ class Part(TypedDict):
     source: Source | None
 
 
+class FormChoice(TypedDict):
+    """An option with the value that identifies it (the label is what a person reads)."""
+
+    value: str
+    label: str
+
+
 class FormField(TypedDict):
     name: str
     label: str
     type: str  # a FieldType value
     required: bool
     placeholder: NotRequired[str]
+    # The options' labels: what a client shows, and may send back.
     options: NotRequired[list[str]]
+    # The same options, in the same order, each with its value (the
+    # "which one do you mean?" form's: the documents' ids): what a client sends back.
+    choices: NotRequired[list[FormChoice]]
 
 
 class Form(TypedDict):

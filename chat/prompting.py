@@ -93,6 +93,11 @@ class HistoryTurn:
     # The names of the fields of a reply that was a form (the "which one do
     # you mean?" form has one, chat/services/turn/clarify.py); empty otherwise.
     form_fields: tuple[str, ...] = ()
+    # The options of a reply that was a form of one choice field, as
+    # (value, label) pairs: the value is the option's ``choices`` value (a
+    # document's id on the "which one do you mean?" form), empty when the
+    # form carried none (a model's form). Empty otherwise.
+    form_options: tuple[tuple[str, str], ...] = ()
 
 
 INTEGRATOR_NOTE_LABEL = "Note from the integrator (below the instructions above; it never replaces them):"

@@ -191,6 +191,7 @@ def history_turns_from(replies: Sequence[HistoryRow]) -> list[HistoryTurn]:
             answer_id=answer_id,
             cited=_cited(response),
             form_fields=_form_fields(response),
+            form_options=_form_options(response),
         )
         for content, answer_id, response, question_content, question_id in reversed(replies)
         if question_id is not None and question_content is not None
@@ -204,6 +205,27 @@ def _form_fields(response: object) -> tuple[str, ...]:
     if not isinstance(fields, list):
         return ()
     return tuple(f["name"] for f in fields if isinstance(f, dict) and isinstance(f.get("name"), str))
+
+
+def _form_options(response: object) -> tuple[tuple[str, str], ...]:
+    """The (value, label) options of a stored form of one field with options
+    (the value empty where the field has no ``choices``); none for another reply."""
+    form = response.get("form") if isinstance(response, dict) else None
+    fields = form.get("fields") if isinstance(form, dict) else None
+    if not isinstance(fields, list) or len(fields) != 1 or not isinstance(fields[0], dict):
+        return ()
+    choices = fields[0].get("choices")
+    if isinstance(choices, list) and choices:
+        pairs = [
+            (c["value"], c["label"])
+            for c in choices
+            if isinstance(c, dict) and isinstance(c.get("value"), str) and isinstance(c.get("label"), str)
+        ]
+        return tuple(pairs) if len(pairs) == len(choices) else ()
+    options = fields[0].get("options")
+    if not isinstance(options, list):
+        return ()
+    return tuple(("", option) for option in options if isinstance(option, str))
 
 
 def _cited(response: object) -> tuple[uuid.UUID, ...]:

@@ -108,7 +108,27 @@ _form_field = inline_serializer(
         "type": serializers.ChoiceField(choices=[t.value for t in FieldType]),
         "required": serializers.BooleanField(),
         "placeholder": serializers.CharField(required=False),
-        "options": serializers.ListField(child=serializers.CharField(), required=False),
+        "options": serializers.ListField(
+            child=serializers.CharField(),
+            required=False,
+            help_text="The options' labels (select, radio, a checkbox group): what to show, and what a "
+            "client may send back as the answer.",
+        ),
+        "choices": inline_serializer(
+            "ChatFormChoice",
+            {
+                "value": serializers.CharField(
+                    help_text="What identifies the option: on the \"Which one do you mean?\" form, the "
+                    "document's (resource's) id. Send it back as the answer (`subject: <value>`)."
+                ),
+                "label": serializers.CharField(help_text="What to show: the same as the option's label."),
+            },
+            many=True,
+            required=False,
+            help_text="The same options as `options`, in the same order, each with its value: present when "
+            "the options stand for something with an id (the documents of a \"Which one do you mean?\" "
+            "form). The answer is resolved by value, or by the label's number, text, start or own word.",
+        ),
     },
     many=True,
 )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import NotFound
 from resources.models import Resource, ResourceStatus
+from resources.titles import ELLIPSIS
 from workspaces.models import Workspace
 
 
@@ -33,16 +35,55 @@ def ready_resources_exist(*, workspace: Workspace) -> bool:
     return Resource.objects.filter(workspace=workspace, status=ResourceStatus.READY).exists()
 
 
-def ready_resource_titled(*, workspace: Workspace, title: str) -> uuid.UUID | None:
-    """The ready resource of the workspace with this title (case-insensitive), if exactly one has it."""
-    if not title or len(title) > 500:
-        return None
-    ids = list(
-        Resource.objects.filter(workspace=workspace, status=ResourceStatus.READY, title__iexact=title)
+def ready_resources_labelled(*, workspace: Workspace, labels: Sequence[str]) -> dict[str, uuid.UUID]:
+    """The ready resource each label names, for the labels that name exactly
+    one: its title (case and spacing aside), or the start of it for a label
+    cut with an ellipsis (:func:`resources.titles.shorten`). One query."""
+    wanted = [label for label in labels if 0 < len(label) <= MAX_LABEL_CHARS]
+    if not wanted:
+        return {}
+    condition = Q()
+    for label in wanted:
+        stem = _stem(label)
+        if stem is None:
+            condition |= Q(title__iexact=label)
+        elif len(stem) >= MIN_STEM_CHARS:
+            condition |= Q(title__istartswith=stem)
+    if not condition:
+        return {}
+    rows = (
+        Resource.objects.filter(condition, workspace=workspace, status=ResourceStatus.READY)
         .order_by()
-        .values_list("id", flat=True)[:2]
+        .values_list("id", "title")[:MAX_LABELLED_ROWS]
     )
-    return ids[0] if len(ids) == 1 else None
+    titles = [(resource_id, " ".join(title.split()).casefold()) for resource_id, title in rows]
+    found: dict[str, uuid.UUID] = {}
+    for label in wanted:
+        stem = _stem(label)
+        folded = (stem if stem is not None else label).casefold()
+        ids = {
+            resource_id
+            for resource_id, title in titles
+            if (title.startswith(folded) if stem is not None else title == " ".join(folded.split()))
+        }
+        if len(ids) == 1:
+            found[label] = ids.pop()
+    return found
+
+
+# A label longer than a form's option may be is no label; a cut label names
+# titles by a start at least this long (a short start would read many rows).
+MAX_LABEL_CHARS = 200
+MIN_STEM_CHARS = 20
+# Rows read at most for one set of labels (more only when starts are shared: then no label is one title's).
+MAX_LABELLED_ROWS = 200
+
+
+def _stem(label: str) -> str | None:
+    """What a cut label keeps of its title (``None``: the label was not cut)."""
+    if not label.endswith(ELLIPSIS):
+        return None
+    return " ".join(label[: -len(ELLIPSIS)].split())
 
 
 def ingestion_waiting() -> bool:

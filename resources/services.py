@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from daneshyar.exceptions import ApplicationError, PayloadTooLarge
+from resources import titles
 from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
@@ -62,7 +63,7 @@ def resource_create(
             quota_reserve(workspace=workspace, documents=1, size_bytes=len(data))
             resource = Resource.objects.create(
                 workspace=workspace,
-                title=(title.strip() or filename or "Untitled")[:500],
+                title=(title.strip() or filename or titles.PLACEHOLDER)[:500],
                 filename=filename[:500],
                 content_type=content_type,
                 size_bytes=len(data),
@@ -86,11 +87,11 @@ def _same_content(*, workspace: Workspace, sha256: str) -> Resource | None:
 
 
 def text_title(text: str, title: str = "") -> str:
-    """The title given, else the text's first line."""
+    """The title given, else the first sentence of the text's first line with
+    words, cut at a word boundary (:func:`resources.titles.text_title`)."""
     if title.strip():
         return title
-    first_line = text.strip().split("\n", 1)[0].strip()
-    return first_line[:120] or "Untitled"
+    return titles.text_title(text) or titles.PLACEHOLDER
 
 
 def resource_create_from_text(*, workspace: Workspace, text: str, title: str = "") -> UploadOutcome:
@@ -206,7 +207,7 @@ def _new_resource(*, workspace: Workspace, item: _Accepted, now: datetime) -> Re
     return Resource(
         id=uuid.uuid4(),
         workspace=workspace,
-        title=(document.title.strip() or document.filename or "Untitled")[:500],
+        title=(document.title.strip() or document.filename or titles.PLACEHOLDER)[:500],
         filename=document.filename[:500],
         content_type=item.content_type,
         size_bytes=len(document.data),

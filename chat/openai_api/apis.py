@@ -179,7 +179,9 @@ class ChatCompletionsApi(OpenAIApi):
             "OpenAI's chat completions API over the workspace: the same turn as `POST …/chat/`, "
             "stored for the end user named by `user`, answered as a `chat.completion` (or "
             "`chat.completion.chunk` events with `stream: true`) with citations as `annotations` and "
-            "a `daneshyar` object (session, message, typed response). Errors in OpenAI's shape. "
+            "a `daneshyar` object (session, message, typed response). A form asking which document is "
+            "meant is text too: its question, then its options numbered (answer with a number or a name "
+            "in the next user message). Errors in OpenAI's shape. "
             "`Authorization: Bearer <key>` or `X-API-Key`."
         ),
         tags=["OpenAI-compatible"],

@@ -22,7 +22,12 @@ STREAM_REPLAY = "daneshyar.stream_replay"
 
 class CompletionChunks:
     """chat.completion.chunk events from the turn's worker (which stores the
-    reply whether or not the client is still reading), then ``[DONE]``."""
+    reply whether or not the client is still reading), then ``[DONE]``.
+
+    The chunks' content adds up to the completion's: where the reply's text
+    goes on past what was streamed (a form's options, numbered after its
+    question: chat/services/turn/clarify.py), the rest is one more chunk
+    before the last."""
 
     def __init__(self, prepared: PreparedTurn, created: int, *, include_usage: bool) -> None:
         self.prepared = prepared
@@ -31,6 +36,7 @@ class CompletionChunks:
         self.question_id = prepared.question.message.id
         # The requested model, until the reply names the one that answered.
         self.model = prepared.plan.model_id
+        self.streamed = ""
 
     def chunk(self, delta: dict[str, Any], **kwargs: Any) -> bytes:
         return shapes.chunk(
@@ -43,6 +49,7 @@ class CompletionChunks:
     def encode(self, event: Event) -> Iterator[bytes]:
         name, data = event
         if name == "delta":
+            self.streamed += data["text"]
             yield self.chunk({"content": data["text"]})
         elif name == "message":
             yield from self._final(data)
@@ -54,6 +61,9 @@ class CompletionChunks:
 
     def _final(self, message: Any) -> Iterator[bytes]:
         self.model = message.get("model") or self.model
+        content = message.get("content") or ""
+        if len(content) > len(self.streamed) and content.startswith(self.streamed):
+            yield self.chunk({"content": content[len(self.streamed) :]})
         yield self.chunk(
             {},
             finish_reason="stop",

@@ -280,7 +280,7 @@ def redact_message(
 
     Visited: ``content`` (a string), each ``response.parts[i].text`` (the
     answer's claims and a form's question text), a form's ``title`` and each
-    field's ``label``, ``placeholder`` and ``options`` (text the model wrote),
+    field's ``label``, ``placeholder``, ``options`` and ``choices`` labels (text the model wrote),
     and each feedback ``comment`` (free text typed by the end user).
     Everything else (``id``, ``role``, ``created_at``, ``response.type``, a
     field's ``name``, ``type`` and ``required``, every ``source``, feedback
@@ -348,6 +348,21 @@ def _redact_form(
                         if isinstance(option, str)
                         else option
                         for n, option in enumerate(field["options"])
+                    ]
+                if isinstance(field.get("choices"), list):
+                    field["choices"] = [
+                        {
+                            **choice,
+                            "label": redact_text(
+                                choice["label"],
+                                path=f"{here}.choices[{n}].label",
+                                redactor=redactor,
+                                report=report,
+                            ),
+                        }
+                        if isinstance(choice, dict) and isinstance(choice.get("label"), str)
+                        else choice
+                        for n, choice in enumerate(field["choices"])
                     ]
             redacted.append(field)
         out["fields"] = redacted

@@ -1,5 +1,6 @@
-"""The per-document phase: parse and chunk one resource, or fail it when
-it cannot be read."""
+"""The per-document phase: parse and chunk one resource (titling it from
+its text when it has no title, resources/titles.py), or fail it when it
+cannot be read."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from resources.heartbeat import heartbeat_while
 from resources.ingestion.claim import heartbeat
 from resources.ingestion.write import chunking_params, resource_fail
 from resources.models import Resource
-from resources.parsing import ParseError, parse_document
+from resources.parsing import ParsedDocument, ParseError, parse_document
+from resources.titles import content_title, is_untitled
 
 
 def heartbeat_interval() -> float:
@@ -31,16 +33,34 @@ def resource_prepare(*, resource: Resource, data: bytes) -> list[Chunk] | None:
             interval=heartbeat_interval(),
             limit=settings.INGEST_PARSE_TIMEOUT_SECONDS,
         ):
-            return resource_chunks(data=data, content_type=resource.content_type)
+            document = parse_document(data, content_type=resource.content_type)
+            chunks = document_chunks(document)
     except ParseError as exc:
         resource_fail(resource_id=resource.pk, code=exc.code, message=exc.message)
         return None
+    resource_title_from(resource=resource, document=document)
+    return chunks
+
+
+def resource_title_from(*, resource: Resource, document: ParsedDocument) -> None:
+    """Title an untitled resource from its text (written at once: a title is
+    not retrieval's, so it need not wait for the passages)."""
+    if not is_untitled(resource.title, resource.filename):
+        return
+    title = content_title(document)
+    if title is not None and title != resource.title:
+        Resource.objects.filter(pk=resource.pk).update(title=title)
+        resource.title = title
 
 
 def resource_chunks(*, data: bytes, content_type: str) -> list[Chunk]:
     """Parse and chunk a document for the embedding model in use."""
+    return document_chunks(parse_document(data, content_type=content_type))
+
+
+def document_chunks(document: ParsedDocument) -> list[Chunk]:
+    """Chunk a parsed document for the embedding model in use."""
     params = chunking_params()
-    document = parse_document(data, content_type=content_type)
     chunks = chunk_document(
         document, tokenizer=params.tokenizer, size=params.size, overlap=settings.CHUNK_OVERLAP_TOKENS
     )

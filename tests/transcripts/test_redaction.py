@@ -278,6 +278,7 @@ def test_the_model_written_text_of_a_form_is_redacted(owner: Tenant) -> None:
                 "required": True,
                 "placeholder": "e.g. 555-1234",
                 "options": ["SSN 123-45-6789", "none"],
+                "choices": [{"value": "v1", "label": "SSN 123-45-6789"}, {"value": "v2", "label": "none"}],
             }
         ],
     }
@@ -296,5 +297,11 @@ def test_the_model_written_text_of_a_form_is_redacted(owner: Tenant) -> None:
         "e.g. [PHONE]",
         ["SSN [NATIONAL_ID]", "none"],
     )
+    # The options' values are ids, not text: only their labels are redacted.
+    assert field["choices"] == [
+        {"value": "v1", "label": "SSN [NATIONAL_ID]"},
+        {"value": "v2", "label": "none"},
+    ]
     assert field["name"] == "contact" and field["required"] is True
     assert "sessions[0].messages[1].response.form.fields[0].options[0]" in lines[-1]["paths"]
+    assert "sessions[0].messages[1].response.form.fields[0].choices[0].label" in lines[-1]["paths"]

@@ -20,7 +20,9 @@ from pytest_django.live_server_helper import LiveServer
 
 from chat.backends.scripted import ScriptedBackend
 from chat.models import Message, Session
+from resources.models import Resource
 from tests.browser import ARTIFACTS
+from tests.chat.appliances import LONG_GRINDER, QUESTION, appliance_manuals
 from tests.chat.helpers import answer, ingest_text
 from tests.conftest import Tenant, api_client
 from tests.widget.host import host_site
@@ -104,7 +106,14 @@ def _answer_the_form(driver: WebDriver, choice: str) -> None:
         lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, "form.answer select:enabled")
     )
     select = form[0]
-    assert sorted(o.text for o in Select(select).options[1:]) == ["Kettle K1", "Toaster T2"]
+    options = Select(select).options[1:]
+    assert sorted(o.text for o in options) == ["Kettle K1", "Toaster T2"]
+    # Each option's value is its document's id; its text, the label.
+    titles = {str(r.id): r.title for r in Resource.objects.all()}
+    assert {titles[str(o.get_attribute("value"))]: o.text for o in options} == {
+        "Kettle K1": "Kettle K1",
+        "Toaster T2": "Toaster T2",
+    }
     Select(select).select_by_visible_text(choice)
     root.find_element(By.CSS_SELECTOR, "form.answer button[type=submit]").click()
 
@@ -126,12 +135,16 @@ def test_an_embedded_widget_asks_answers_with_citations_and_keeps_the_session(
 
         _ask(browser, "How long is the warranty?")
         _answer_the_form(browser, "Toaster T2")
-        # The form's answer went back as the next message, as the contract says.
+        # The form's answer went back as the next message, as the contract says:
+        # the chosen option's value (the document's id), shown by its label.
         _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, DONE)) == 2)
         root = _shadow(browser)
         assert [m.text for m in root.find_elements(By.CSS_SELECTOR, ".msg.user")][1].endswith(
             "subject: Toaster T2"
         )
+        toaster = Resource.objects.get(title="Toaster T2")
+        sent = Message.objects.filter(role="user").order_by("sequence").values_list("content", flat=True)
+        assert list(sent)[1] == f"subject: {toaster.id}"
         answer = root.find_elements(By.CSS_SELECTOR, DONE)[1]
         assert "one-year warranty" in answer.text
         assert browser.execute_script("return window.streamed.length") > 0
@@ -157,6 +170,9 @@ def test_an_embedded_widget_asks_answers_with_citations_and_keeps_the_session(
         assert (
             "one-year warranty" in _shadow(browser).find_elements(By.CSS_SELECTOR, ".msg.assistant")[1].text
         )
+        # Restored, the answer still shows the label it chose, not the id it sent.
+        restored = _shadow(browser).find_elements(By.CSS_SELECTOR, ".msg.user")[1].text
+        assert restored.endswith("subject: Toaster T2") and str(toaster.id) not in restored
         _shadow(browser).find_element(By.CSS_SELECTOR, "header button[aria-expanded]").click()
         listed = _wait(browser).until(
             lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, "nav button[data-session]")
@@ -176,6 +192,41 @@ def test_an_embedded_widget_asks_answers_with_citations_and_keeps_the_session(
         ].click()
         _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, ".msg")) == 4)
         assert site.token_requests
+
+
+def test_the_widget_offers_seven_manuals_and_answers_for_a_cut_title(
+    browser: WebDriver, live_server: LiveServer, owner: Tenant
+) -> None:
+    """Every manual is an option (the long titles cut at a word, the untitled
+    one titled at ingestion); choosing a cut title sends its document's id
+    and answers the warranty question from that manual only."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    manuals = appliance_manuals(owner)
+    grinder = next(m for m in manuals.values() if m.title == LONG_GRINDER)
+    with host_site(
+        service=live_server.url, workspace_id=str(owner.workspace.id), admin_key=owner.admin_key, user=USER
+    ) as site:
+        _allow(owner, [site.url])
+        browser.get(site.url + "/")
+        _wait(browser).until(lambda d: _state(d) == "ready")
+        _ask(browser, QUESTION)
+        select = _wait(browser).until(
+            lambda d: _shadow(d).find_elements(By.CSS_SELECTOR, "form.answer select:enabled")
+        )[0]
+        options = {str(o.get_attribute("value")): o.text for o in Select(select).options[1:]}
+        assert set(options) == set(manuals)
+        label = options[grinder.resource_id]
+        assert label.endswith("\u2026") and LONG_GRINDER.startswith(label.removesuffix("\u2026"))
+        Select(select).select_by_value(grinder.resource_id)
+        _shadow(browser).find_element(By.CSS_SELECTOR, "form.answer button[type=submit]").click()
+        _wait(browser).until(lambda d: len(_shadow(d).find_elements(By.CSS_SELECTOR, DONE)) == 2)
+        root = _shadow(browser)
+        assert root.find_elements(By.CSS_SELECTOR, ".msg.user")[1].text.endswith(f"subject: {label}")
+        answer = root.find_elements(By.CSS_SELECTOR, DONE)[1].text
+        assert grinder.sentence in answer
+        assert not any(m.sentence in answer for m in manuals.values() if m is not grinder)
 
 
 def _save_screenshot(driver: WebDriver) -> None:

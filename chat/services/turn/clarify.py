@@ -19,10 +19,14 @@ Two signals, each measured on the MTRAG-UN development split
   the warranty?" with a kettle's and a toaster's manual.
 
 The form has one ``select`` field whose options are the candidate
-documents, labelled by their titles (or, for an untitled document, the start
-of its best sentence), and asks in the question's language. The client
-answers with an ordinary message; when it names one of the options, the
-turn answers the question asked before the form, from that document only (:func:`clarification_choice`).
+documents — every one of them, up to the contract's bound on a field's
+options — labelled by their titles (or, for a document whose title has no
+words, its best sentence), cut at a word boundary when long, each carrying
+the document's id as its value (``choices``); it asks in the question's
+language, and its text is the question followed by the options as a
+numbered list. The client answers with an ordinary message; when it chooses
+one of the options (choice.py), the turn answers the question asked before
+the form, from that document only.
 """
 
 from __future__ import annotations
@@ -32,17 +36,22 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chat.contract import Form, Part, Reply, ResponseType
-from chat.languages import ENGLISH, LANGUAGES, Language, question_language
+from chat import output
+from chat.contract import Form, FormChoice, Part, Reply, ResponseType
+from chat.languages import ENGLISH, Language, question_language
 from chat.output import ParsedReply
-from chat.prompting import HistoryTurn
+from chat.services.turn.choice import FIELD_NAME, numbered
 from chat.text import content_words
+from resources.titles import shorten
 from retrieval.languages.normalize import normalize
 
 # The English question back (every language's: chat/languages/).
 CLARIFY_QUESTION = ENGLISH.which_one
-FIELD_NAME = "subject"
-MAX_OPTIONS = 5
+# Every candidate is an option (a select may be long), up to the contract's
+# bound on a field's options.
+MAX_OPTIONS = output.MAX_OPTIONS
+# A label longer than this is cut at a word boundary (resources.titles.shorten),
+# unless two labels would then be the same: those are cut at the contract's bound.
 MAX_LABEL_CHARS = 80
 # Documents whose best sentences score within this of the best are equally good answers.
 AMBIGUITY_MARGIN = 0.07
@@ -57,7 +66,6 @@ PARALLEL_OVERLAP = 0.7
 REFERENCE_FLOOR = 0.2
 
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
-_WHICH_ONE = frozenset(language.which_one for language in LANGUAGES.values())
 
 
 @dataclass(frozen=True)
@@ -70,13 +78,18 @@ class Candidate:
     sentence: str
 
     @property
-    def label(self) -> str:
+    def name(self) -> str:
+        """What the document is called: its title, or for a title without
+        words (an id, a date) its best sentence."""
         title = " ".join(self.title.split())
         if any(c.isalpha() for c in title) and content_words(title):
-            return title[:MAX_LABEL_CHARS]
-        words = self.sentence.split()
-        label = " ".join(words[:10])
-        return (label + "\u2026" if len(words) > 10 else label)[:MAX_LABEL_CHARS]
+            return title
+        return " ".join(self.sentence.split())
+
+    @property
+    def label(self) -> str:
+        """The name as an option shows it: cut at a word boundary when long."""
+        return shorten(self.name, MAX_LABEL_CHARS)
 
 
 def unresolved_reference(
@@ -160,7 +173,7 @@ def _distinct(candidates: Sequence[Candidate]) -> list[Candidate]:
     seen: set[str] = set()
     out = []
     for candidate in candidates:
-        key = candidate.label.casefold()
+        key = candidate.name.casefold()
         if key not in seen:
             seen.add(key)
             out.append(candidate)
@@ -179,8 +192,13 @@ def _parallel(first: Candidate, other: Candidate) -> bool:
 
 
 def clarification_reply(candidates: Sequence[Candidate], language: Language = ENGLISH) -> ParsedReply:
-    """A form with one ``select`` of the candidates' labels, asked in ``language``."""
-    options = [c.label for c in candidates]
+    """A form with one ``select`` of the candidates, asked in ``language``:
+    each option labelled (``options``) and carrying its document's id
+    (``choices``); the text is the question and the options numbered."""
+    labels = option_labels(candidates)
+    choices: list[FormChoice] = [
+        {"value": str(c.resource_id), "label": label} for c, label in zip(candidates, labels, strict=True)
+    ]
     form: Form = {
         "title": language.form_title,
         "fields": [
@@ -189,28 +207,28 @@ def clarification_reply(candidates: Sequence[Candidate], language: Language = EN
                 "label": language.which_one,
                 "type": "select",
                 "required": True,
-                "options": options,
+                "options": labels,
+                "choices": choices,
             }
         ],
     }
     parts: list[Part] = [{"text": language.which_one, "source": None}]
     response: Reply = {"type": ResponseType.FORM, "parts": parts, "form": form}
-    return ParsedReply(response, language.which_one)
+    return ParsedReply(response, numbered(language.which_one, labels))
 
 
-def is_clarification(turn: HistoryTurn) -> bool:
-    """Whether an earlier turn's reply was this module's question back: a
-    stored form of its one field (whatever the workspace worded it in), or
-    for a turn the client sent back as text (``messages``), a built-in
-    question back in any language."""
-    if turn.form_fields:
-        return turn.form_fields == (FIELD_NAME,)
-    return turn.answer.strip() in _WHICH_ONE
-
-
-def answer_text(message: str) -> str:
-    """The chosen option in a follow-up: the message itself, or the value of a
-    ``subject`` form answer ("subject: Kettle K1")."""
-    text = message.strip()
-    match = re.match(rf"^\s*{FIELD_NAME}\s*[:=]\s*(.+)$", text, re.IGNORECASE | re.DOTALL)
-    return (match.group(1) if match else text).strip().strip("\"'").strip()
+def option_labels(candidates: Sequence[Candidate]) -> list[str]:
+    """The candidates' labels, told apart: two labels that a cut made the same
+    are cut at the contract's bound instead, and numbered if still the same."""
+    labels = [c.label for c in candidates]
+    folded = [label.casefold() for label in labels]
+    labels = [
+        shorten(c.name, output.MAX_LABEL_CHARS) if folded.count(key) > 1 else label
+        for c, label, key in zip(candidates, labels, folded, strict=True)
+    ]
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        count = seen[label.casefold()] = seen.get(label.casefold(), 0) + 1
+        out.append(label if count == 1 else f"{shorten(label, output.MAX_LABEL_CHARS - 8)} ({count})")
+    return out

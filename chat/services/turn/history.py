@@ -12,8 +12,7 @@ from chat import selectors
 from chat.languages import Language, question_language
 from chat.prompting import HistoryTurn
 from chat.services.messages import StoredQuestion
-from chat.services.turn import clarify
-from resources.selectors import ready_resource_titled
+from chat.services.turn.choice import asked_options, option_chosen
 from workspaces.models import Workspace
 
 
@@ -63,8 +62,8 @@ def turn_context(*, workspace: Workspace, stored: StoredQuestion, question: str)
         return TurnContext(question=question)
     last = turns[-1]
     context = TurnContext(question=question, turns=turns, cited=last.cited)
-    if clarify.is_clarification(last):
-        chosen = ready_resource_titled(workspace=workspace, title=clarify.answer_text(question))
-        if chosen is not None:
-            return replace(context, chosen=chosen, chosen_question=last.question)
+    options = asked_options(last, workspace=workspace)
+    chosen = option_chosen(question, options) if options else None
+    if chosen is not None:
+        return replace(context, chosen=chosen.resource_id, chosen_question=last.question)
     return context

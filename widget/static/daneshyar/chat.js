@@ -140,8 +140,9 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
    * @typedef {{token: string, expires_at?: string}} TokenAnswer
    * @typedef {{resource_id: string, resource_title: string, passage_id: string}} Source
    * @typedef {{text: string, source: Source | null}} Part
+   * @typedef {{value: string, label: string}} Choice
    * @typedef {{name: string, label: string, type: string, required: boolean, placeholder?: string,
-   *   options?: string[], min?: number, max?: number}} Field
+   *   options?: string[], choices?: Choice[], min?: number, max?: number}} Field
    * @typedef {{type: string, parts: Part[], form: {title: string, fields: Field[]} | null}} Reply
    * @typedef {{id: string, role: string, content: string, response?: Reply | null}} ChatMessage
    */
@@ -212,8 +213,24 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
     }
   }
 
-  /** A form's answers as the follow-up message: one `name: value` line per answered field. */
-  function formAnswer(/** @type {HTMLFormElement} */ form, /** @type {Field[]} */ fields) {
+  /**
+   * A field's options, each with the value sent back and the label shown: its
+   * `choices` where it has them (the "which one do you mean?" form's carry the
+   * documents' ids), else its `options`, each its own value.
+   * @param {Field} field @returns {Choice[]}
+   */
+  function choicesOf(field) {
+    if (field.choices && field.choices.length) return field.choices;
+    return (field.options || []).map((option) => ({ value: option, label: option }));
+  }
+
+  /**
+   * A form's answers as the follow-up message, one `name: value` line per
+   * answered field (`message`: an option's value, as the server resolves
+   * it), and the same lines as the user reads them (`shown`: its label).
+   * @param {HTMLFormElement} form @param {Field[]} fields
+   */
+  function formAnswer(form, fields) {
     const data = new FormData(form);
     const lines = [];
     for (const field of fields) {
@@ -229,7 +246,33 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       }
       if (value) lines.push(`${field.name}: ${value}`);
     }
-    return lines.join("\n");
+    const message = lines.join("\n");
+    return { message, shown: shownAnswer(message, fields) };
+  }
+
+  /**
+   * A form answer as the user reads it: each `name: value` line of a field
+   * with choices shows the chosen options' labels instead of their values
+   * (a restored conversation shows what the user picked, not an id).
+   * @param {string} message @param {Field[]} fields
+   */
+  function shownAnswer(message, fields) {
+    return message
+      .split("\n")
+      .map((line) => {
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? undefined : fields.find((f) => f.name === line.slice(0, colon).trim());
+        if (!field || !field.choices || !field.choices.length) return line;
+        const labels = line
+          .slice(colon + 1)
+          .split(", ")
+          .map((value) => {
+            const choice = choicesOf(field).find((c) => c.value === value.trim());
+            return choice ? choice.label : value.trim();
+          });
+        return `${field.name}: ${labels.join(", ")}`;
+      })
+      .join("\n");
   }
 
   class DaneshyarChat extends HTMLElement {
@@ -506,9 +549,15 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
         const data = await this.getData(`sessions/${id}/messages/?limit=100&${this._userQuery()}`);
         this._log.replaceChildren();
         this._store(id);
+        /** @type {Field[]} */
+        let asked = [];
         data.items.forEach((/** @type {ChatMessage} */ message, /** @type {number} */ i) => {
+          // A form's answer shows the labels of the options it chose.
+          const shown =
+            message.role === "user" ? { ...message, content: shownAnswer(message.content, asked) } : message;
           // A form is live only while it is the conversation's last word.
-          this._render(message, i === data.items.length - 1);
+          this._render(shown, i === data.items.length - 1);
+          asked = (message.response && message.response.form && message.response.form.fields) || [];
         });
         this._log.scrollTop = this._log.scrollHeight;
       } catch (error) {
@@ -523,8 +572,12 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       this._input.focus();
     }
 
-    /** Ask a question (or send a form's answers) and stream the reply. */
-    async ask(/** @type {string} */ text) {
+    /**
+     * Ask a question (or send a form's answers) and stream the reply.
+     * @param {string} text what is sent @param {string} [shown] what the
+     * conversation shows for it (a form's answer: the options' labels)
+     */
+    async ask(text, shown) {
       const message = text.trim();
       if (!message || this._busy) return;
       this._busy = true;
@@ -533,7 +586,7 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
         control.setAttribute("disabled", "");
       }
       this._input.value = "";
-      this._render({ id: "", role: "user", content: message }, true);
+      this._render({ id: "", role: "user", content: (shown || message).trim() }, true);
       const bubble = this._bubble("assistant");
       bubble.setAttribute("aria-busy", "true");
       const body = { message, ...(this.sessionId ? { session_id: this.sessionId } : {}) };
@@ -729,7 +782,7 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
         for (const control of form.querySelectorAll("input,select,textarea,button")) {
           control.setAttribute("disabled", "");
         }
-        this.ask(answer).then(() => this._input.focus());
+        this.ask(answer.message, answer.shown).then(() => this._input.focus());
       });
       form.addEventListener("change", () => {
         for (const box of form.querySelectorAll("fieldset[data-required] input")) {
@@ -753,7 +806,7 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
     /** One field, as its native control. @param {Field} field */
     _field(field) {
       const id = `field-${++this._ids}`;
-      const options = field.options || [];
+      const options = choicesOf(field);
       const star = field.required ? [h("span", { class: "req", "aria-hidden": "true" }, ["*"])] : [];
       if (field.type === "radio" || (field.type === "checkbox" && options.length)) {
         const group = h("fieldset", field.required ? { "data-required": "" } : {}, [
@@ -761,9 +814,9 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
         ]);
         if (field.type === "radio") group.setAttribute("role", "radiogroup");
         for (const option of options) {
-          const input = h("input", { type: field.type, name: field.name, value: option });
+          const input = h("input", { type: field.type, name: field.name, value: option.value });
           if (field.required && field.type === "radio") input.setAttribute("required", "");
-          group.append(h("label", { class: "choice" }, [input, option]));
+          group.append(h("label", { class: "choice" }, [input, option.label]));
         }
         return group;
       }
@@ -777,7 +830,7 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       let control;
       if (field.type === "select") {
         control = h("select", { name: field.name }, [h("option", { value: "" }, [field.placeholder || this.t("choose")])]);
-        for (const option of options) control.append(h("option", { value: option }, [option]));
+        for (const option of options) control.append(h("option", { value: option.value }, [option.label]));
       } else if (field.type === "textarea") {
         control = h("textarea", { name: field.name, rows: "3" });
       } else {
