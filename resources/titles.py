@@ -29,6 +29,8 @@ OPENING_BLOCKS = 3
 
 # A sentence ends at . ! ? ؟ … 。 followed by a space (closing quotes kept).
 _SENTENCE_END = re.compile(r"[.!?\u061f\u2026\u3002][\"')\]\u201d\u2019\u00bb]*(?=\s)")
+# A Markdown heading's marks, when a text sent as plain text opens with one.
+_HEADING_MARK = re.compile(r"^\s{0,3}#{1,6}\s+")
 # What a cut title may not end with before its ellipsis.
 _TRAILING = " \t,;:-\u2013\u2014/(["
 
@@ -82,7 +84,7 @@ def text_title(text: str) -> str | None:
     than digits, shortened; ``None`` when there is none."""
     for line in text.splitlines():
         if _wordy(line):
-            return shorten(first_sentence(line), TITLE_MAX_CHARS)
+            return shorten(first_sentence(_HEADING_MARK.sub("", line)), TITLE_MAX_CHARS)
     return None
 
 

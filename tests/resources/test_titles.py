@@ -10,7 +10,7 @@ from resources.ingestion import resource_ingest
 from resources.models import Resource
 from resources.parsing import ParsedDocument
 from resources.services import resource_create, resource_create_from_text
-from resources.titles import TITLE_MAX_CHARS, content_title, is_untitled, shorten
+from resources.titles import TITLE_MAX_CHARS, content_title, is_untitled, shorten, text_title
 from tests.conftest import Tenant
 
 LONG = (
@@ -55,6 +55,12 @@ def test_else_its_first_sentence_after_any_date() -> None:
     text = f"2024-05-01\n\n{LONG}"
     assert content_title(ParsedDocument(text=text)) == shorten(LONG.split(". ")[0] + ".", TITLE_MAX_CHARS)
     assert content_title(ParsedDocument(text="12/05/2024\n\n3.5")) is None
+
+
+def test_a_text_opening_with_a_markdown_heading_is_titled_without_its_marks() -> None:
+    assert text_title("# Claims policy\n\nInpatient claims are due in 30 days.") == "Claims policy"
+    assert text_title("  ## Kettle K1. Manual\nBody.") == "Kettle K1."
+    assert text_title("#hashtag first") == "#hashtag first"
 
 
 @pytest.mark.django_db
