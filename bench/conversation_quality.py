@@ -264,7 +264,7 @@ def measure_service(tasks: list[Task], workspaces: dict[str, Any], model: str) -
             )
             for mode, turn in (("conversation", prepared), ("last turn", alone)):
                 ranked = documents_of(turn, filenames)
-                for group in ("all", "follow-up" if task.follow_up else "other"):
+                for group in ("all", "follow-up" if task.follow_up else "other", task.collection):
                     tally.recall[f"{mode}|{group}"].append(recall_at_5(ranked, task.relevant))
                     tally.ndcg[f"{mode}|{group}"].append(ndcg_at_5(ranked, task.relevant))
             if outcome == "answered":
@@ -273,6 +273,41 @@ def measure_service(tasks: list[Task], workspaces: dict[str, Any], model: str) -
                     filenames[uuid.UUID(first["resource_id"])] in task.relevant
                 )
     return tally
+
+
+def sweep_weights(
+    weights: Sequence[float], tasks: list[Task], workspaces: dict[str, Any], model: str
+) -> None:
+    """The service's figures at each hybrid dense weight of the configured
+    embedding model (retrieval/search/service.py, DENSE_WEIGHTS), per
+    collection: a weight fitted on fiqa is read on clapnq and the reverse."""
+    from django.conf import settings
+
+    from retrieval.search import service
+
+    name = str(settings.EMBEDDING_MODEL_NAME)
+    collections = sorted({t.collection for t in tasks})
+    print(f"\nmodel {name}; conversation recall@5 per collection, all tasks")
+    print(
+        f"{'weight':>6} "
+        + " ".join(f"{c:>8}" for c in collections)
+        + f" {'all':>8} {'abstained':>9} {'1st rel.':>8}"
+    )
+    for weight in weights:
+        service.DENSE_WEIGHTS[name] = weight
+        tally = measure_service(tasks, workspaces, model)
+        per = [statistics.mean(tally.recall[f"conversation|{c}"]) for c in collections]
+        abstained = tally.outcomes["UNANSWERABLE"].count("abstained") / max(
+            len(tally.outcomes["UNANSWERABLE"]), 1
+        )
+        firsts = tally.first_relevant["ANSWERABLE"] + tally.first_relevant["PARTIAL"]
+        print(
+            f"{weight:>6.2f} "
+            + " ".join(f"{r:>8.3f}" for r in per)
+            + f" {statistics.mean(tally.recall['conversation|all']):>8.3f} {abstained:>9.3f}"
+            + f" {statistics.mean(firsts) if firsts else 0.0:>8.3f}",
+            flush=True,
+        )
 
 
 # --- exact peers -------------------------------------------------------------------
@@ -377,6 +412,12 @@ def main() -> None:
     parser.add_argument("--model", default="extractive", help="a model id of GET /models/")
     parser.add_argument("--limit", type=int, default=0, help="first N tasks (default: all 219)")
     parser.add_argument("--no-peers", action="store_true", help="skip the exact peers")
+    parser.add_argument(
+        "--dense-weights",
+        default="",
+        help="comma-separated hybrid dense weights for the configured model: one line of figures per "
+        "weight, each collection apart (fit the weight on one, read it on the other), no full report",
+    )
     args = parser.parse_args()
     _django.setup("conversation")
     tasks, corpus = load_tasks()
@@ -387,6 +428,9 @@ def main() -> None:
     from retrieval.embeddings import get_embedder
 
     get_embedder().embed_queries(["warm up"])
+    if args.dense_weights:
+        sweep_weights([float(w) for w in args.dense_weights.split(",")], tasks, workspaces, args.model)
+        return
     tally = measure_service(tasks, workspaces, args.model)
     peers = {} if args.no_peers else measure_peers(tasks, corpus)
     report(tally, peers, args.model)
