@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -183,6 +183,9 @@ class Assessment:
     sentences: list[Sentence]
     scores: dict[int, float]
     passages: Sequence[ScoredPassage]
+    # For a follow-up, the scores against the question alone (``scores``
+    # average them with those against the question with the conversation).
+    alone: dict[int, float] = field(default_factory=dict)
 
     @property
     def best(self) -> float:
@@ -224,7 +227,9 @@ def assess(
     stored = _stored_vectors(passages, model) if scored else {}
     languages = [p.language for p in passages]
     values = score_sentences(question, scored, len(passages), stored, model, languages)
+    alone: dict[int, float] = {}
     if context and context.strip() != question.strip():
+        alone = dict(zip(shortlist, values, strict=True))
         with_context = score_sentences(context, scored, len(passages), stored, model, languages)
         values = [(a + b) / 2 for a, b in zip(values, with_context, strict=True)]
-    return Assessment(sentences, dict(zip(shortlist, values, strict=True)), passages)
+    return Assessment(sentences, dict(zip(shortlist, values, strict=True)), passages, alone)
