@@ -20,6 +20,7 @@ from chat.backends.scripted import ScriptedBackend
 from chat.models import Message
 from resources.ingestion import resource_ingest
 from resources.services import resource_create
+from tests.chat.appliances import QUESTION, appliance_manuals
 from tests.chat.helpers import answer, sse_events, stream_of
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD, Workspace
@@ -126,6 +127,16 @@ def test_a_subject_no_document_covers_is_answered_that_the_documents_do_not_say(
     assert assistant["grounding"] == "none"
     assert assistant["response"]["parts"] == [{"text": manuals.workspace.no_answer_text, "source": None}]
     assert data["prompt_trace"]["decision"] == "no_answer"
+
+
+def test_the_form_tests_manuals_answer_a_dishwasher_question_that_they_do_not_say(owner: Tenant) -> None:
+    """Over the seven manuals the form tests ask which one of (their warranty
+    sentences name no product), a question about an eighth is no form."""
+    appliance_manuals(owner)
+    assistant = chat(owner, message="How long is the dishwasher warranty?")["assistant_message"]
+    assert assistant["response"]["type"] == "answer" and assistant["grounding"] == "none"
+    assert assistant["content"] == owner.workspace.no_answer_text
+    assert chat(owner, message=QUESTION)["assistant_message"]["response"]["type"] == "form"
 
 
 def test_a_question_that_names_no_subject_still_asks_which_one(manuals: Tenant) -> None:
@@ -239,7 +250,9 @@ def test_the_stream_ends_with_the_reply_the_same_turn_gets_without_streaming(
     deltas, final = streamed(manuals, message=question)
     assert final["response"] == plain["response"] and final["content"] == plain["content"]
     assert final["grounding"] == plain["grounding"]
-    assert deltas == final["content"]
+    # An answer's deltas are its parts; a form's, its question (its options,
+    # numbered in its text, come with the final message).
+    assert deltas == (final["content"] if final["response"]["type"] == "answer" else "Which one do you mean?")
 
 
 @pytest.mark.django_db(transaction=True)
