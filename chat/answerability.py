@@ -21,10 +21,11 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from chat.headings import answer_units
 from chat.meaning import meaning_scale
 from chat.quantities import number_fit, question_numbers
 from chat.text import content_words
@@ -33,7 +34,7 @@ from retrieval.languages.detect import UNDETERMINED, detect
 from retrieval.search import ScoredPassage
 from retrieval.selectors import passage_unit_vectors
 from retrieval.unit_vectors import digest
-from retrieval.units import ANSWERABLE, Unit, segment
+from retrieval.units import ANSWERABLE, Unit
 
 # Weights of the score's terms (bench/answer_quality).
 MEANING_WEIGHT = 0.65
@@ -58,11 +59,12 @@ class Sentence:
 
 def candidates_of(passages: Sequence[ScoredPassage]) -> list[Sentence]:
     """The units of every passage that may answer, each once (overlapping
-    chunks repeat sentences: the best-ranked copy stays)."""
+    chunks repeat sentences: the best-ranked copy stays); a document's title
+    line is a heading, not an answer (chat/headings.py)."""
     seen: set[tuple[object, str | None, str]] = set()
     out = []
     for index, passage in enumerate(passages):
-        for unit in segment(passage.text):
+        for unit in answer_units(passage.text, ordinal=passage.ordinal, title=passage.resource_title):
             key = (passage.resource_id, unit.heading, unit.text.lower())
             if unit.kind in ANSWERABLE and key not in seen:
                 seen.add(key)
@@ -181,6 +183,9 @@ class Assessment:
     sentences: list[Sentence]
     scores: dict[int, float]
     passages: Sequence[ScoredPassage]
+    # For a follow-up, the scores against the question alone (``scores``
+    # average them with those against the question with the conversation).
+    alone: dict[int, float] = field(default_factory=dict)
 
     @property
     def best(self) -> float:
@@ -222,7 +227,9 @@ def assess(
     stored = _stored_vectors(passages, model) if scored else {}
     languages = [p.language for p in passages]
     values = score_sentences(question, scored, len(passages), stored, model, languages)
+    alone: dict[int, float] = {}
     if context and context.strip() != question.strip():
+        alone = dict(zip(shortlist, values, strict=True))
         with_context = score_sentences(context, scored, len(passages), stored, model, languages)
         values = [(a + b) / 2 for a, b in zip(values, with_context, strict=True)]
-    return Assessment(sentences, dict(zip(shortlist, values, strict=True)), passages)
+    return Assessment(sentences, dict(zip(shortlist, values, strict=True)), passages, alone)

@@ -101,7 +101,8 @@ class InvalidCitation(TypedDict):
     part: int
     passage: object
     # "not_retrieved": the number was not in this turn's list; "from_user":
-    # the part's words are the user's, not the cited passage's.
+    # the part's words are the user's, not the cited passage's; "heading":
+    # the part only repeats a heading of the cited passage (chat/headings.py).
     reason: NotRequired[str]
 
 

@@ -32,6 +32,7 @@ from chat.contract import (
     ResponseType,
     Source,
 )
+from chat.headings import is_heading
 from chat.languages import ENGLISH, Language
 from chat.text import content_words
 from retrieval.search import ScoredPassage
@@ -292,8 +293,9 @@ MIN_WORDS_TO_JUDGE = 3
 def citations_check(
     reply: ParsedReply, passages: Sequence[ScoredPassage], user_texts: Sequence[str]
 ) -> ParsedReply:
-    """``reply`` with every citation that launders the user's text dropped
-    (``source: null``, recorded in ``invalid_citations`` as ``from_user``)."""
+    """``reply`` with every citation that launders the user's text, or that
+    cites a heading as if it were an answer, dropped (``source: null``,
+    recorded in ``invalid_citations`` as ``from_user`` or ``heading``)."""
     if reply.response["type"] != ResponseType.ANSWER:
         return reply
     by_id = {str(p.passage_id): (number, p) for number, p in enumerate(passages, start=1)}
@@ -303,19 +305,29 @@ def citations_check(
     for index, part in enumerate(reply.response["parts"]):
         source = part["source"]
         found = by_id.get(source["passage_id"]) if source is not None else None
-        if found is not None:
-            number, passage = found
-            words = content_words(part["text"])
-            if len(words) >= MIN_WORDS_TO_JUDGE:
-                from_passage = len(words & content_words(passage.text)) / len(words)
-                from_user = len(words & user_words) / len(words)
-                if from_passage < MIN_PASSAGE_SUPPORT and from_user > from_passage:
-                    invalid.append({"part": index, "passage": number, "reason": "from_user"})
-                    parts.append({"text": part["text"], "source": None})
-                    continue
+        reason = _uncited(part["text"], found[1], user_words) if found is not None else None
+        if found is not None and reason is not None:
+            invalid.append({"part": index, "passage": found[0], "reason": reason})
+            parts.append({"text": part["text"], "source": None})
+            continue
         parts.append(part)
     response: Reply = {"type": reply.response["type"], "parts": parts, "form": reply.response["form"]}
     return ParsedReply(response, reply.content, invalid, reply.claims)
+
+
+def _uncited(text: str, passage: ScoredPassage, user_words: frozenset[str]) -> str | None:
+    """Why a part may not cite ``passage``: "from_user" (the user's words,
+    not the passage's), "heading" (only a heading of the passage, or its
+    document's title line: chat/headings.py); None when it may."""
+    words = content_words(text)
+    if len(words) >= MIN_WORDS_TO_JUDGE:
+        from_passage = len(words & content_words(passage.text)) / len(words)
+        from_user = len(words & user_words) / len(words)
+        if from_passage < MIN_PASSAGE_SUPPORT and from_user > from_passage:
+            return "from_user"
+    if is_heading(text, text=passage.text, ordinal=passage.ordinal, title=passage.resource_title):
+        return "heading"
+    return None
 
 
 # The English text (every language's: chat/languages/).

@@ -43,6 +43,14 @@ Selecting the answer (:func:`select_answer`) from the best-scoring unit:
   sentences of unrelated documents are not glued into one answer, while a
   second document that states a further fact as well still adds it.
 
+Sentences about another subject than asked are set aside first
+(chat/backends/focus.py): one that says the same as a counterpart naming
+more of what was asked (the kettle's reset beside the toaster's, when the
+toaster was asked about, or was the conversation's subject), and, for a
+follow-up that stands on its own ("When are outpatient claims due?" after
+questions about inpatient claims), one that answers the conversation
+rather than the question.
+
 Parts are read in document order, documents in retrieval's order (which
 on ``bench/answer_quality`` puts a relevant document first more often than
 the best sentence's document would). A workspace with no ready documents
@@ -57,6 +65,7 @@ from typing import ClassVar, Literal
 
 from chat.answerability import Assessment, Sentence, assess
 from chat.backends.base import BaseBackend
+from chat.backends.focus import Asked, off_subject
 from chat.contract import Part, Reply, ResponseType
 from chat.languages import ENGLISH, Language
 from chat.output import ParsedReply, render_content, source_of, text_reply
@@ -100,30 +109,46 @@ class ExtractiveBackend(BaseBackend):
         assessment: Assessment | None = None,
         context: str | None = None,
         language: Language = ENGLISH,
+        asked: Asked | None = None,
     ) -> ParsedReply:
         """The reply to ``question`` from ``passages`` (ranked best first).
 
         ``assessment``: the passages already scored for this question (the
         turn's answerability check did it); ``context``: the question with
         the conversation, for a follow-up (chat/answerability.py);
-        ``language``: the question's, for the engine's own texts.
+        ``language``: the question's, for the engine's own texts;
+        ``asked``: the words the turn asks with (chat/backends/focus.py; by
+        default the question's own).
         """
         if not grounded:
             return text_reply(language.no_documents_text)
         if assessment is None:
             assessment = assess(question, passages, context=context)
         sentences = assessment.sentences
-        chosen = select_answer(sentences, assessment.scores, passages)
+        asked = asked or Asked(content_words(question))
+        chosen = select_answer(sentences, assessment.scores, passages, asked=asked, alone=assessment.alone)
         if not chosen:
             return text_reply(language.not_found_text)
         return _answer([sentences[i] for i in chosen], passages)
 
 
 def select_answer(
-    sentences: Sequence[Sentence], scores: dict[int, float], passages: Sequence[ScoredPassage]
+    sentences: Sequence[Sentence],
+    scores: dict[int, float],
+    passages: Sequence[ScoredPassage],
+    *,
+    asked: Asked | None = None,
+    alone: dict[int, float] | None = None,
 ) -> list[int]:
     """The indices of the answer's parts in ``sentences``, in reading order;
-    none when nothing answers. ``scores`` holds the scored sentences' scores."""
+    none when nothing answers. ``scores`` holds the scored sentences' scores;
+    with ``asked``, the words the question (and its conversation) asks with,
+    a sentence about another subject than asked is set aside
+    (chat/backends/focus.py; ``alone``: a follow-up's scores against the
+    question alone)."""
+    if asked is not None:
+        aside = off_subject(sentences, scores, passages, asked, alone)
+        scores = {i: score for i, score in scores.items() if i not in aside}
     if not scores:
         return []
     best = max(scores, key=lambda i: (scores[i], -i))

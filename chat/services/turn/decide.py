@@ -13,7 +13,10 @@
 - ``clarify`` (the extractive engine; a generative model is instructed to do
   the same): the evidence answers differently for distinct subjects, or the
   question points at a subject it never names (``clarify.py``): a form asking
-  which one.
+  which one. When the evidence answers alike for distinct subjects but the
+  question names a subject none of the retrieved documents covers ("How
+  long is the dishwasher warranty?" over other appliances' manuals:
+  ``naming.py``), the reply is ``no_answer`` instead, on every engine.
 - ``answer``: everything else.
 
 The replies are in the question's language (chat/languages/): the
@@ -35,7 +38,7 @@ from enum import StrEnum
 from chat.answerability import Assessment, assess
 from chat.languages import ENGLISH, Language, workspace_language
 from chat.output import ParsedReply, text_reply
-from chat.services.turn import clarify
+from chat.services.turn import clarify, naming
 from chat.services.turn.history import TurnContext
 from retrieval.search import ScoredPassage
 from workspaces.models import Workspace
@@ -100,7 +103,7 @@ def turn_decide(
     assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
     score = min(1.0, max(0.0, assessment.best))
     threshold = workspace.answerability_threshold
-    if may_clarify and context.chosen is None:
+    if context.chosen is None:
         candidates = [
             clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
             for c in assessment.per_document()
@@ -108,7 +111,9 @@ def turn_decide(
         asked = clarify.ambiguous(
             context.focus, context.earlier_questions, candidates, threshold=threshold, language=language
         )
-        if asked:
+        if asked and _names_another_subject(context, language, passages):
+            return no_answer(workspace, score, language)
+        if asked and may_clarify:
             return Decision(
                 Intent.CLARIFY,
                 answerability=score,
@@ -118,3 +123,16 @@ def turn_decide(
     if score < threshold:
         return no_answer(workspace, score, language)
     return Decision(Intent.ANSWER, answerability=score, assessment=assessment)
+
+
+def _names_another_subject(
+    context: TurnContext, language: Language, passages: Sequence[ScoredPassage]
+) -> bool:
+    """Whether the question, which documents answer alike for their own
+    subjects, names one that none of the retrieved documents covers
+    (naming.py). A question that points at an unnamed subject ("this
+    animal") is asked back whatever else it names."""
+    question = context.focus
+    if clarify.unresolved_reference(question, context.earlier_questions, language):
+        return False
+    return bool(naming.uncovered(naming.question_names(question, language), passages))

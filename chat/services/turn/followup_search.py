@@ -74,14 +74,19 @@ def needs_context(question: str, earlier_questions: Sequence[str], language: Lan
     if not earlier_questions:
         return False
     language = language or question_language(question, earlier_questions)
+    return leans_on_conversation(question, language) or len(content_words(question)) < STANDALONE_MIN_WORDS
+
+
+def leans_on_conversation(question: str, language: Language) -> bool:
+    """Whether ``question`` refers back or goes on (a pronoun or
+    demonstrative, an opening "and", "what about"): what makes a follow-up
+    of it apart from its length."""
     words = WORD.findall(normalize(question, language.code).lower())
     if any(word in language.anaphora for word in words):
         return True
     if words and words[0] in language.continuations:
         return True
-    if " ".join(words[:2]) in language.continuation_phrases:
-        return True
-    return len(content_words(question)) < STANDALONE_MIN_WORDS
+    return " ".join(words[:2]) in language.continuation_phrases
 
 
 def retrieval_queries(

@@ -27,6 +27,7 @@ from chat.output_guard import Verdict
 from chat.output_guard import evaluate as guard_evaluate
 from chat.partial_json import DeltaExtractor
 from chat.services.turn.compose import PreparedTurn
+from chat.services.turn.naming import turn_asked
 from daneshyar.exceptions import LLMUnavailable
 from retrieval.search import ScoredPassage
 from workspaces.models import GenerationFallback
@@ -153,13 +154,18 @@ def _extracted(
     when no sentence answers, the workspace's no-answer reply (grounding none)."""
     retrieved = prepared.retrieval.passages
     language = prepared.language
+    context = prepared.context
+    scoring_context = prepared.retrieval.scoring_context
     reply = engine.answer(
-        prepared.context.focus,
+        context.focus,
         retrieved,
         grounded=prepared.grounded,
         assessment=prepared.decision.assessment,
-        context=prepared.retrieval.scoring_context,
+        context=scoring_context,
         language=language,
+        asked=turn_asked(
+            context.focus, context.earlier_questions, context.language, follow_up=scoring_context is not None
+        ),
     )
     grounding = None
     if prepared.grounded and not any(part["source"] for part in reply.response["parts"]):

@@ -1,0 +1,98 @@
+"""What a question names, and whether the retrieved documents cover it.
+
+Asking back "which one do you mean?" is right when the question names no
+subject and the documents answer it for several; it is wrong when the
+question names a subject none of them is about: "How long is the
+dishwasher warranty?" over manuals of a kettle, a toaster and a blender
+is answered "the documents don't say", not with a form of the other
+products (chat/services/turn/decide.py).
+
+A question's **names** are the words by which it refers to a particular
+thing, read with its language's rules (chat/languages/), not a list of
+things:
+
+* the word a pointing word or article introduces ("the dishwasher", "the
+  Bosch", "this fund": the language's ``pointer``), unless it is a kind of
+  thing that names nothing by itself ("the product": ``kinds``, the
+  unresolved reference clarify.py asks about) or a word that refers back
+  ("the other": ``anaphora``);
+* a proper name inside the question (the language's ``proper_name``, not a
+  sentence's first word): "in Argentina";
+* a word of letters and digits, as models and codes are written: "K9", "401k".
+
+A name is **covered** when one of the retrieved passages, or its
+document's title, has the word (as chat/text.py compares words).
+
+What a turn asks with (:func:`turn_asked`, for the extractive engine's
+choice of sentences: chat/backends/focus.py): the question's own words, and
+for a follow-up its earlier questions' words, and whether it leans on
+them (followup_search.py: "it", "and …") and names nothing itself, so that
+its subject is the conversation's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from chat.backends.focus import Asked
+from chat.languages import Language
+from chat.services.turn.followup_search import leans_on_conversation
+from chat.text import content_words
+from retrieval.languages.normalize import normalize
+from retrieval.search import ScoredPassage
+from retrieval.units import WORD
+
+# Where a sentence starts inside a question (its first word is capitalised
+# whatever it is).
+_SENTENCE_START = re.compile(r"(?:^|[.!?\u061f]\s+)\W*")
+
+
+def question_names(question: str, language: Language) -> frozenset[str]:
+    """The content words by which ``question`` names particular things (rules above)."""
+    text = normalize(question, language.code)
+    found: list[str] = []
+    for match in language.pointer.finditer(text):
+        head = match.group(3).lower()
+        if head in language.anaphora or _is_kind(head, language):
+            continue
+        found.extend([*match.group(2).split(), match.group(3)])
+    starts = {m.end() for m in _SENTENCE_START.finditer(text)}
+    found.extend(m.group(0) for m in language.proper_name.finditer(text) if m.start() not in starts)
+    found.extend(word for word in WORD.findall(text) if _letters_and_digits(word))
+    return frozenset().union(*(content_words(word) for word in found)) if found else frozenset()
+
+
+def turn_asked(
+    question: str, earlier_questions: Sequence[str], language: Language, *, follow_up: bool
+) -> Asked:
+    """The words ``question`` asks with (above); ``follow_up``: the turn is
+    searched and scored with its conversation (followup_search.py)."""
+    own = content_words(question)
+    if not follow_up:
+        return Asked(own)
+    conversation = content_words(" ".join(earlier_questions)) - own
+    leans = leans_on_conversation(question, language)
+    from_conversation = leans and not question_names(question, language)
+    return Asked(own, conversation, leans=leans, from_conversation=from_conversation)
+
+
+def uncovered(names: Iterable[str], passages: Sequence[ScoredPassage]) -> frozenset[str]:
+    """The ``names`` (content words) that no passage nor its document's title has."""
+    missing = set(names)
+    for passage in passages:
+        if not missing:
+            break
+        missing -= content_words(passage.text) | content_words(passage.resource_title)
+    return frozenset(missing)
+
+
+def _is_kind(word: str, language: Language) -> bool:
+    return word in language.kinds or any(
+        word.endswith(suffix) and word[: -len(suffix)] in language.kinds
+        for suffix in language.plural_suffixes
+    )
+
+
+def _letters_and_digits(word: str) -> bool:
+    return any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
