@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from daneshyar.config.embedding import MINILM
 from resources.ingestion import resource_ingest
 from resources.models import Resource
 from resources.services import resource_create
@@ -133,11 +134,16 @@ def test_the_answer_stays_on_the_document_that_answers(owner: Tenant) -> None:
         "Employees receive 28 days of paid holiday per year. Holiday requests are approved by the "
         "team lead. Unused holiday days expire at the end of March.",
     )
-    # The egg guide's "four minutes in boiling water" scores close, but is
-    # about eggs: it is not glued to the kettle's answer.
+    # The kettle's "boils in about three minutes" and the egg guide's "four
+    # minutes in boiling water" score close: the answer keeps to the document
+    # of the best one instead of gluing the other's to it. Which one is best
+    # is the model's call (all-MiniLM-L6-v2: the kettle; multilingual-e5-small,
+    # closer to "boiling water": the eggs).
     parts = ask(owner, "How long should I boil water?")
-    assert texts(parts)[0] == "A full kettle boils in about three minutes."
-    assert {p["source"]["resource_id"] for p in parts} == {str(kettle.id)}
+    assert len({p["source"]["resource_id"] for p in parts}) == 1
+    if owner.workspace.embedding_model == MINILM:
+        assert texts(parts)[0] == "A full kettle boils in about three minutes."
+        assert {p["source"]["resource_id"] for p in parts} == {str(kettle.id)}
     holiday = ask(owner, "When do unused holiday days expire?")
     assert texts(holiday)[0] == "Unused holiday days expire at the end of March."
     assert {p["source"]["resource_title"] for p in holiday} == {"Holiday policy"}

@@ -8,7 +8,9 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
+from django.test import override_settings
 
+from daneshyar.config.embedding import MINILM
 from resources.models import Resource, ResourceStatus
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
@@ -17,6 +19,15 @@ from retrieval.search import stats
 from workspaces.models import Workspace
 
 _counter = itertools.count()
+
+
+@pytest.fixture
+def minilm() -> Iterator[None]:
+    """all-MiniLM-L6-v2 configured (the default is multilingual-e5-small), for
+    a test of arithmetic fitted to MiniLM's scores; request it before the
+    workspace, which takes the configured model when it is created."""
+    with override_settings(EMBEDDING_BACKEND="onnx", EMBEDDING_MODEL_NAME=MINILM):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -46,6 +46,14 @@ QUESTION = "Where was coffee first grown?"
 DENSE = Legs(dense=True, lexical=False)
 
 
+@pytest.fixture(autouse=True)
+def _minilm_configured() -> Iterator[None]:
+    """The deployment before the change: all-MiniLM-L6-v2 configured (the
+    default is multilingual-e5-small), so the owner's workspace is MiniLM's."""
+    with override_settings(EMBEDDING_BACKEND="onnx", EMBEDDING_MODEL_NAME=MINILM):
+        yield
+
+
 @pytest.fixture
 def e5() -> Iterator[None]:
     """The setting changed to multilingual-e5-small (the passages stay MiniLM's)."""
