@@ -91,6 +91,31 @@ def stream_of(response: Any) -> Iterator[bytes]:
     return content
 
 
+def chat_data(tenant: Any, path: str = "chat/", **body: Any) -> dict[str, Any]:
+    """A turn posted with ``tenant``'s admin key as end user ``u1`` to
+    ``path`` of its workspace (``chat/`` by default): the envelope's data,
+    after checking for a 200."""
+    response = tenant.client("admin").post(
+        f"/api/v1/workspaces/{tenant.workspace.id}/{path}", {"external_user_id": "u1", **body}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+def stream_events(tenant: Any, **body: Any) -> list[tuple[str, dict[str, Any]]]:
+    """A turn streamed like :func:`chat_data`: its (event, data) pairs, the
+    last of them checked to be the final ``message``."""
+    response = tenant.client("admin").post(
+        f"/api/v1/workspaces/{tenant.workspace.id}/chat/stream/",
+        {"external_user_id": "u1", **body},
+        format="json",
+    )
+    events = list(sse_events(stream_of(response)))
+    assert events and events[-1][0] == "message", events
+    return events
+
+
 # Three clinic guidelines, each with a sentence about patients over 75
 # (the follow-up tests: tests/chat/test_conversation*.py).
 STATINS = (

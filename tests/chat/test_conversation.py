@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from chat.models import Message
-from tests.chat.helpers import ingest_text, sse_events, stream_of
+from tests.chat.helpers import chat_data, ingest_text, sse_events, stream_of
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
 
@@ -45,14 +45,7 @@ def shop(owner: Tenant) -> Tenant:
 
 
 def chat(tenant: Tenant, **body: Any) -> dict[str, Any]:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/",
-        {"external_user_id": "u1", **body},
-        format="json",
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
-    return data
+    return chat_data(tenant, **body)
 
 
 def cited_titles(assistant: dict[str, Any]) -> set[str]:

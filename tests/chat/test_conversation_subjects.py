@@ -21,7 +21,7 @@ from chat.models import Message
 from resources.ingestion import resource_ingest
 from resources.services import resource_create
 from tests.chat.appliances import QUESTION, appliance_manuals
-from tests.chat.helpers import answer, sse_events, stream_of
+from tests.chat.helpers import answer, chat_data, stream_events
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD, Workspace
 
@@ -84,27 +84,13 @@ def claims(owner: Tenant) -> Tenant:
 
 
 def chat(tenant: Tenant, **body: Any) -> dict[str, Any]:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/",
-        {"external_user_id": "u1", **body},
-        format="json",
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
-    return data
+    return chat_data(tenant, **body)
 
 
 def streamed(tenant: Tenant, **body: Any) -> tuple[str, dict[str, Any]]:
     """The text of a streamed turn's deltas, and its final message."""
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/stream/",
-        {"external_user_id": "u1", **body},
-        format="json",
-    )
-    events = list(sse_events(stream_of(response)))
-    name, final = events[-1]
-    assert name == "message", events
-    return "".join(data["text"] for name, data in events if name == "delta"), final
+    events = stream_events(tenant, **body)
+    return "".join(data["text"] for name, data in events if name == "delta"), events[-1][1]
 
 
 def cited_titles(assistant: dict[str, Any]) -> set[str]:

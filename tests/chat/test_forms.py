@@ -27,7 +27,7 @@ from tests.chat.appliances import (
     appliance_manuals,
     unique_prefix,
 )
-from tests.chat.helpers import ingest_text, sse_events, stream_of
+from tests.chat.helpers import chat_data, ingest_text, stream_events
 from tests.conftest import Tenant, make_tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
 
@@ -35,23 +35,13 @@ pytestmark = [pytest.mark.slow]
 
 
 def chat(tenant: Tenant, path: str = "chat/", **body: Any) -> dict[str, Any]:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/{path}", {"external_user_id": "u1", **body}, format="json"
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
-    return data
+    return chat_data(tenant, path, **body)
 
 
 def streamed(tenant: Tenant, **body: Any) -> tuple[str, dict[str, Any]]:
     """The streamed turn's session id and final message."""
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/stream/",
-        {"external_user_id": "u1", **body},
-        format="json",
-    )
-    events = list(sse_events(stream_of(response)))
-    assert events[0][0] == "session" and events[-1][0] == "message", events
+    events = stream_events(tenant, **body)
+    assert events[0][0] == "session", events
     return events[0][1]["id"], events[-1][1]
 
 
