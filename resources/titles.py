@@ -64,7 +64,7 @@ def is_untitled(title: str, filename: str = "") -> bool:
 
 def content_title(document: ParsedDocument) -> str | None:
     """The title a document's text gives (rules above); ``None`` when no
-    line of it has more letters than digits."""
+    line of it has a letter and no more digits than letters."""
     blocks = document.text.split("\n\n")
     offset = 0
     starts = []
@@ -96,4 +96,4 @@ def first_sentence(text: str) -> str:
 
 def _wordy(line: str) -> bool:
     letters = sum(c.isalpha() for c in line)
-    return letters > 0 and letters > sum(c.isdigit() for c in line)
+    return letters > 0 and letters >= sum(c.isdigit() for c in line)

@@ -63,6 +63,12 @@ def test_a_text_opening_with_a_markdown_heading_is_titled_without_its_marks() ->
     assert text_title("#hashtag first") == "#hashtag first"
 
 
+def test_a_line_with_as_many_letters_as_digits_is_a_title() -> None:
+    assert text_title("a 0") == "a 0"
+    assert text_title("12/05/2024\nK9 cleaning") == "K9 cleaning"
+    assert text_title("2024-05-01") is None
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("title", "filename", "data", "expected"),
