@@ -42,6 +42,14 @@ class Resource(models.Model):
     # documents by a fair claim, not by the ids in its message, so its hard
     # time limit and its redelivery find what it held by this.
     ingest_claimed_by = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # The integrator's attributes (API.md v1.3): at most 32 keys, each a
+    # string, a number, a boolean or a list of strings; searches filter on
+    # them inside every leg's SQL (retrieval/search/statements.eligible).
+    # Changed without re-embedding.
+    metadata = models.JSONField(default=dict, blank=True)
+    # Who may read it: None, every end user of the workspace; {"groups":
+    # [...]}, only end users holding at least one of these groups.
+    access = models.JSONField(null=True, blank=True, default=None)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
