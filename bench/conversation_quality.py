@@ -234,7 +234,9 @@ def documents_of(prepared: Any, filenames: dict[Any, str]) -> list[str]:
     return list(dict.fromkeys(filenames[p.resource_id] for p in prepared.retrieval.passages))
 
 
-def measure_service(tasks: list[Task], workspaces: dict[str, Any], model: str) -> Tally:
+def measure_service(
+    tasks: list[Task], workspaces: dict[str, Any], model: str, *, alone: bool = True
+) -> Tally:
     from resources.models import Resource
     from workspaces import services
     from workspaces.models import ApiKeyScope
@@ -254,24 +256,28 @@ def measure_service(tasks: list[Task], workspaces: dict[str, Any], model: str) -
         tally.seconds.append(time.monotonic() - started)
         outcome = outcome_of(reply)
         tally.outcomes[task.answerability].append(outcome)
-        if task.relevant:
-            alone, _ = run_turn(
+        if task.relevant and not alone:
+            ranked = documents_of(prepared, filenames)
+            for group in ("all", "follow-up" if task.follow_up else "other", task.collection):
+                tally.recall[f"conversation|{group}"].append(recall_at_5(ranked, task.relevant))
+        elif task.relevant:
+            alone_turn, _ = run_turn(
                 api_key,
                 workspace,
                 [{"role": "user", "content": task.users[-1]}],
                 f"bench-{index}-alone",
                 model,
             )
-            for mode, turn in (("conversation", prepared), ("last turn", alone)):
+            for mode, turn in (("conversation", prepared), ("last turn", alone_turn)):
                 ranked = documents_of(turn, filenames)
                 for group in ("all", "follow-up" if task.follow_up else "other", task.collection):
                     tally.recall[f"{mode}|{group}"].append(recall_at_5(ranked, task.relevant))
                     tally.ndcg[f"{mode}|{group}"].append(ndcg_at_5(ranked, task.relevant))
-            if outcome == "answered":
-                first = next(p["source"] for p in reply.response["parts"] if p.get("source"))
-                tally.first_relevant[task.answerability].append(
-                    filenames[uuid.UUID(first["resource_id"])] in task.relevant
-                )
+        if task.relevant and outcome == "answered":
+            first = next(p["source"] for p in reply.response["parts"] if p.get("source"))
+            tally.first_relevant[task.answerability].append(
+                filenames[uuid.UUID(first["resource_id"])] in task.relevant
+            )
     return tally
 
 
@@ -305,6 +311,49 @@ def sweep_weights(
             f"{weight:>6.2f} "
             + " ".join(f"{r:>8.3f}" for r in per)
             + f" {statistics.mean(tally.recall['conversation|all']):>8.3f} {abstained:>9.3f}"
+            + f" {statistics.mean(firsts) if firsts else 0.0:>8.3f}",
+            flush=True,
+        )
+
+
+def sweep_settings(configs: Sequence[str], tasks: list[Task], workspaces: dict[str, Any], model: str) -> None:
+    """The service's figures under each configuration: ``module.NAME=value``
+    assignments joined by commas (e.g.
+    ``chat.services.turn.followup_search.CONTEXT_WEIGHT=0.5``), each
+    collection apart, follow-ups apart: a rule fitted on one collection is
+    read on the other. The conversation's retrieval only (not the last turn
+    alone); the constants are restored after each."""
+    import importlib
+
+    collections = sorted({t.collection for t in tasks})
+    print(
+        f"\nconversation recall@5; {'configuration':60s} "
+        + " ".join(f"{c:>8}" for c in collections)
+        + f" {'follow-up':>9} {'all':>6} {'abstained':>9} {'1st rel.':>8}"
+    )
+    for config in configs:
+        saved = []
+        for assignment in filter(None, config.split(",")):
+            target, value = assignment.split("=", 1)
+            module_name, attribute = target.rsplit(".", 1)
+            module = importlib.import_module(module_name)
+            saved.append((module, attribute, getattr(module, attribute)))
+            setattr(module, attribute, type(getattr(module, attribute))(float(value)))
+        try:
+            tally = measure_service(tasks, workspaces, model, alone=False)
+        finally:
+            for module, attribute, old in reversed(saved):
+                setattr(module, attribute, old)
+        per = [statistics.mean(tally.recall[f"conversation|{c}"]) for c in collections]
+        abstained = tally.outcomes["UNANSWERABLE"].count("abstained") / max(
+            len(tally.outcomes["UNANSWERABLE"]), 1
+        )
+        firsts = tally.first_relevant["ANSWERABLE"] + tally.first_relevant["PARTIAL"]
+        print(
+            f"{config or 'as configured':>82} "
+            + " ".join(f"{r:>8.3f}" for r in per)
+            + f" {statistics.mean(tally.recall['conversation|follow-up']):>9.3f}"
+            + f" {statistics.mean(tally.recall['conversation|all']):>6.3f} {abstained:>9.3f}"
             + f" {statistics.mean(firsts) if firsts else 0.0:>8.3f}",
             flush=True,
         )
@@ -418,6 +467,12 @@ def main() -> None:
         help="comma-separated hybrid dense weights for the configured model: one line of figures per "
         "weight, each collection apart (fit the weight on one, read it on the other), no full report",
     )
+    parser.add_argument(
+        "--settings",
+        default="",
+        help="configurations separated by ';', each module.NAME=value assignments joined by ','"
+        " (an empty one: as configured): one line of figures each, each collection apart, no full report",
+    )
     args = parser.parse_args()
     _django.setup("conversation")
     tasks, corpus = load_tasks()
@@ -428,6 +483,9 @@ def main() -> None:
     from retrieval.embeddings import get_embedder
 
     get_embedder().embed_queries(["warm up"])
+    if args.settings:
+        sweep_settings(args.settings.split(";"), tasks, workspaces, args.model)
+        return
     if args.dense_weights:
         sweep_weights([float(w) for w in args.dense_weights.split(",")], tasks, workspaces, args.model)
         return
