@@ -328,16 +328,22 @@ class ResourceBatchApi(WorkspaceApi):
         operation_id="resources_create_batch",
         summary="Upload many documents",
         tags=["Resources"],
-        description="Upload many small documents in one request: a JSON array or NDJSON "
-        "(`application/x-ndjson`) of `{title, text}` objects, or a zip archive of documents "
-        "(`application/zip` body, or multipart `file`). At most BATCH_UPLOAD_MAX_DOCUMENTS "
-        "documents and BATCH_UPLOAD_MAX_BYTES bytes per request (413 beyond), each document "
-        "at most MAX_UPLOAD_BYTES. 202 with one entry per document, in order: `created` (a new "
-        "resource, `pending`), `existing` (the same bytes are already in the workspace, or "
-        "earlier in this request: that resource) or `rejected` (a type that is not accepted, or "
-        "over MAX_UPLOAD_BYTES: `error` says which; nothing stored for it). A body that cannot be "
-        "read, or a document without `text`, is one 4xx (400 names each such document in "
-        "`fields`, e.g. `[2].text`) and stores nothing.",
+        description=(
+            "Upload many small documents in one request: a JSON array or NDJSON "
+            "(`application/x-ndjson`) of `{title, text, metadata?, access?}` objects, or a zip archive "
+            "of documents (`application/zip` body, or multipart `file`), optionally with a "
+            '`manifest.json` at its root: `{"documents": {"<path in the zip>": {"title"?, "metadata"?, '
+            '"access"?}}}`. At most BATCH_UPLOAD_MAX_DOCUMENTS documents and BATCH_UPLOAD_MAX_BYTES '
+            "bytes per request (413 beyond), each document at most MAX_UPLOAD_BYTES. 202 with one "
+            "entry per document, in order: `created` (a new resource, `pending`), `existing` (the "
+            "same bytes are already in the workspace, or earlier in this request: that resource, "
+            "with its stored title, metadata and access) or `rejected` (a type that is not accepted, "
+            "or over MAX_UPLOAD_BYTES: `error` says which; nothing stored for it). A body that "
+            "cannot be read, a document without `text` or with `metadata`/`access` of the wrong "
+            "shape, or a malformed manifest, is one 4xx (400 names each problem in `fields`, e.g. "
+            '`[2].text`, `[3].metadata.price`, `manifest.documents["a.md"].access`) and stores '
+            "nothing."
+        ),
         request={
             "application/json": BulkTextSerializerList,
             "application/x-ndjson": OpenApiTypes.STR,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import yaml
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import TestCase
 
@@ -495,3 +496,30 @@ def test_an_end_user_token_cannot_patch_nor_upload(owner: Tenant) -> None:
     assert response.status_code == 401
     assert Resource.objects.get(pk=shown["id"]).access == {"groups": ["staff"]}
     assert Resource.objects.count() == 1
+
+
+# --- the schema ------------------------------------------------------------------------
+
+
+def test_the_schema_shows_metadata_and_access_and_the_patch(owner: Tenant) -> None:
+    response = owner.client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi")
+    assert response.status_code == 200
+    schema = yaml.safe_load(response.content)
+    components = schema["components"]["schemas"]
+    resource = components["Resource"]["properties"]
+    assert resource["metadata"]["type"] == "object"
+    assert resource["metadata"]["maxProperties"] == MAX_METADATA_KEYS
+    assert resource["access"]["nullable"] is True
+    assert resource["access"]["properties"]["groups"]["maxItems"] == MAX_GROUPS
+    for name in (
+        "ResourceTextInputRequest",
+        "ResourceBatchTextItemRequest",
+        "PatchedResourceUpdateInputRequest",
+    ):
+        assert {"metadata", "access"} <= set(components[name]["properties"]), name
+    # Multipart carries them as JSON text.
+    upload = components["ResourceUploadInputRequest"]["properties"]
+    assert upload["metadata"]["type"] == upload["access"]["type"] == "string"
+    patch = schema["paths"]["/api/v1/workspaces/{workspace_id}/resources/{resource_id}/"]["patch"]
+    assert patch["operationId"] == "resources_update"
+    assert {"200", "400", "403", "404"} <= set(patch["responses"])
