@@ -63,7 +63,10 @@ def storable(text: str) -> bool:
 
 def shown_key(key: str) -> str:
     """A key as a problem's path names it: printable and short (a key that
-    is itself the problem may hold anything a client sent)."""
+    is itself the problem may hold anything a client sent), and never empty
+    (``""`` is the path of the value itself)."""
+    if not key:
+        return '""'
     shown = key if storable(key) and key.isprintable() else key.encode("unicode_escape").decode("ascii")
     return shown if len(shown) <= 80 else shown[:79] + "…"
 
@@ -77,9 +80,7 @@ def _string_problem(text: str) -> str | None:
 
 
 def _value_problems(key: str, value: Any) -> Problems:
-    if isinstance(value, bool):
-        return {}
-    if isinstance(value, int):
+    if isinstance(value, bool | int):  # a boolean stays one: JSON keeps true apart from 1
         return {}
     if isinstance(value, float):
         return {} if math.isfinite(value) else {key: ["A number must be finite (no NaN or Infinity)."]}

@@ -43,7 +43,7 @@ ACCESS = {"groups": ["staff", "managers"]}
 BAD_METADATA: list[tuple[Any, str]] = [
     ({f"k{i}": i for i in range(MAX_METADATA_KEYS + 1)}, "metadata"),
     ({"bad key": 1}, "metadata.bad key"),
-    ({"": 1}, "metadata"),
+    ({"": 1}, 'metadata.""'),
     ({"k" * 65: 1}, "metadata." + "k" * 65),
     ({"é": 1}, "metadata.é"),
     ({"note": "x" * (MAX_STRING_CHARS + 1)}, "metadata.note"),
