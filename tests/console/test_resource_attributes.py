@@ -6,16 +6,21 @@ reads its manifest as the bulk upload does."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from pytest_django.live_server_helper import LiveServer
 
 from resources.models import Resource
 from retrieval.models import Passage
+from tests.browser import log_in
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.console.test_ingestion import _outcomes, _upload, make_zip
-from tests.staff import Staff, grant, make_staff
+from tests.staff import PASSWORD, Staff, grant, make_staff
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 pytestmark = pytest.mark.django_db
 
@@ -138,3 +143,37 @@ def test_a_malformed_manifest_refuses_the_zip_in_the_console(owner: Tenant, cura
     assert _outcomes(response) == [("docs.zip", "refused")]
     assert "metadata.bad key" in response.json()["data"]["results"][0]["message"]
     assert not Resource.objects.filter(workspace=owner.workspace).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_curator_edits_them_in_a_real_browser(
+    browser: WebDriver, live_server: LiveServer, owner: Tenant
+) -> None:
+    """Headless Chromium on a live server (tests/browser.py): a wrong value comes back beside
+    the field with the key named, a right one is saved."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    make_staff("curator", organization=owner.organization)
+    made = ingest_text(owner.workspace, "Claims", "Claims are paid in ten days.")
+    log_in(browser, live_server.url, "curator", PASSWORD)
+    browser.get(f"{live_server.url}{_page(made)}")
+
+    def submit(metadata: str, access: str) -> None:
+        for name, value in (("metadata", metadata), ("access", access)):
+            box = browser.find_element(By.NAME, name)
+            box.clear()
+            box.send_keys(value)
+        browser.find_element(By.NAME, "_save").click()
+
+    submit('{"customer": "4821", "tags": ["claims", 7]}', '{"groups": ["staff"]}')
+    errors = WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".errorlist"))
+    assert "tags[1]: A list holds only strings." in " ".join(e.text for e in errors)
+    made.refresh_from_db()
+    assert (made.metadata, made.access) == ({}, None)
+
+    submit('{"customer": "4821", "tags": ["claims"]}', '{"groups": ["staff"]}')
+    WebDriverWait(browser, 30).until(lambda d: "/change/" not in d.current_url)
+    made.refresh_from_db()
+    assert (made.metadata, made.access) == ({"customer": "4821", "tags": ["claims"]}, {"groups": ["staff"]})
