@@ -15,7 +15,7 @@ from django.utils.html import format_html
 
 from daneshyar.exceptions import ApplicationError
 from resources import services
-from resources.attributes import access_problems, json_field, metadata_problems
+from resources.attributes import access_problems, declared_problems, json_field, metadata_problems
 from resources.models import Resource
 from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
@@ -117,6 +117,7 @@ class ResourceAttributesForm(forms.ModelForm[Resource]):
         raw = self.cleaned_data.get("metadata") or ""
         value = _parsed(raw) if raw else {}
         _refuse(metadata_problems(value))
+        _refuse(declared_problems(value, self.instance.workspace.metadata_keys))
         return value
 
     def clean_access(self) -> Any:

@@ -362,7 +362,7 @@ class ResourceBatchApi(WorkspaceApi):
     )
     @idempotent
     def post(self, request: Request, workspace_id: Any) -> Response:
-        items = bulk.bulk_items(request.data)
+        items = bulk.bulk_items(request.data, declared=self.workspace.metadata_keys)
         rate_limit_upload(
             request, principal=self.principal, workspace=self.workspace, documents=len(items), counted=1
         )

@@ -159,7 +159,7 @@ def archive_manifest(archive: zipfile.ZipFile) -> dict[str, ManifestEntry]:
     problems: dict[str, list[str]] = {}
     entries: dict[str, ManifestEntry] = {}
     for path, entry in documents.items():
-        where = f"manifest.documents[{json.dumps(path)}]"
+        where = manifest_path(path)
         found = _entry_problems(entry) if path in paths else {"": ["No such document in the archive."]}
         if found:
             problems |= prefixed(where, found)
@@ -172,6 +172,11 @@ def archive_manifest(archive: zipfile.ZipFile) -> dict[str, ManifestEntry]:
     if problems:
         raise _manifest_refused(problems)
     return entries
+
+
+def manifest_path(path: str) -> str:
+    """How a 400 names a document's entry of the manifest."""
+    return f"manifest.documents[{json.dumps(path)}]"
 
 
 def _entry_problems(entry: Any) -> dict[str, list[str]]:

@@ -23,9 +23,9 @@ prefixes them (``metadata.price``, ``[2].access.groups``).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
-import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -33,9 +33,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from daneshyar.exceptions import ValidationFailed
+from workspaces.metadata_keys import MAX_METADATA_KEYS as MAX_METADATA_KEYS
+from workspaces.metadata_keys import METADATA_KEY_PATTERN as METADATA_KEY_PATTERN
 
-MAX_METADATA_KEYS = 32
-METADATA_KEY_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 MAX_STRING_CHARS = 512
 MAX_LIST_ITEMS = 64
 MAX_GROUPS = 64
@@ -112,6 +112,51 @@ def metadata_problems(value: Any) -> Problems:
             continue
         problems.update(_value_problems(key, item))
     return problems
+
+
+def _of_type(kind: str, value: Any) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "date" and isinstance(value, str):
+        try:
+            dt.datetime.fromisoformat(value)
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def declared_problems(metadata: Metadata, declared: dict[str, str]) -> Problems:
+    """What valid ``metadata`` breaks of the keys its workspace declares
+    (``Workspace.metadata_keys``, workspaces/metadata_keys.py): a key not
+    declared, a value not of its declared type. Nothing when none are."""
+    if not declared:
+        return {}
+    problems: Problems = {}
+    for key, value in metadata.items():
+        kind = declared.get(key)
+        if kind is None:
+            problems[key] = ["Not a key this workspace declares (its metadata_keys)."]
+        elif not _of_type(kind, value):
+            expected = "an ISO 8601 date" if kind == "date" else f"a {kind}"
+            problems[key] = [f"Expected {expected}: the workspace declares it so."]
+    return problems
+
+
+def declared_check(metadata: Metadata, declared: dict[str, str], *, prefix: str = "metadata") -> None:
+    """:class:`ValidationFailed` naming each key that breaks the declaration."""
+    problems = prefixed(prefix, declared_problems(metadata, declared))
+    if problems:
+        shown = "; ".join(f"{path}: {' '.join(messages)}" for path, messages in problems.items())
+        raise ValidationFailed(
+            f"The metadata breaks the workspace's declared keys ({shown}).", fields=problems
+        )
 
 
 def access_problems(value: Any) -> Problems:

@@ -32,7 +32,7 @@ from daneshyar.exceptions import (
 )
 from daneshyar.parsers import json_loads
 from resources import archives
-from resources.attributes import AccessField, MetadataField
+from resources.attributes import AccessField, MetadataField, declared_problems, prefixed
 from resources.services import NewDocument, text_title
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl")
@@ -135,9 +135,26 @@ def _too_many(count: int) -> PayloadTooLarge:
     return PayloadTooLarge(f"The request holds {count:,} documents; the limit is {limit:,} per request.")
 
 
-def bulk_items(data: Any) -> list[BulkItem]:
+def bulk_items(data: Any, *, declared: dict[str, str] | None = None) -> list[BulkItem]:
     """The documents of a parsed body: a list of ``{title, text}`` (JSON or
-    NDJSON), a :class:`ZipBody`, or a multipart form whose ``file`` is a zip."""
+    NDJSON), a :class:`ZipBody`, or a multipart form whose ``file`` is a zip.
+    ``declared``: the workspace's metadata keys, which every document's
+    metadata is held to (a 400 naming each that breaks them)."""
+    items = _items(data)
+    problems: dict[str, list[str]] = {}
+    for index, item in enumerate(items):
+        if item.document is None:
+            continue
+        prefix = (
+            f"[{index}].metadata" if item.name is None else archives.manifest_path(item.name) + ".metadata"
+        )
+        problems |= prefixed(prefix, declared_problems(item.document.metadata, declared or {}))
+    if problems:
+        raise ValidationFailed("The request has invalid documents.", fields=problems)
+    return items
+
+
+def _items(data: Any) -> list[BulkItem]:
     if isinstance(data, ZipBody):
         return _zip_items(data.data)
     if isinstance(data, Mapping) and "file" in data:

@@ -26,6 +26,8 @@ from resources.attributes import (
     access_normalize,
     access_problems,
     attributes_clean,
+    declared_check,
+    declared_problems,
     metadata_problems,
     prefixed,
 )
@@ -55,7 +57,8 @@ def resource_create(
     """Store an upload and queue its ingestion (after commit).
 
     Raises 400 for ``metadata`` or ``access`` of the wrong shape
-    (:mod:`resources.attributes`), 413 over MAX_UPLOAD_BYTES, 415 for
+    (:mod:`resources.attributes`) or metadata outside the keys the
+    workspace declares, 413 over MAX_UPLOAD_BYTES, 415 for
     formats that are not accepted, 429/413 ``quota_exceeded`` over the
     organization's quotas (:mod:`resources.quotas`, checked before anything
     is written). The same bytes in the same workspace give the existing
@@ -63,6 +66,7 @@ def resource_create(
     metadata and access stay as they are (``PATCH`` changes them).
     """
     metadata, access = attributes_clean(metadata={} if metadata is None else metadata, access=access)
+    declared_check(metadata, workspace.metadata_keys)
     if len(data) > settings.MAX_UPLOAD_BYTES:
         raise PayloadTooLarge(
             f"The file is {len(data):,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
@@ -259,7 +263,8 @@ UNCHANGED: Any = object()
 
 def resource_update(*, resource: Resource, metadata: Any = UNCHANGED, access: Any = UNCHANGED) -> Resource:
     """Replace the resource's ``metadata`` and/or ``access`` (each sent
-    value replaces the whole object). Nothing else changes: no passage is
+    value replaces the whole object; metadata is held to the keys the
+    workspace declares). Nothing else changes: no passage is
     touched and nothing is embedded again, since retrieval reads both from
     the resource row. 400 for a value of the wrong shape, nothing written.
 
@@ -269,6 +274,8 @@ def resource_update(*, resource: Resource, metadata: Any = UNCHANGED, access: An
     problems: dict[str, list[str]] = {}
     if metadata is not UNCHANGED:
         problems |= prefixed("metadata", metadata_problems(metadata))
+        if not problems:
+            problems |= prefixed("metadata", declared_problems(metadata, resource.workspace.metadata_keys))
     if access is not UNCHANGED:
         problems |= prefixed("access", access_problems(access))
     if problems:
