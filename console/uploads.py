@@ -3,8 +3,9 @@
 Every document goes through ``resources.services.resource_create``, the
 API's upload service, with its checks (size, accepted types, the same bytes
 twice giving the existing resource). A zip of documents is unpacked with
-bounds before anything is decompressed (``resources/archives.py``); a DOCX, which
-is a zip too, is a document and is stored as one.
+bounds before anything is decompressed (``resources/archives.py``), its
+``manifest.json`` giving titles, metadata and access as on the bulk upload;
+a DOCX, which is a zip too, is a document and is stored as one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.conf import settings
 
 from daneshyar.exceptions import ApplicationError
 from resources import archives, services
-from resources.archives import ArchiveDocument, ArchiveRefused, is_document_archive
+from resources.archives import ArchiveDocument, ArchiveRefused, ManifestEntry, is_document_archive
 from workspaces.models import Workspace
 
 __all__ = ["ArchiveDocument", "ArchiveRefused", "UploadResult", "archive_documents", "upload_store"]
@@ -53,11 +54,25 @@ def archive_documents(data: bytes) -> Iterator[ArchiveDocument]:
 
 
 def _store(
-    workspace: Workspace, *, name: str, data: bytes, title: str, filename: str, claimed: str
+    workspace: Workspace,
+    *,
+    name: str,
+    data: bytes,
+    title: str,
+    filename: str,
+    claimed: str,
+    manifest: ManifestEntry | None = None,
 ) -> UploadResult:
+    entry = manifest or ManifestEntry()
     try:
         outcome = services.resource_create(
-            workspace=workspace, data=data, title=title, filename=filename, claimed_type=claimed
+            workspace=workspace,
+            data=data,
+            title=entry.title or title,
+            filename=filename,
+            claimed_type=claimed,
+            metadata=entry.metadata,
+            access=entry.access,
         )
     except ApplicationError as exc:
         return UploadResult(name, "refused", exc.message)
@@ -94,9 +109,11 @@ def upload_store(
                     title=document.path,
                     filename=posixpath.basename(document.path),
                     claimed="",
+                    manifest=document.manifest,
                 )
             )
-    except ArchiveRefused as exc:
+    except (ArchiveRefused, ApplicationError) as exc:
+        # A damaged entry, or a malformed manifest (read before any document).
         results.append(UploadResult(name, "refused", exc.message))
     if not results:
         results.append(UploadResult(name, "refused", "The archive holds no documents."))

@@ -169,7 +169,7 @@ def error_response(
     return JsonResponse(error_body(code, message, fields), status=status)
 
 
-def _flatten_fields(detail: Any) -> dict[str, list[str]]:
+def flatten_fields(detail: Any) -> dict[str, list[str]]:
     """DRF's nested ``detail`` → ``{"field": ["message", ...]}``: dotted paths,
     list positions in brackets (``rules[0].pattern``), as everywhere in the API."""
     out: dict[str, list[str]] = {}
@@ -268,7 +268,7 @@ def _classify(exc: Exception) -> tuple[int, str, str, dict[str, list[str]] | Non
 def _classify_invalid(exc: Exception) -> tuple[int, str, str, dict[str, list[str]] | None] | None:
     """A 400 for a request whose body or fields are invalid; None for any other error."""
     if isinstance(exc, drf.ValidationError):
-        return 400, "validation_error", "The request has invalid fields.", _flatten_fields(exc.detail)
+        return 400, "validation_error", "The request has invalid fields.", flatten_fields(exc.detail)
     if isinstance(exc, DjangoValidationError):
         fields = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         return 400, "validation_error", "The request has invalid fields.", fields

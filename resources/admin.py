@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from django import forms
@@ -14,6 +15,7 @@ from django.utils.html import format_html
 
 from daneshyar.exceptions import ApplicationError
 from resources import services
+from resources.attributes import access_problems, declared_problems, json_field, metadata_problems
 from resources.models import Resource
 from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
@@ -63,6 +65,68 @@ class ResourceUploadForm(forms.ModelForm[Resource]):
         return cleaned
 
 
+def _parsed(raw: str) -> Any:
+    try:
+        return json_field(raw)
+    except ValueError as exc:
+        raise forms.ValidationError(f"Not valid JSON: {exc}") from None
+
+
+def _refuse(problems: dict[str, list[str]]) -> None:
+    if problems:
+        raise forms.ValidationError(
+            [
+                f"{path}: {' '.join(messages)}" if path else " ".join(messages)
+                for path, messages in problems.items()
+            ]
+        )
+
+
+class ResourceAttributesForm(forms.ModelForm[Resource]):
+    """The change page: a resource's ``metadata`` and ``access`` as JSON,
+    checked by ``resources.attributes`` as on the API (a form error, never a
+    500) and written by ``services.resource_update`` (no re-embedding)."""
+
+    metadata = forms.CharField(
+        required=False,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 6, "cols": 80, "class": "vLargeTextField"}),
+        help_text='A JSON object, e.g. {"customer": "4821", "year": 2024, "tags": ["claims"]}: at most 32 '
+        "keys of letters, digits, _ . -; each value a string, a number, a boolean or a list of strings. "
+        "Empty: {}.",
+    )
+    access = forms.CharField(
+        required=False,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 80, "class": "vLargeTextField"}),
+        help_text='null (or empty): every end user of the workspace; {"groups": ["staff"]}: only end '
+        "users holding one of these groups; [] in groups: no end user.",
+    )
+
+    class Meta:
+        model = Resource
+        fields = ["metadata", "access"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.initial["metadata"] = json.dumps(self.instance.metadata, ensure_ascii=False, indent=2)
+            self.initial["access"] = json.dumps(self.instance.access, ensure_ascii=False)
+
+    def clean_metadata(self) -> Any:
+        raw = self.cleaned_data.get("metadata") or ""
+        value = _parsed(raw) if raw else {}
+        _refuse(metadata_problems(value))
+        _refuse(declared_problems(value, self.instance.workspace.metadata_keys))
+        return value
+
+    def clean_access(self) -> Any:
+        raw = self.cleaned_data.get("access") or ""
+        value = _parsed(raw) if raw else None
+        _refuse(access_problems(value))
+        return value
+
+
 @admin.register(Resource)
 class ResourceAdmin(OrganizationScopedAdmin):
     organization_path = "workspace__organization"
@@ -105,24 +169,30 @@ class ResourceAdmin(OrganizationScopedAdmin):
     ]
     actions = ["reingest_resources"]
 
+    # Editable on the change page (ResourceAttributesForm); the rest is read-only.
+    attribute_fields = ["metadata", "access"]
+
     def get_form(
         self, request: HttpRequest, obj: Resource | None = None, change: bool = False, **kwargs: Any
     ) -> Any:
-        if obj is None:
-            kwargs["form"] = ResourceUploadForm
+        kwargs["form"] = ResourceUploadForm if obj is None else ResourceAttributesForm
         return super().get_form(request, obj, change=change, **kwargs)
 
     def get_fields(self, request: HttpRequest, obj: Resource | None = None) -> Any:
         if obj is None:
             return ["workspace", "title", "file"]
-        return self.readonly_fields
+        return [*self.readonly_fields, *self.attribute_fields]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Resource | None = None) -> Any:
         return [] if obj is None else self.readonly_fields
 
     def save_model(self, request: HttpRequest, obj: Resource, form: Any, change: bool) -> None:
         if change:
-            return  # every field is read-only
+            # Only metadata and access are editable; the service writes just those.
+            services.resource_update(
+                resource=obj, metadata=form.cleaned_data["metadata"], access=form.cleaned_data["access"]
+            )
+            return
         upload = form.cleaned_data["file"]
         outcome = services.resource_create(
             workspace=form.cleaned_data["workspace"],

@@ -1,8 +1,9 @@
 """Resource endpoints (spec "Resources"). One view per path; views parse
 input, call one service or selector, and shape the output.
 
-Scopes: uploads, deletes and reingests need an ``admin`` key (403 for
-``chat`` keys); reading resources is open to both. The workspace is resolved
+Scopes: uploads, changes (``PATCH``), deletes and reingests need an
+``admin`` key (403 for ``chat`` keys; end-user tokens are not accepted on
+these routes at all: 401); reading resources is open to both. The workspace is resolved
 first (``WorkspaceApi``), so a foreign or disallowed workspace is a 404 for
 every key, whatever its scope. The passages of a resource are retrieval's:
 ``retrieval/apis.py`` serves them.
@@ -31,6 +32,7 @@ from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.parsers import JSONParser
 from daneshyar.schema import envelope, list_envelope
 from resources import bulk, selectors, services
+from resources.attributes import AccessField, AccessFormField, MetadataField, MetadataFormField
 from resources.models import Resource, ResourceStatus
 from workspaces.access import WorkspaceApi
 from workspaces.idempotency import idempotent
@@ -43,6 +45,8 @@ _ERROR_SCHEMA = inline_serializer(
 
 class ResourceOutputSerializer(serializers.ModelSerializer[Resource]):
     error = serializers.SerializerMethodField()
+    metadata = MetadataField(read_only=True)
+    access = AccessField(read_only=True)
 
     class Meta:
         model = Resource
@@ -56,6 +60,8 @@ class ResourceOutputSerializer(serializers.ModelSerializer[Resource]):
             "status",
             "error",
             "passage_count",
+            "metadata",
+            "access",
             "created_at",
             "updated_at",
         ]
@@ -79,6 +85,8 @@ class ResourceListCreateApi(WorkspaceApi):
     class UploadInputSerializer(serializers.Serializer[Any]):
         file = serializers.FileField(allow_empty_file=True)
         title = serializers.CharField(required=False, allow_blank=True, max_length=500)
+        metadata = MetadataFormField(required=False)
+        access = AccessFormField(required=False)
 
         class Meta:
             ref_name = "ResourceUploadInput"
@@ -86,6 +94,8 @@ class ResourceListCreateApi(WorkspaceApi):
     class TextInputSerializer(serializers.Serializer[Any]):
         title = serializers.CharField(required=False, allow_blank=True, max_length=500)
         text = serializers.CharField(trim_whitespace=False)
+        metadata = MetadataField(required=False)
+        access = AccessField(required=False)
 
         class Meta:
             ref_name = "ResourceTextInput"
@@ -121,9 +131,12 @@ class ResourceListCreateApi(WorkspaceApi):
         operation_id="resources_create",
         summary="Upload a document",
         tags=["Resources"],
-        description="Upload a document (multipart `file`, optional `title`) or send text as JSON. "
-        "202 with the new resource in status `pending`; 200 with the existing resource when the "
-        "same bytes were already uploaded to this workspace.",
+        description="Upload a document (multipart `file`, optional `title`, and optional `metadata` "
+        "and `access` as JSON strings) or send text as JSON (`text`, optional `title`, `metadata`, "
+        "`access`). 202 with the new resource in status `pending`; 200 with the existing resource, "
+        "unchanged, when the same bytes were already uploaded to this workspace (the `title`, "
+        "`metadata` and `access` sent are not applied to it: PATCH changes them). Malformed `metadata` "
+        "or `access` is a 400 naming the key (`metadata.price`); nothing is stored.",
         request={
             "multipart/form-data": UploadInputSerializer,
             "application/json": TextInputSerializer,
@@ -150,6 +163,8 @@ class ResourceListCreateApi(WorkspaceApi):
                 title=upload.validated_data.get("title", ""),
                 filename=(file.name or "").rsplit("/", 1)[-1],
                 claimed_type=getattr(file, "content_type", "") or "",
+                metadata=upload.validated_data.get("metadata"),
+                access=upload.validated_data.get("access"),
             )
         else:
             text = self.TextInputSerializer(data=request.data)
@@ -158,12 +173,33 @@ class ResourceListCreateApi(WorkspaceApi):
                 workspace=workspace,
                 text=text.validated_data["text"],
                 title=text.validated_data.get("title", ""),
+                metadata=text.validated_data.get("metadata"),
+                access=text.validated_data.get("access"),
             )
         return ok(ResourceOutputSerializer(outcome.resource).data, status=202 if outcome.created else 200)
 
 
 class ResourceDetailApi(WorkspaceApi):
-    admin_methods = frozenset({"DELETE"})
+    admin_methods = frozenset({"PATCH", "DELETE"})
+
+    class UpdateInputSerializer(serializers.Serializer[Any]):
+        metadata = MetadataField(
+            required=False, help_text="Replaces the whole object ({} clears it; null is a 400)."
+        )
+        access = AccessField(
+            required=False, help_text='Replaces the whole object: null (every end user) or {"groups": [...]}.'
+        )
+
+        class Meta:
+            ref_name = "ResourceUpdateInput"
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            unknown = sorted(set(self.initial_data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+            if not attrs:
+                raise serializers.ValidationError("Send metadata, access or both.")
+            return attrs
 
     @extend_schema(
         operation_id="resources_get",
@@ -177,6 +213,34 @@ class ResourceDetailApi(WorkspaceApi):
     )
     def get(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
         resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
+        return ok(ResourceOutputSerializer(resource).data)
+
+    @extend_schema(
+        operation_id="resources_update",
+        summary="Change a resource's metadata or access",
+        description=(
+            "Replace `metadata` and/or `access` (admin keys); a field not sent keeps its value, a field "
+            "sent replaces the whole object (`{}` clears the metadata; `null` metadata is a 400; `null` "
+            "access opens the document to every end user). The passages stay as they are: nothing is "
+            "embedded again, and searches see the new values at once. An unknown field, or a value of "
+            "the wrong shape, is a 400 naming it (`metadata.price`); nothing changes."
+        ),
+        tags=["Resources"],
+        request=UpdateInputSerializer,
+        responses=envelope("ResourceUpdated", ResourceOutputSerializer),
+        examples=[
+            OpenApiExample(
+                "Metadata and access",
+                value={"metadata": {"customer": "4821", "year": 2024}, "access": {"groups": ["staff"]}},
+                request_only=True,
+            )
+        ],
+    )
+    def patch(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
+        resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
+        body = self.UpdateInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        resource = services.resource_update(resource=resource, **body.validated_data)
         return ok(ResourceOutputSerializer(resource).data)
 
     @extend_schema(
@@ -264,16 +328,22 @@ class ResourceBatchApi(WorkspaceApi):
         operation_id="resources_create_batch",
         summary="Upload many documents",
         tags=["Resources"],
-        description="Upload many small documents in one request: a JSON array or NDJSON "
-        "(`application/x-ndjson`) of `{title, text}` objects, or a zip archive of documents "
-        "(`application/zip` body, or multipart `file`). At most BATCH_UPLOAD_MAX_DOCUMENTS "
-        "documents and BATCH_UPLOAD_MAX_BYTES bytes per request (413 beyond), each document "
-        "at most MAX_UPLOAD_BYTES. 202 with one entry per document, in order: `created` (a new "
-        "resource, `pending`), `existing` (the same bytes are already in the workspace, or "
-        "earlier in this request: that resource) or `rejected` (a type that is not accepted, or "
-        "over MAX_UPLOAD_BYTES: `error` says which; nothing stored for it). A body that cannot be "
-        "read, or a document without `text`, is one 4xx (400 names each such document in "
-        "`fields`, e.g. `[2].text`) and stores nothing.",
+        description=(
+            "Upload many small documents in one request: a JSON array or NDJSON "
+            "(`application/x-ndjson`) of `{title, text, metadata?, access?}` objects, or a zip archive "
+            "of documents (`application/zip` body, or multipart `file`), optionally with a "
+            '`manifest.json` at its root: `{"documents": {"<path in the zip>": {"title"?, "metadata"?, '
+            '"access"?}}}`. At most BATCH_UPLOAD_MAX_DOCUMENTS documents and BATCH_UPLOAD_MAX_BYTES '
+            "bytes per request (413 beyond), each document at most MAX_UPLOAD_BYTES. 202 with one "
+            "entry per document, in order: `created` (a new resource, `pending`), `existing` (the "
+            "same bytes are already in the workspace, or earlier in this request: that resource, "
+            "with its stored title, metadata and access) or `rejected` (a type that is not accepted, "
+            "or over MAX_UPLOAD_BYTES: `error` says which; nothing stored for it). A body that "
+            "cannot be read, a document without `text` or with `metadata`/`access` of the wrong "
+            "shape, or a malformed manifest, is one 4xx (400 names each problem in `fields`, e.g. "
+            '`[2].text`, `[3].metadata.price`, `manifest.documents["a.md"].access`) and stores '
+            "nothing."
+        ),
         request={
             "application/json": BulkTextSerializerList,
             "application/x-ndjson": OpenApiTypes.STR,
@@ -292,7 +362,7 @@ class ResourceBatchApi(WorkspaceApi):
     )
     @idempotent
     def post(self, request: Request, workspace_id: Any) -> Response:
-        items = bulk.bulk_items(request.data)
+        items = bulk.bulk_items(request.data, declared=self.workspace.metadata_keys)
         rate_limit_upload(
             request, principal=self.principal, workspace=self.workspace, documents=len(items), counted=1
         )

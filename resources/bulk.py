@@ -23,9 +23,16 @@ from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
-from daneshyar.exceptions import ApplicationError, PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from daneshyar.exceptions import (
+    ApplicationError,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    ValidationFailed,
+    flatten_fields,
+)
 from daneshyar.parsers import json_loads
 from resources import archives
+from resources.attributes import AccessField, MetadataField, declared_problems, prefixed
 from resources.services import NewDocument, text_title
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl")
@@ -116,6 +123,8 @@ class LegacyZipParser(ZipParser):
 class BulkTextSerializer(serializers.Serializer[Any]):
     title = serializers.CharField(required=False, allow_blank=True, max_length=500)
     text = serializers.CharField(trim_whitespace=False)
+    metadata = MetadataField(required=False)
+    access = AccessField(required=False)
 
     class Meta:
         ref_name = "ResourceBatchTextItem"
@@ -126,9 +135,26 @@ def _too_many(count: int) -> PayloadTooLarge:
     return PayloadTooLarge(f"The request holds {count:,} documents; the limit is {limit:,} per request.")
 
 
-def bulk_items(data: Any) -> list[BulkItem]:
+def bulk_items(data: Any, *, declared: dict[str, str] | None = None) -> list[BulkItem]:
     """The documents of a parsed body: a list of ``{title, text}`` (JSON or
-    NDJSON), a :class:`ZipBody`, or a multipart form whose ``file`` is a zip."""
+    NDJSON), a :class:`ZipBody`, or a multipart form whose ``file`` is a zip.
+    ``declared``: the workspace's metadata keys, which every document's
+    metadata is held to (a 400 naming each that breaks them)."""
+    items = _items(data)
+    problems: dict[str, list[str]] = {}
+    for index, item in enumerate(items):
+        if item.document is None:
+            continue
+        prefix = (
+            f"[{index}].metadata" if item.name is None else archives.manifest_path(item.name) + ".metadata"
+        )
+        problems |= prefixed(prefix, declared_problems(item.document.metadata, declared or {}))
+    if problems:
+        raise ValidationFailed("The request has invalid documents.", fields=problems)
+    return items
+
+
+def _items(data: Any) -> list[BulkItem]:
     if isinstance(data, ZipBody):
         return _zip_items(data.data)
     if isinstance(data, Mapping) and "file" in data:
@@ -153,7 +179,7 @@ def bulk_items(data: Any) -> list[BulkItem]:
     for index, entry in enumerate(data):
         item, fields = _text_item(entry)
         items.append(item)
-        problems.update({f"[{index}]{'.' + name if name else ''}": m for name, m in fields.items()})
+        problems.update(flatten_fields({index: fields}))
     if problems:
         # A malformed document is a client's bug: refuse the request, naming
         # every one, rather than store its neighbours and hide it in a 202.
@@ -161,16 +187,23 @@ def bulk_items(data: Any) -> list[BulkItem]:
     return items
 
 
-def _text_item(entry: Any) -> tuple[BulkItem, dict[str, list[str]]]:
-    """The document of one ``{title, text}`` entry, or its field errors."""
+def _text_item(entry: Any) -> tuple[BulkItem, Any]:
+    """The document of one ``{title, text, metadata?, access?}`` entry, or
+    its field errors (as DRF nests them: ``metadata`` → ``price``)."""
     if not isinstance(entry, dict):
-        return BulkItem(None), {"": ["Each document must be an object {title, text}."]}
+        return BulkItem(None), ["Each document must be an object {title, text}."]
     item = BulkTextSerializer(data=entry)
     if not item.is_valid():
-        return BulkItem(None), {name: [str(m) for m in messages] for name, messages in item.errors.items()}
-    text: str = item.validated_data["text"]
-    title = text_title(text, item.validated_data.get("title", ""))
-    return BulkItem(None, NewDocument(data=text.encode("utf-8"), title=title)), {}
+        return BulkItem(None), item.errors
+    data = item.validated_data
+    text: str = data["text"]
+    document = NewDocument(
+        data=text.encode("utf-8"),
+        title=text_title(text, data.get("title", "")),
+        metadata=data.get("metadata", {}),
+        access=data.get("access"),
+    )
+    return BulkItem(None, document), {}
 
 
 def _zip_items(data: bytes) -> list[BulkItem]:
@@ -197,7 +230,11 @@ def _zip_items(data: bytes) -> list[BulkItem]:
                     items.append(BulkItem(document.path, error=error))
                     continue
                 new = NewDocument(
-                    data=document.data, title=document.path, filename=posixpath.basename(document.path)
+                    data=document.data,
+                    title=document.manifest.title or document.path,
+                    filename=posixpath.basename(document.path),
+                    metadata=document.manifest.metadata,
+                    access=document.manifest.access,
                 )
                 items.append(BulkItem(document.path, new))
         except archives.ArchiveRefused as exc:

@@ -1,4 +1,4 @@
-"""Writes for resources: upload, delete, reingest.
+"""Writes for resources: upload, delete, reingest, metadata and access.
 
 The ingestion itself (claim, parse, chunk, embed, store) is in
 ``resources/ingestion/``, run by the task in ``resources/tasks.py``; the
@@ -10,15 +10,27 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from daneshyar.exceptions import ApplicationError, PayloadTooLarge
+from daneshyar.exceptions import ApplicationError, NotFound, PayloadTooLarge, ValidationFailed
 from resources import titles
+from resources.attributes import (
+    Access,
+    Metadata,
+    access_normalize,
+    access_problems,
+    attributes_clean,
+    declared_check,
+    declared_problems,
+    metadata_problems,
+    prefixed,
+)
 from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
@@ -39,15 +51,22 @@ def resource_create(
     title: str = "",
     filename: str = "",
     claimed_type: str = "",
+    metadata: Metadata | None = None,
+    access: Access = None,
 ) -> UploadOutcome:
     """Store an upload and queue its ingestion (after commit).
 
-    Raises 413 over MAX_UPLOAD_BYTES, 415 for formats that are not
-    accepted, 429/413 ``quota_exceeded`` over the organization's quotas
-    (:mod:`resources.quotas`, checked before anything is written). The same
-    bytes in the same workspace give the existing resource
-    (``created=False``), also when two uploads race.
+    Raises 400 for ``metadata`` or ``access`` of the wrong shape
+    (:mod:`resources.attributes`) or metadata outside the keys the
+    workspace declares, 413 over MAX_UPLOAD_BYTES, 415 for
+    formats that are not accepted, 429/413 ``quota_exceeded`` over the
+    organization's quotas (:mod:`resources.quotas`, checked before anything
+    is written). The same bytes in the same workspace give the existing
+    resource (``created=False``), also when two uploads race; its title,
+    metadata and access stay as they are (``PATCH`` changes them).
     """
+    metadata, access = attributes_clean(metadata={} if metadata is None else metadata, access=access)
+    declared_check(metadata, workspace.metadata_keys)
     if len(data) > settings.MAX_UPLOAD_BYTES:
         raise PayloadTooLarge(
             f"The file is {len(data):,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
@@ -70,6 +89,8 @@ def resource_create(
                 sha256=sha256,
                 status=ResourceStatus.PENDING,
                 ingest_heartbeat_at=now,
+                metadata=metadata,
+                access=access,
             )
             ResourceFile.objects.create(resource=resource, data=data)
             ingest_enqueue_on_commit(resource.id)
@@ -94,18 +115,35 @@ def text_title(text: str, title: str = "") -> str:
     return titles.text_title(text) or titles.PLACEHOLDER
 
 
-def resource_create_from_text(*, workspace: Workspace, text: str, title: str = "") -> UploadOutcome:
-    return resource_create(workspace=workspace, data=text.encode("utf-8"), title=text_title(text, title))
+def resource_create_from_text(
+    *,
+    workspace: Workspace,
+    text: str,
+    title: str = "",
+    metadata: Metadata | None = None,
+    access: Access = None,
+) -> UploadOutcome:
+    return resource_create(
+        workspace=workspace,
+        data=text.encode("utf-8"),
+        title=text_title(text, title),
+        metadata=metadata,
+        access=access,
+    )
 
 
 @dataclass(frozen=True)
 class NewDocument:
-    """One document of a bulk upload."""
+    """One document of a bulk upload. ``metadata`` and ``access`` are
+    checked by whoever builds it (:func:`resources.attributes.attributes_clean`,
+    or the bulk upload's serializer, which uses the same checks)."""
 
     data: bytes
     title: str = ""
     filename: str = ""
     claimed_type: str = ""
+    metadata: Metadata = field(default_factory=dict)
+    access: Access = None
 
 
 @dataclass(frozen=True)
@@ -214,7 +252,47 @@ def _new_resource(*, workspace: Workspace, item: _Accepted, now: datetime) -> Re
         sha256=item.sha256,
         status=ResourceStatus.PENDING,
         ingest_heartbeat_at=now,
+        metadata=document.metadata,
+        access=document.access,
     )
+
+
+# ``resource_update``'s "not sent": None is a value of ``access``.
+UNCHANGED: Any = object()
+
+
+def resource_update(*, resource: Resource, metadata: Any = UNCHANGED, access: Any = UNCHANGED) -> Resource:
+    """Replace the resource's ``metadata`` and/or ``access`` (each sent
+    value replaces the whole object; metadata is held to the keys the
+    workspace declares). Nothing else changes: no passage is
+    touched and nothing is embedded again, since retrieval reads both from
+    the resource row. 400 for a value of the wrong shape, nothing written.
+
+    The row is locked, as every write of the ingestion locks it, so that an
+    ingestion finishing meanwhile cannot write the old values back.
+    """
+    problems: dict[str, list[str]] = {}
+    if metadata is not UNCHANGED:
+        problems |= prefixed("metadata", metadata_problems(metadata))
+        if not problems:
+            problems |= prefixed("metadata", declared_problems(metadata, resource.workspace.metadata_keys))
+    if access is not UNCHANGED:
+        problems |= prefixed("access", access_problems(access))
+    if problems:
+        raise ValidationFailed("The request has invalid fields.", fields=problems)
+    fields = ["updated_at"]
+    with transaction.atomic():
+        locked = Resource.objects.select_for_update().filter(pk=resource.pk).first()
+        if locked is None:  # deleted since it was read
+            raise NotFound()
+        if metadata is not UNCHANGED:
+            locked.metadata = dict(metadata)
+            fields.append("metadata")
+        if access is not UNCHANGED:
+            locked.access = access_normalize(access)
+            fields.append("access")
+        locked.save(update_fields=fields)
+    return locked
 
 
 def resource_delete(*, resource: Resource) -> None:

@@ -83,6 +83,7 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("POST", W + "resources/"): ADMIN,
     ("POST", W + "resources/batch/"): ADMIN,
     ("GET", W + "resources/<uuid:resource_id>/"): WORKSPACE,
+    ("PATCH", W + "resources/<uuid:resource_id>/"): ADMIN,
     ("DELETE", W + "resources/<uuid:resource_id>/"): ADMIN,
     ("POST", W + "resources/<uuid:resource_id>/reingest/"): ADMIN,
     ("GET", W + "resources/<uuid:resource_id>/passages/"): WORKSPACE,
@@ -224,6 +225,8 @@ def _body(method: str, pattern: str, user: str) -> Any:
         return {"rules": []}
     if pattern.endswith("resources/"):
         return {"title": "t", "text": "some text"}
+    if pattern.endswith("resources/<uuid:resource_id>/"):
+        return {"metadata": {"topic": "claims"}}
     if pattern.endswith("feedback/"):
         return {"external_user_id": user, "rating": "up"}
     if pattern.endswith("search/"):

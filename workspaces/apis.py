@@ -15,6 +15,7 @@ from daneshyar.schema import envelope, list_envelope
 from workspaces import selectors, services, tokens
 from workspaces.access import WorkspaceApi, request_api_key
 from workspaces.idempotency import idempotent
+from workspaces.metadata_keys import metadata_keys_problems
 from workspaces.models import GenerationFallback, Workspace
 from workspaces.origins import MAX_ORIGINS, ORIGIN_MAX_LENGTH, origins_normalize
 from workspaces.permissions import IsAdminKey
@@ -131,6 +132,23 @@ class WorkspaceSettingsMixin(serializers.Serializer[Any]):
         "routes with an end-user token (CORS). Stored as browsers send them: lower case, no default port. "
         "Empty (default): no browser origin.",
     )
+
+    metadata_keys = serializers.JSONField(
+        required=False,
+        help_text="The metadata keys this workspace's resources may carry, with their types: an object "
+        'of key: type, e.g. {"customer": "string", "year": "number", "public": "boolean", "updated": '
+        '"date", "tags": "list"} (date: an ISO 8601 string; list: a list of strings). When set, a '
+        "resource's metadata may hold only these keys, each of its type (400 naming the key). Empty "
+        "(default): any key. Sent, it replaces the whole object; stored metadata is not checked again.",
+    )
+
+    def validate_metadata_keys(self, value: Any) -> dict[str, str]:
+        problems = metadata_keys_problems(value)
+        if "" in problems:
+            raise serializers.ValidationError(problems[""])
+        if problems:
+            raise serializers.ValidationError(problems)  # reported as metadata_keys.<key>
+        return dict(value)
 
     def validate_allowed_origins(self, value: list[str]) -> list[str]:
         origins, problems = origins_normalize(value)

@@ -7,6 +7,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from workspaces.metadata_keys import metadata_keys_validate
 from workspaces.origins import ORIGIN_MAX_LENGTH, origins_validate
 from workspaces.texts import texts_validate
 
@@ -121,6 +122,16 @@ class Workspace(RateLimitOverrides):
         "Languages: en, fa, ar, de, fr; texts: no_answer_text, small_talk_text, no_documents_text, "
         "which_one, form_title. A language or text left out gets the single text above (no answer, "
         "small talk) when it was changed, else the built-in text of the question's language.",
+    )
+    # The metadata keys its resources may carry, with their types
+    # ({"year": "number"}); empty: any (workspaces/metadata_keys.py).
+    metadata_keys = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[metadata_keys_validate],
+        help_text='Declared metadata keys and their types, e.g. {"customer": "string", "year": "number"}. '
+        "Types: string, number, boolean, date, list. When set, a resource's metadata may hold only these "
+        "keys, each of its type. Empty: any key.",
     )
     # The least answerability score (the best sentence's closeness to the
     # question, 0..1) for which the documents are taken to answer; below it the

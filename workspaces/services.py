@@ -26,6 +26,7 @@ WORKSPACE_SETTINGS = (
     "texts",
     "answerability_threshold",
     "allowed_origins",
+    "metadata_keys",
 )
 WORKSPACE_FIELDS = ("name", "system_prompt", *WORKSPACE_SETTINGS)
 

@@ -72,9 +72,10 @@ def test_upload_answers_202_with_a_pending_resource(owner: Tenant) -> None:
     assert data["content_type"] == "text/markdown"
     assert data["size_bytes"] == 19 and len(data["sha256"]) == 64
     assert data["passage_count"] == 0
+    assert (data["metadata"], data["access"]) == ({}, None)
     assert set(data) == {
         "id", "title", "filename", "content_type", "size_bytes", "sha256", "status", "error",
-        "passage_count", "created_at", "updated_at",
+        "passage_count", "metadata", "access", "created_at", "updated_at",
     }  # fmt: skip
 
 
