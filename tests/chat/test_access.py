@@ -146,7 +146,7 @@ def test_chat_with_a_filter_matching_nothing_says_the_documents_dont_answer(
     assert data["prompt_trace"]["access"] == {"filters": nothing, "groups": None, "resource_ids": None}
 
 
-def test_chat_stream_and_completions_read_only_what_the_caller_may(
+def test_chat_and_completions_read_only_what_the_caller_may(
     owner: Tenant, documents: dict[str, Resource]
 ) -> None:
     body = {"external_user_id": "u1", "message": QUESTION, "groups": ["sales"], "include_prompt_trace": True}
@@ -154,15 +154,6 @@ def test_chat_stream_and_completions_read_only_what_the_caller_may(
     assert cited(data) and cited(data) <= ids(documents, "open", "sales")
     assert {p["resource_id"] for p in data["prompt_trace"]["passages"]} <= ids(documents, "open", "sales")
     assert data["prompt_trace"]["access"]["groups"] == ["sales"]
-
-    response = owner.client("admin").post(url(owner, "chat/stream/"), body, format="json")
-    events = list(sse_events(stream_of(response)))
-    trace = next(payload for event, payload in events if event == "prompt_trace")
-    assert {p["resource_id"] for p in trace["passages"]} <= ids(documents, "open", "sales")
-    final = events[-1][1]
-    assert cited({"assistant_message": final}) and cited({"assistant_message": final}) <= ids(
-        documents, "open", "sales"
-    )
 
     # The OpenAI SDK sends extensions with extra_body: top-level fields of the JSON body.
     completion = owner.client("chat").post(
@@ -257,3 +248,17 @@ def test_the_certificate_hashes_the_effective_access(owner: Tenant, documents: d
         format="json",
     )
     assert verified.json()["data"]["valid"] is True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_stream_reads_only_what_the_caller_may(owner: Tenant, documents: dict[str, Resource]) -> None:
+    """The turn runs on a worker thread, which sees committed data only."""
+    body = {"external_user_id": "u1", "message": QUESTION, "groups": ["sales"], "include_prompt_trace": True}
+    response = owner.client("admin").post(url(owner, "chat/stream/"), body, format="json")
+    events = list(sse_events(stream_of(response)))
+    trace = next(payload for event, payload in events if event == "prompt_trace")
+    assert {p["resource_id"] for p in trace["passages"]} <= ids(documents, "open", "sales")
+    final = events[-1][1]
+    assert cited({"assistant_message": final}) and cited({"assistant_message": final}) <= ids(
+        documents, "open", "sales"
+    )
