@@ -9,6 +9,8 @@ import itertools
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource, ResourceStatus
@@ -23,6 +25,14 @@ from retrieval.filters import (
     filter_json,
     filters_parse,
     groups_parse,
+)
+from tests.access_model import (
+    access_strategy,
+    filters_strategy,
+    groups_strategy,
+    matches,
+    metadata_strategy,
+    opens,
 )
 from tests.factories import WorkspaceFactory
 from workspaces.models import Workspace
@@ -234,3 +244,27 @@ def test_groups_read_open_documents_and_their_own() -> None:
     assert matching(workspace, Access(groups=("sales",))) == {"open", "sales"}
     assert matching(workspace, Access(groups=("staff", "x"))) == {"open", "staff", "sales"}
     assert access_expression(Access(), table=Resource._meta.db_table) is None  # an API key: everything
+
+
+@pytest.mark.django_db
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    documents=st.lists(st.tuples(metadata_strategy(), access_strategy()), min_size=1, max_size=6),
+    sent=filters_strategy(),
+    groups=groups_strategy(),
+)
+def test_the_sql_agrees_with_the_documented_semantics(
+    documents: list[tuple[dict[str, Any], list[str] | None]], sent: dict[str, Any], groups: list[str] | None
+) -> None:
+    """Random metadata, access and filters: the SQL condition and the
+    semantics written again in Python (tests/access_model.py) agree."""
+    workspace = WorkspaceFactory.create()
+    for i, (metadata, access) in enumerate(documents):
+        make_document(workspace, str(i), metadata, {"groups": access} if access is not None else None)
+    expected = {
+        str(i)
+        for i, (metadata, access) in enumerate(documents)
+        if matches(metadata, sent) and opens(access, groups)
+    }
+    access = Access(filters=filters_parse(sent), groups=tuple(groups) if groups is not None else None)
+    assert matching(workspace, access) == expected
