@@ -240,7 +240,7 @@ def test_the_certificate_hashes_the_effective_access(owner: Tenant, documents: d
     )
     certificate = data["assistant_message"]["certificate"]
     payload = json.loads(certificate["payload"])
-    access = {"filters": filters, "groups": [], "resource_ids": None}
+    access: dict[str, Any] = {"filters": filters, "groups": [], "resource_ids": None}
     assert payload["access_sha256"] == hashlib.sha256(canonical_json(access).encode()).hexdigest()
     verified = owner.client("admin").post(
         "/api/v1/certificates/verify",

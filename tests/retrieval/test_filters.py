@@ -266,5 +266,5 @@ def test_the_sql_agrees_with_the_documented_semantics(
         for i, (metadata, access) in enumerate(documents)
         if matches(metadata, sent) and opens(access, groups)
     }
-    access = Access(filters=filters_parse(sent), groups=tuple(groups) if groups is not None else None)
-    assert matching(workspace, access) == expected
+    condition = Access(filters=filters_parse(sent), groups=tuple(groups) if groups is not None else None)
+    assert matching(workspace, condition) == expected
