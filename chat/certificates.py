@@ -9,8 +9,11 @@ its model are what the service returned::
 keys, no whitespace, UTF-8, and only strings, integers and lists in it) of
 the message id, session id, workspace id, model, ``created_at``, the SHA-256
 of the reply's ``response`` (itself hashed as canonical JSON), each cited
-passage's id, resource id and the SHA-256 of its text, and the
-``messages_hash`` of the prompt. The signature is Ed25519 over the payload's
+passage's id, resource id and the SHA-256 of its text, the
+``messages_hash`` of the prompt, and ``access_sha256``: the SHA-256 of the
+canonical JSON of who could be read from (``{"filters", "groups",
+"resource_ids"}``, each null when unrestricted, retrieval/filters.py), so a
+certified answer also proves which documents it was confined to. The signature is Ed25519 over the payload's
 UTF-8 bytes. Public keys are published as a JWKS (``GET
 /api/v1/certificates/keys``); retired keys stay there, so a certificate
 signed before a rotation still verifies. docs/api.md shows offline
@@ -36,6 +39,7 @@ from django.conf import settings
 from chat.contract import Certificate
 from chat.models import Message
 from daneshyar.api import timestamp
+from retrieval.filters import OPEN, Access
 from retrieval.models import Passage
 
 ALG = "EdDSA"
@@ -100,8 +104,8 @@ def _load(signing_key: str, retired: tuple[str, ...]) -> Keyring:
     return Keyring(key_id=key_id, signing=signing, public=public, source=(signing_key, retired))
 
 
-def payload_of(message: Message, *, workspace_id: object) -> dict[str, Any]:
-    """What a certificate states about an assistant message."""
+def payload_of(message: Message, *, workspace_id: object, access: Access = OPEN) -> dict[str, Any]:
+    """What a certificate states about an assistant message answered within ``access``."""
     cited: list[tuple[str, str]] = []
     for part in (message.reply or {"parts": []})["parts"]:
         source = part["source"]
@@ -129,12 +133,13 @@ def payload_of(message: Message, *, workspace_id: object) -> dict[str, Any]:
             for passage_id, resource_id in cited
         ],
         "messages_hash": provenance["messages_hash"] if provenance else None,
+        "access_sha256": sha256_hex(canonical_json(access.as_json())),
     }
 
 
-def certificate_issue(message: Message, *, workspace_id: object) -> Certificate:
+def certificate_issue(message: Message, *, workspace_id: object, access: Access = OPEN) -> Certificate:
     ring = keyring()
-    payload = canonical_json(payload_of(message, workspace_id=workspace_id))
+    payload = canonical_json(payload_of(message, workspace_id=workspace_id, access=access))
     signature = ring.signing.sign(payload.encode("utf-8"))
     return {"payload": payload, "signature": b64url(signature), "key_id": ring.key_id, "alg": ALG}
 

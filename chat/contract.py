@@ -155,6 +155,8 @@ class PromptTrace(TypedDict):
     retrieval_queries: NotRequired[list[str]]
     answerability: NotRequired[float | None]
     decision: NotRequired[str]
+    # Who may read what (retrieval.filters.Access.as_json): filters, groups, resource_ids.
+    access: NotRequired[dict[str, Any]]
 
 
 class SessionRef(TypedDict):

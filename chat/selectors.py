@@ -8,12 +8,13 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, Expression, OuterRef, Q, QuerySet, Subquery
 
 from chat.models import CONSOLE_USER_PREFIX, Message, MessageRole, Session
 from chat.prompting import HistoryTurn
 from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import NotFound
+from resources.models import Resource
 from retrieval.models import Passage
 from workspaces.models import Workspace
 
@@ -92,14 +93,20 @@ def message_list(*, session: Session) -> QuerySet[Message]:
 
 
 def message_sources(
-    *, session: Session, message_id: uuid.UUID | str, resource_ids: Sequence[uuid.UUID] | None = None
+    *,
+    session: Session,
+    message_id: uuid.UUID | str,
+    resource_ids: Sequence[uuid.UUID] | None = None,
+    readable: Expression | None = None,
 ) -> list[dict[str, object]]:
     """The passages an assistant message of ``session`` cites, in the order it
     first cites them: what a client shows when a citation is opened.
 
     A passage whose resource was deleted or re-ingested since is left out, and
-    so is one outside ``resource_ids`` when given. A message of another
-    session, or a user message, is a 404.
+    so is one outside ``resource_ids`` when given, or of a resource that
+    ``readable`` (a boolean condition on the resource: an end user's groups,
+    retrieval/filters.py) excludes. A message of another session, or a user
+    message, is a 404.
     """
     message_uuid = uuid_or_404(message_id)
     response = (
@@ -119,6 +126,11 @@ def message_sources(
             "id", "text", "page", "resource__id", "resource__title"
         )
     }
+    if readable is not None:
+        # A query of its own: the condition names the resources table unaliased.
+        owners = {passage.resource.id for passage in found.values()}
+        kept = set(Resource.objects.filter(readable, id__in=owners).values_list("id", flat=True))
+        found = {pid: passage for pid, passage in found.items() if passage.resource.id in kept}
     return [
         {
             "passage_id": str(pid),

@@ -118,7 +118,7 @@ _form_field = inline_serializer(
             "ChatFormChoice",
             {
                 "value": serializers.CharField(
-                    help_text="What identifies the option: on the \"Which one do you mean?\" form, the "
+                    help_text='What identifies the option: on the "Which one do you mean?" form, the '
                     "document's (resource's) id. Send it back as the answer (`subject: <value>`)."
                 ),
                 "label": serializers.CharField(help_text="What to show: the same as the option's label."),
@@ -126,7 +126,7 @@ _form_field = inline_serializer(
             many=True,
             required=False,
             help_text="The same options as `options`, in the same order, each with its value: present when "
-            "the options stand for something with an id (the documents of a \"Which one do you mean?\" "
+            'the options stand for something with an id (the documents of a "Which one do you mean?" '
             "form). The answer is resolved by value, or by the label's number, text, start or own word.",
         ),
     },
@@ -252,6 +252,12 @@ class TraceSchema(serializers.Serializer[Any]):
         required=False,
         help_text="answer; no_answer (the documents don't say: no_answer_text); clarify (a form asking "
         "which subject is meant); small_talk (small_talk_text).",
+    )
+    access = serializers.DictField(
+        required=False,
+        help_text="Who may read what in this turn, as retrieval applied it: filters (the request's, or "
+        "null), groups (the end-user token's or the API-key request's; null: no group condition) and "
+        "resource_ids (an end-user token's; null: any).",
     )
 
     class Meta:

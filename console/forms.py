@@ -4,6 +4,7 @@ and the page answers 400."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from typing import Any
 
@@ -12,8 +13,10 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 
 from console.playground import LABEL_MAX_CHARS, LABEL_PATTERN
+from daneshyar.exceptions import ApplicationError
 from resources.models import Resource, ResourceStatus
 from resources.selectors import resource_list
+from retrieval.filters import Filter, filters_parse, groups_parse
 from workspaces.models import Workspace
 
 MAX_NAMED_RESOURCES = 20  # as the chat API
@@ -37,6 +40,19 @@ class PlaygroundForm(forms.Form):
         help_text="Optional: a second playground end user, console:<you>:<label>, with its own sessions.",
     )
     session_id = forms.UUIDField(required=False, widget=forms.HiddenInput)
+    filters = forms.CharField(
+        required=False,
+        max_length=20_000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text='Optional: a metadata filter as JSON, as the API takes it, e.g. {"type": "eq", "key": '
+        '"lang", "value": "de"}.',
+    )
+    groups = forms.CharField(
+        required=False,
+        max_length=10_000,
+        help_text="Optional: ask as an end user of these groups (comma-separated; a single - for none). "
+        "Empty: every document.",
+    )
 
     def __init__(self, workspace: Workspace, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -65,6 +81,35 @@ class PlaygroundForm(forms.Form):
         if len(chosen) > MAX_NAMED_RESOURCES:
             raise forms.ValidationError(f"Choose at most {MAX_NAMED_RESOURCES} resources.")
         return chosen
+
+    def clean_filters(self) -> Filter | None:
+        """The filter parsed as the API parses it (retrieval/filters.py); None when empty."""
+        text = self.cleaned_data["filters"].strip()
+        if not text:
+            return None
+        try:
+            sent = json.loads(text)
+        except ValueError:
+            raise forms.ValidationError("Not JSON.") from None
+        try:
+            return filters_parse(sent)
+        except ApplicationError as exc:
+            raise forms.ValidationError(
+                "; ".join(f"{path}: {' '.join(problems)}" for path, problems in (exc.fields or {}).items())
+            ) from None
+
+    def clean_groups(self) -> tuple[str, ...] | None:
+        text = self.cleaned_data["groups"].strip()
+        if not text:
+            return None
+        if text == "-":
+            return ()
+        try:
+            return groups_parse([group.strip() for group in text.split(",") if group.strip()])
+        except ApplicationError as exc:
+            raise forms.ValidationError(
+                "; ".join(" ".join(problems) for problems in (exc.fields or {}).values())
+            ) from None
 
 
 class TranscriptSearchForm(forms.Form):

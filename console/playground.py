@@ -32,6 +32,7 @@ from chat.message_list import Conversation
 from chat.models import CONSOLE_USER_PREFIX, Message, Session
 from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 from console.highlight import highlight_terms
+from retrieval.filters import OPEN, Access
 from retrieval.search import ScoredPassage
 from workspaces.models import ApiKey, ApiKeyScope, Workspace
 
@@ -92,6 +93,7 @@ def playground_turn(
     model: str | None = None,
     label: str = "",
     session_id: uuid.UUID | None = None,
+    access: Access = OPEN,
 ) -> PlaygroundTurn:
     """Run and store one turn; raises the chat services' ``ApplicationError``s
     (400 too long, 404 session gone, 502/503 generation) like the API."""
@@ -104,6 +106,8 @@ def playground_turn(
             conversation=Conversation.single(question),
             session_id=session_id,
             resource_ids=tuple(resource_ids),
+            filters=access.filters,
+            groups=access.groups,
             model=model,
             include_prompt_trace=settings.PROMPT_TRACE_ENABLED,
         )

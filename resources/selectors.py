@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from django.db.models import Q, QuerySet
+from django.db.models import Expression, Q, QuerySet
 
 from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import NotFound
@@ -35,10 +35,16 @@ def ready_resources_exist(*, workspace: Workspace) -> bool:
     return Resource.objects.filter(workspace=workspace, status=ResourceStatus.READY).exists()
 
 
-def ready_resources_labelled(*, workspace: Workspace, labels: Sequence[str]) -> dict[str, uuid.UUID]:
+def ready_resources_labelled(
+    *, workspace: Workspace, labels: Sequence[str], readable: Expression | None = None
+) -> dict[str, uuid.UUID]:
     """The ready resource each label names, for the labels that name exactly
     one: its title (case and spacing aside), or the start of it for a label
-    cut with an ellipsis (:func:`resources.titles.shorten`). One query."""
+    cut with an ellipsis (:func:`resources.titles.shorten`). One query.
+
+    ``readable``: a boolean condition on the resource (who may read what,
+    retrieval/filters.py): only those are named, and only among those must
+    a label name one."""
     wanted = [label for label in labels if 0 < len(label) <= MAX_LABEL_CHARS]
     if not wanted:
         return {}
@@ -51,11 +57,10 @@ def ready_resources_labelled(*, workspace: Workspace, labels: Sequence[str]) -> 
             condition |= Q(title__istartswith=stem)
     if not condition:
         return {}
-    rows = (
-        Resource.objects.filter(condition, workspace=workspace, status=ResourceStatus.READY)
-        .order_by()
-        .values_list("id", "title")[:MAX_LABELLED_ROWS]
-    )
+    queryset = Resource.objects.filter(condition, workspace=workspace, status=ResourceStatus.READY)
+    if readable is not None:
+        queryset = queryset.filter(readable)
+    rows = queryset.order_by().values_list("id", "title")[:MAX_LABELLED_ROWS]
     titles = [(resource_id, " ".join(title.split()).casefold()) for resource_id, title in rows]
     found: dict[str, uuid.UUID] = {}
     for label in wanted:

@@ -16,6 +16,7 @@ from daneshyar.schema import list_envelope
 from resources.selectors import resource_get
 from retrieval.search import search
 from retrieval.selectors import passage_list
+from retrieval.serializers import FiltersField, GroupsField, access_of
 from workspaces.access import WorkspaceApi
 
 MAX_RESOURCE_IDS = 20
@@ -29,6 +30,8 @@ class SearchApi(WorkspaceApi):
         query = serializers.CharField()
         resource_ids = serializers.ListField(child=UUIDField(), required=False, max_length=MAX_RESOURCE_IDS)
         top_k = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TOP_K)
+        filters = FiltersField()
+        groups = GroupsField()
 
         class Meta:
             ref_name = "SearchInput"
@@ -62,7 +65,8 @@ class SearchApi(WorkspaceApi):
         description=(
             "The passages closest to `query` among the workspace's ready resources, ranked with the "
             "same retrieval as chat (dense and lexical, fused), optionally widened to named "
-            "`resource_ids`: what a chat turn would cite, inspectable."
+            "`resource_ids`: what a chat turn would cite, inspectable. `filters` (metadata) and `groups` "
+            "(the end user's) narrow it inside every leg; nothing matching: an empty list."
         ),
         tags=["Search"],
         request=InputSerializer,
@@ -72,7 +76,11 @@ class SearchApi(WorkspaceApi):
         # The workspace is resolved first: a foreign one is 404 whatever the body says.
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        results = search(workspace=self.workspace, **serializer.validated_data)
+        data = dict(serializer.validated_data)
+        access = access_of(data)
+        data.pop("filters", None)
+        data.pop("groups", None)
+        results = search(workspace=self.workspace, access=access, **data)
         return ok({"items": self.OutputSerializer(results, many=True).data, "next_cursor": None})
 
 

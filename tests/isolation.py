@@ -23,6 +23,14 @@ Invariants, after every response:
   token, 401 on any route that is not an end-user route and on any other
   workspace (or its own, deleted), 404 for another user's session.
 
+Within a workspace, who may read what (retrieval/filters.py): each
+uploaded document gets random metadata and access groups; the end-user
+tokens carry groups (ana's ``g1``, bo's none), and a key's chat, search and
+OpenAI-compatible request may send random ``groups`` and ``filters``. Every
+cited, searched or sourced passage is of a document the caller may read by
+the semantics written again in tests/access_model.py, and no reply shows
+the text or title of one it may not.
+
 ``tests/test_isolation_property.py`` runs a few sequences in the suite;
 ``bench/isolation.py`` runs hundreds and prints the count.
 """
@@ -41,11 +49,22 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from rest_framework.test import APIClient
 
 from resources.ingestion import resource_ingest
+from resources.models import Resource
+from tests.access_model import (
+    access_strategy,
+    filters_strategy,
+    groups_strategy,
+    matches,
+    metadata_strategy,
+    opens,
+)
 from tests.responses import response_body
 from workspaces import services, tokens
 from workspaces.models import ApiKeyScope, Organization
 
 USERS = ("ana", "bo")
+# The groups each end user's token carries.
+TOKEN_GROUPS = {"ana": ["g1"], "bo": None}
 SCOPES = ("admin", "chat", "limited", "token")
 
 
@@ -66,6 +85,8 @@ class Actor:
     key: str  # the API key, or the end-user token
     # A token's workspace.
     workspace: str | None = None
+    # A token's groups (None: the claim is absent, which reads as none).
+    groups: list[str] | None = None
 
     @property
     def admin(self) -> bool:
@@ -90,6 +111,9 @@ class Item:
     user: str | None = None
     tokens: set[str] = field(default_factory=set)
     deleted: bool = False
+    # A resource's metadata and access groups (None: open to all).
+    metadata: dict[str, Any] = field(default_factory=dict)
+    access: list[str] | None = None
 
     def __repr__(self) -> str:
         return f"Item({self.kind}, org{self.org}, {self.id[:8]}{', deleted' if self.deleted else ''})"
@@ -141,8 +165,13 @@ class IsolationMachine(RuleBasedStateMachine):
             for scope in SCOPES:
                 for user in USERS:
                     if scope == "token":
-                        token = tokens.end_user_token_mint(workspace=first, external_user_id=user).token
-                        self.actors.append(Actor(org, scope, user, token, workspace=str(first.id)))
+                        groups = TOKEN_GROUPS[user]
+                        token = tokens.end_user_token_mint(
+                            workspace=first, external_user_id=user, groups=groups
+                        ).token
+                        self.actors.append(
+                            Actor(org, scope, user, token, workspace=str(first.id), groups=groups)
+                        )
                     else:
                         self.actors.append(Actor(org, scope, user, keys[scope].plaintext))
             for item in self.items:
@@ -201,6 +230,7 @@ class IsolationMachine(RuleBasedStateMachine):
         context: str | None,
         body: dict[str, Any] | None = None,
         query: dict[str, str] | None = None,
+        unreadable: set[str] = frozenset(),  # type: ignore[assignment]
     ) -> tuple[int, Any]:
         client = APIClient()
         if actor.token:
@@ -227,6 +257,8 @@ class IsolationMachine(RuleBasedStateMachine):
             if token in text and token not in sent
         ]
         assert not leaked, f"{actor} {method.upper()} {url} showed {leaked}: {text[:500]}"
+        shown = [token for token in unreadable if token in text and token not in sent]
+        assert not shown, f"{actor} {method.upper()} {url} showed unreadable {shown}: {text[:500]}"
         data = json.loads(text) if text and response["Content-Type"].startswith("application/json") else text
         return response.status_code, data
 
@@ -292,8 +324,21 @@ class IsolationMachine(RuleBasedStateMachine):
         self.expect(status, actor, workspace.id, admin=True)
         if status == 202:
             resource_id = body["data"]["id"]
+            metadata = data.draw(metadata_strategy(), label="metadata")
+            access = data.draw(access_strategy(), label="access")
+            Resource.objects.filter(id=resource_id).update(
+                metadata=metadata, access={"groups": access} if access is not None else None
+            )
             self.items.append(
-                Item("resource", workspace.org, workspace.id, resource_id, tokens={resource_id, title, text})
+                Item(
+                    "resource",
+                    workspace.org,
+                    workspace.id,
+                    resource_id,
+                    tokens={resource_id, title, text},
+                    metadata=metadata,
+                    access=access,
+                )
             )
             if ingest:
                 assert resource_ingest(resource_id=uuid.UUID(resource_id)) == "ready"
@@ -305,11 +350,16 @@ class IsolationMachine(RuleBasedStateMachine):
         workspace = self.pick_workspace(data, actor)
         question = marker("question")
         body: dict[str, Any] = {"external_user_id": actor.user, "message": f"How are claims paid? {question}"}
+        filters, groups, fields = self.draw_access(data, actor)
+        body.update(fields)
         session = None
         if follow_up and self.live("session"):
             session = self.pick(data, "session", workspace)
             body["session_id"] = session.id
-        status, reply = self.call(actor, "post", f"workspaces/{workspace.id}/chat/", workspace.id, body)
+        unreadable = self.unreadable(workspace.id, filters, groups)
+        status, reply = self.call(
+            actor, "post", f"workspaces/{workspace.id}/chat/", workspace.id, body, unreadable=unreadable
+        )
         own = session is None or (
             not session.deleted and session.workspace == workspace.id and session.user == actor.user
         )
@@ -322,7 +372,21 @@ class IsolationMachine(RuleBasedStateMachine):
             for part in turn["assistant_message"]["response"]["parts"]
             if part["source"] is not None
         }
-        assert cited <= self.retrievable(workspace.id), (actor, cited)
+        assert cited <= self.readable(workspace.id, filters, groups), (actor, cited, filters, groups)
+        if filters is not None and not self.readable(workspace.id, filters, groups):
+            # Fail closed: nothing matching is no answer, never the whole workspace.
+            assert turn["assistant_message"]["grounding"] == "none", (actor, filters, groups)
+        # The reply's sources, read back by the same caller.
+        sources_path = (
+            f"workspaces/{workspace.id}/sessions/{turn['session']['id']}/messages/"
+            f"{turn['assistant_message']['id']}/sources/"
+        )
+        status, sources = self.call(
+            actor, "get", sources_path, workspace.id, query={"external_user_id": actor.user}
+        )
+        assert status == 200, (actor, status, sources)
+        sourced = {item["resource_id"] for item in sources["data"]["items"]}
+        assert sourced <= cited, (actor, sourced, cited)
         ids = {turn["user_message"]["id"], turn["assistant_message"]["id"]}
         if session is None:
             session_id = turn["session"]["id"]
@@ -398,15 +462,96 @@ class IsolationMachine(RuleBasedStateMachine):
         self.tally.steps += 1
         actor = self.actors[who]
         workspace = self.pick_workspace(data, actor)
-        body = {"query": "How are claims paid?", "top_k": 50}
-        status, results = self.call(actor, "post", f"workspaces/{workspace.id}/search/", workspace.id, body)
+        filters, groups, fields = self.draw_access(data, actor)
+        body = {"query": "How are claims paid?", "top_k": 50, **fields}
+        unreadable = self.unreadable(workspace.id, filters, groups)
+        status, results = self.call(
+            actor, "post", f"workspaces/{workspace.id}/search/", workspace.id, body, unreadable=unreadable
+        )
         self.expect(status, actor, workspace.id, admin=False)
         if status == 200:
-            # A deleted resource's passages leave retrieval at once.
-            assert {r["resource_id"] for r in results["data"]["items"]} <= self.retrievable(workspace.id)
+            # A deleted resource's passages leave retrieval at once; so do
+            # those of documents the filters or groups leave out.
+            found = {r["resource_id"] for r in results["data"]["items"]}
+            assert found <= self.readable(workspace.id, filters, groups), (actor, found, filters, groups)
+
+    @rule(data=st.data(), who=actor_index)
+    def completion(self, data: st.DataObject, who: int) -> None:
+        """The OpenAI-compatible endpoint, with filters and groups as the SDK's extra_body sends them."""
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        filters, groups, fields = self.draw_access(data, actor)
+        body = {
+            "model": "extractive",
+            "user": actor.user,
+            "messages": [{"role": "user", "content": f"How are claims paid? {marker('question')}"}],
+            **fields,
+        }
+        status, reply = self.call(
+            actor,
+            "post",
+            f"workspaces/{workspace.id}/openai/v1/chat/completions",
+            workspace.id,
+            body,
+            unreadable=self.unreadable(workspace.id, filters, groups),
+        )
+        self.expect(status, actor, workspace.id, admin=False, end_user=True)
+        if status != 200:
+            return
+        extra = reply["daneshyar"]
+        parts = (extra.get("response") or {}).get("parts") or []
+        cited = {p["source"]["resource_id"] for p in parts if p.get("source")}
+        assert cited <= self.readable(workspace.id, filters, groups), (actor, cited, filters, groups)
+        session_id = extra["session_id"]
+        if not any(s.id == session_id for s in self.items):
+            self.items.append(
+                Item("session", workspace.org, workspace.id, session_id, user=actor.user, tokens={session_id})
+            )
+
+    def draw_access(
+        self, data: st.DataObject, actor: Actor
+    ) -> tuple[dict[str, Any] | None, list[str] | None, dict[str, Any]]:
+        """A request's filters (or none), the groups it reads with (a
+        token's own, or those a key's request sends, or none) and the body
+        fields that say so (a token sends no groups)."""
+        filters = data.draw(st.one_of(st.none(), filters_strategy()), label="filters")
+        body: dict[str, Any] = {} if filters is None else {"filters": filters}
+        if actor.token:
+            return filters, actor.groups or [], body
+        groups = data.draw(groups_strategy(), label="groups")
+        if groups is not None:
+            body["groups"] = groups
+        return filters, groups, body
 
     def retrievable(self, workspace_id: str) -> set[str]:
         return {r.id for r in self.live("resource") if not r.deleted and r.workspace == workspace_id}
+
+    def readable(
+        self, workspace_id: str, filters: dict[str, Any] | None, groups: list[str] | None
+    ) -> set[str]:
+        """What a request with ``filters`` and ``groups`` may read (tests/access_model.py)."""
+        return {
+            r.id
+            for r in self.live("resource")
+            if not r.deleted
+            and r.workspace == workspace_id
+            and matches(r.metadata, filters)
+            and opens(r.access, groups)
+        }
+
+    def unreadable(
+        self, workspace_id: str, filters: dict[str, Any] | None, groups: list[str] | None
+    ) -> set[str]:
+        """The markers of the documents of the workspace such a request may
+        not read: none may show in its reply (their ids, titles and texts)."""
+        readable = self.readable(workspace_id, filters, groups)
+        return {
+            token
+            for r in self.live("resource")
+            if r.workspace == workspace_id and r.id not in readable
+            for token in r.tokens
+        }
 
     @rule(data=st.data(), who=actor_index)
     def export(self, data: st.DataObject, who: int) -> None:

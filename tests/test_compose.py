@@ -131,4 +131,3 @@ def test_the_env_example_lists_the_compose_step_variables() -> None:
     variables = {v for group in named for v in group.split(", ") if v}
     assert {"VLLM_API_KEY", "HF_TOKEN", "ALLOWED_HOSTS"} <= variables
     assert sorted(variables - example_variables()) == []
-

@@ -86,7 +86,8 @@ def test_the_walk_finds_each_kind_of_breach(tmp_path: Path) -> None:
         f"@decorator\ndef long():\n{body}\n"
         f"def wide(*, {parameters}):\n    pass\n\n"
         f"class A:\n    def method(self, {', '.join(f'q{i}' for i in range(8))}):\n        pass\n"
-        + "\n" * 400
+        + "\n"
+        * 400
     )
     migrations = package / "migrations"
     migrations.mkdir()

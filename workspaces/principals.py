@@ -28,6 +28,9 @@ class EndUser:
     resource_ids: tuple[uuid.UUID, ...]
     token_id: str
     expires_at: dt.datetime
+    # The user's groups (the token's ``groups`` claim; empty: none): this
+    # user reads only documents open to all or to one of them.
+    groups: tuple[str, ...] = ()
 
     # DRF stores the principal as ``request.user`` as well.
     is_authenticated: ClassVar[bool] = True

@@ -10,6 +10,9 @@ with ``POST …/end-user-tokens/``. Claims::
     iat    issued at; exp  expires at: exp - iat at most MAX_TTL_SECONDS
     jti    a unique id (kept on the principal, for logs)
     resource_ids  optional: retrieval for this user only from these resources
+    groups        optional: the user's groups (0 to 64 strings of 1 to 128
+                  characters); the user reads only documents open to all
+                  or to one of them (retrieval/filters.py). Absent: none.
 
 The secret is stored encrypted (Fernet, with a key derived from
 API_KEY_HASH_SECRET by HKDF): verifying HS256 needs the secret itself, so it
@@ -50,6 +53,9 @@ SCOPE = "chat"
 DEFAULT_TTL_SECONDS = 900
 MAX_TTL_SECONDS = 3600
 MAX_RESOURCE_IDS = 20
+# An end user's groups (as retrieval.filters.MAX_GROUPS, MAX_GROUP_CHARS).
+MAX_GROUPS = 64
+MAX_GROUP_CHARS = 128
 DEFAULT_GRACE_SECONDS = 900
 MAX_GRACE_SECONDS = 86_400
 # Clock skew tolerated between the integrator's server and this one.
@@ -139,8 +145,10 @@ def end_user_token_mint(
     external_user_id: str,
     ttl_seconds: int = DEFAULT_TTL_SECONDS,
     resource_ids: Sequence[uuid.UUID] = (),
+    groups: Sequence[str] | None = None,
 ) -> MintedToken:
-    """A token for one end user of ``workspace`` (resource ids already checked by the caller)."""
+    """A token for one end user of ``workspace`` (resource ids already checked
+    by the caller); ``groups``: the user's (None: no claim, which reads as none)."""
     now = timezone.now().replace(microsecond=0)
     expires_at = now + dt.timedelta(seconds=ttl_seconds)
     claims: dict[str, Any] = {
@@ -153,6 +161,8 @@ def end_user_token_mint(
     }
     if resource_ids:
         claims["resource_ids"] = [str(r) for r in dict.fromkeys(resource_ids)]
+    if groups is not None:
+        claims["groups"] = list(dict.fromkeys(groups))
     token = jwt.encode(claims, _current_secret(workspace), algorithm=ALGORITHM)
     return MintedToken(token=token, expires_at=expires_at)
 
@@ -220,6 +230,7 @@ def end_user_token_verify(token: str) -> EndUser:
         resource_ids=_resource_ids(claims.get("resource_ids")),
         token_id=str(claims["jti"]),
         expires_at=dt.datetime.fromtimestamp(claims["exp"], tz=dt.UTC),
+        groups=_groups(claims.get("groups")),
     )
 
 
@@ -242,3 +253,19 @@ def _resource_ids(value: object) -> tuple[uuid.UUID, ...]:
         return tuple(dict.fromkeys(uuid.UUID(v) for v in value))
     except ValueError:
         raise TokenInvalid("The token's resource_ids must be resource ids.") from None
+
+
+def _groups(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    # Read strictly, as resource_ids: a malformed claim is an invalid token, never "no restriction".
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_GROUPS
+        or not all(isinstance(v, str) and 1 <= len(v) <= MAX_GROUP_CHARS and _storable(v) for v in value)
+    ):
+        raise TokenInvalid(
+            f"The token's groups must be a list of at most {MAX_GROUPS} strings of 1 to {MAX_GROUP_CHARS} "
+            "characters."
+        )
+    return tuple(dict.fromkeys(value))

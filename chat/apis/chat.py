@@ -36,6 +36,7 @@ from chat.services.turn import (
 from chat.streaming import EventStreamNegotiation, NativeEvents, replay_stream, stream_response, turn_stream
 from daneshyar.api import UUIDField, ok
 from daneshyar.schema import also_answers, envelope
+from retrieval.serializers import FiltersField, GroupsField, access_of
 from workspaces.access import EndUserApi, WorkspaceApi
 from workspaces.idempotency import StoredClaim, idempotency_stored, idempotent, request_claim
 
@@ -56,6 +57,8 @@ class ChatInputSerializer(serializers.Serializer[Any]):
     messages = MessagesField(required=False)
     session_id = UUIDField(required=False, allow_null=True)
     resource_ids = serializers.ListField(child=UUIDField(), required=False, max_length=20)
+    filters = FiltersField()
+    groups = GroupsField()
     model = serializers.CharField(required=False, allow_null=True, max_length=200)
     include_prompt_trace = serializers.BooleanField(required=False, default=False)
     certificate = serializers.BooleanField(
@@ -105,6 +108,7 @@ def _prepare(view: WorkspaceApi, request: Request) -> tuple[PreparedTurn, Stored
     """The turn of a body validated before the rate limits (WorkspaceApi.end_user_of),
     its question stored."""
     data = view.turn_input
+    access = access_of(data)
     prepared = turn_prepare(
         TurnRequest(
             principal=view.principal,
@@ -113,6 +117,8 @@ def _prepare(view: WorkspaceApi, request: Request) -> tuple[PreparedTurn, Stored
             conversation=conversation_of(data),
             session_id=data.get("session_id"),
             resource_ids=tuple(data.get("resource_ids") or ()),
+            filters=access.filters,
+            groups=access.groups,
             model=data.get("model"),
             include_prompt_trace=data["include_prompt_trace"],
             certificate=data["certificate"],

@@ -14,7 +14,9 @@ from rest_framework.response import Response
 from chat.serializers import ExternalUserIdField
 from daneshyar.api import UUIDField, ok
 from daneshyar.schema import envelope
+from retrieval.filters import groups_parse
 from retrieval.search import named_resources_validate
+from retrieval.serializers import GroupsField
 from workspaces import tokens
 from workspaces.access import WorkspaceApi
 from workspaces.idempotency import idempotent
@@ -39,6 +41,11 @@ class EndUserTokenApi(WorkspaceApi):
             max_length=tokens.MAX_RESOURCE_IDS,
             help_text="Retrieval for this end user's turns only from these resources of the workspace.",
         )
+        groups = GroupsField(
+            help_text="The end user's groups (at most 64 strings of 1 to 128 characters): the user reads "
+            "only documents whose access is open or names one of them. Omitted: no groups (open documents "
+            "only)."
+        )
 
         class Meta:
             ref_name = "EndUserTokenInput"
@@ -59,7 +66,8 @@ class EndUserTokenApi(WorkspaceApi):
             "A short-lived token (JWT, HS256, signed with the workspace's signing secret) that lets a "
             "browser act for one end user on the end-user routes (chat, stream, that user's sessions "
             "and messages, feedback, models) with `Authorization: Bearer`. `ttl_seconds` at most "
-            "3600 (default 900); `resource_ids` narrow what this user's turns retrieve. Admin keys only."
+            "3600 (default 900); `resource_ids` narrow what this user's turns retrieve; `groups` are the "
+            "user's (documents whose `access` names none of them are not read). Admin keys only."
         ),
         tags=["End-user tokens"],
         request=InputSerializer,
@@ -78,6 +86,7 @@ class EndUserTokenApi(WorkspaceApi):
             external_user_id=data["external_user_id"],
             ttl_seconds=data["ttl_seconds"],
             resource_ids=resource_ids,
+            groups=groups_parse(data["groups"]) if data.get("groups") is not None else None,
         )
         return ok(
             self.OutputSerializer({"token": minted.token, "expires_at": minted.expires_at}).data, status=201

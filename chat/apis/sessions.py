@@ -17,6 +17,8 @@ from chat.services import sessions as session_services
 from daneshyar.api import PageParamsSerializer, ok, paginate
 from daneshyar.exceptions import ValidationFailed
 from daneshyar.schema import envelope, list_envelope
+from resources.models import Resource
+from retrieval.filters import Access, access_expression
 from workspaces.access import EndUserApi, WorkspaceApi, end_user_resolve
 from workspaces.principals import EndUser
 
@@ -166,14 +168,22 @@ class MessageSourcesApi(EndUserApi):
         responses=list_envelope("MessageSourceList", SourceSchema),
         description="The passages an assistant message cites, in the order it first cites them "
         "(each once; next_cursor is always null). A passage whose document was deleted or "
-        "re-ingested since is left out, and so is one outside an end-user token's resource_ids.",
+        "re-ingested since is left out, and so is one outside an end-user token's resource_ids or "
+        "groups.",
     )
     def get(self, request: Request, workspace_id: str, session_id: str, message_id: str) -> Response:
         session = _session(self, request, session_id)
         # A token narrowed to some documents reads no other document's text,
         # even where an earlier turn of the session (asked with a key) cited it.
-        allowed = self.principal.resource_ids if isinstance(self.principal, EndUser) else None
+        # Nor a document its groups do not open (retrieval/filters.py).
+        principal = self.principal
+        allowed = principal.resource_ids if isinstance(principal, EndUser) else None
+        readable = (
+            access_expression(Access(groups=principal.groups), table=Resource._meta.db_table)
+            if isinstance(principal, EndUser)
+            else None
+        )
         items = selectors.message_sources(
-            session=session, message_id=message_id, resource_ids=allowed or None
+            session=session, message_id=message_id, resource_ids=allowed or None, readable=readable
         )
         return ok({"items": items, "next_cursor": None})

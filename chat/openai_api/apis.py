@@ -42,6 +42,7 @@ from chat.services.turn import (
 from chat.streaming import EventStreamNegotiation, turn_stream
 from daneshyar.api import uuid_of
 from daneshyar.exceptions import ValidationFailed, exception_handler
+from retrieval.serializers import FiltersField, GroupsField, access_of
 from workspaces.access import EndUserApi
 from workspaces.idempotency import StoredClaim, idempotency_stored, idempotent, request_claim
 
@@ -136,6 +137,9 @@ class CompletionInputSerializer(serializers.Serializer[Any]):
         allow_null=True,
         help_text="session_id: continue a stored session (from daneshyar.session_id).",
     )
+    # Extensions, sent with the SDK's extra_body: who may read what (retrieval/filters.py).
+    filters = FiltersField()
+    groups = GroupsField()
 
     class Meta:
         ref_name = "OpenAIChatCompletionInput"
@@ -230,6 +234,7 @@ class ChatCompletionsApi(OpenAIApi):
     def _turn_request(self, data: dict[str, Any], resume: TurnResume | None) -> TurnRequest:
         metadata = data.get("metadata") or {}
         session_id = metadata.get("session_id") or None
+        access = access_of(data)
         return TurnRequest(
             principal=self.principal,
             workspace=self.workspace,
@@ -237,6 +242,8 @@ class ChatCompletionsApi(OpenAIApi):
             conversation=conversation_parse(data["messages"]),
             session_id=_session_id(session_id) if session_id is not None else None,
             model=data["model"],
+            filters=access.filters,
+            groups=access.groups,
             max_tokens=data.get("max_completion_tokens") or data.get("max_tokens"),
             temperature=data.get("temperature"),
             resume=resume,

@@ -10,6 +10,7 @@ from console.forms import PlaygroundForm
 from console.playground import PlaygroundTurn, playground_turn, playground_user_id
 from console.views.common import USE_PLAYGROUND, page_context, workspace_view
 from daneshyar.exceptions import ApplicationError
+from retrieval.filters import Access
 from retrieval.search.service import dense_weight
 from workspaces.models import Workspace
 
@@ -36,6 +37,7 @@ def playground(request: HttpRequest, workspace: Workspace) -> HttpResponse:
                     model=data["model"] or None,
                     label=data["label"],
                     session_id=data["session_id"],
+                    access=Access(filters=data["filters"], groups=data["groups"]),
                 )
             except ApplicationError as exc:
                 error, status = exc, exc.status_code
@@ -49,6 +51,8 @@ def playground(request: HttpRequest, workspace: Workspace) -> HttpResponse:
                         "model": data["model"],
                         "label": data["label"],
                         "session_id": turn.session.id,
+                        "filters": request.POST.get("filters", ""),
+                        "groups": request.POST.get("groups", ""),
                     },
                 )
     context = page_context(request, workspace, tab="playground", title=f"Playground: {workspace.name}")

@@ -35,6 +35,7 @@ from typing import Any
 
 from django.db.backends.utils import CursorWrapper
 
+from retrieval.filters import OPEN, Access
 from retrieval.search import statements
 
 # Up to this many passages a workspace is searched exactly (bench/retrieval_latency).
@@ -58,21 +59,33 @@ def vector_literal(vector: Sequence[float]) -> str:
 
 
 def nearest(
-    cursor: CursorWrapper, *, workspace_id: uuid.UUID, model: str, vector: str, limit: int, exact: bool
+    cursor: CursorWrapper,
+    *,
+    workspace_id: uuid.UUID,
+    model: str,
+    vector: str,
+    limit: int,
+    exact: bool,
+    access: Access = OPEN,
 ) -> dict[uuid.UUID, float]:
-    """The ``limit`` most similar ready passages: ``{passage_id: cosine similarity}``
-    (``vector`` and the passages' of the embedding model ``model``).
+    """The ``limit`` most similar ready passages that ``access`` may read:
+    ``{passage_id: cosine similarity}`` (``vector`` and the passages' of the
+    embedding model ``model``).
 
     Must run inside a transaction: the HNSW settings are ``SET LOCAL``.
+    A filtered scan is iterative like any other (:func:`index_scan_settings`):
+    it goes on until ``limit`` passages pass the filter, or repeats exactly.
     """
     if not exact:
         index_scan_settings(cursor, limit=limit)
     params: dict[str, Any] = {"vector": vector, "workspace": workspace_id, "model": model, "limit": limit}
-    cursor.execute(_nearest(exact=exact), params)
+    params.update(access.params())
+    cursor.execute(_nearest(exact=exact, access=access.shape), params)
     rows = cursor.fetchall()
     if not exact and len(rows) < limit:
-        # The scan ran out of reachable nodes (module docstring).
-        cursor.execute(_nearest(exact=True), params)
+        # The scan ran out of reachable nodes (module docstring), or fewer
+        # than ``limit`` passages pass the filter.
+        cursor.execute(_nearest(exact=True, access=access.shape), params)
         rows = cursor.fetchall()
     # relaxed_order may return rows slightly out of order; callers sort.
     return {row[0]: float(row[1]) for row in rows}
@@ -100,16 +113,19 @@ def nearest_per_resource(
     resource_ids: Sequence[uuid.UUID],
     vector: str,
     limit: int,
+    access: Access = OPEN,
 ) -> dict[uuid.UUID, float]:
-    """The ``limit`` most similar ready passages of each named resource (exact)."""
+    """The ``limit`` most similar ready passages of each named resource that
+    ``access`` may read (exact)."""
     cursor.execute(
-        _nearest_per_resource(),
+        _nearest_per_resource(access=access.shape),
         {
             "vector": vector,
             "workspace": workspace_id,
             "model": model,
             "resources": list(resource_ids),
             "per_resource": limit,
+            **access.params(),
         },
     )
     return {row[0]: float(row[1]) for row in cursor.fetchall()}

@@ -38,6 +38,7 @@ from typing import Any
 from django.db.backends.utils import CursorWrapper
 from psycopg import sql
 
+from retrieval.filters import OPEN, Access, AccessShape
 from retrieval.languages.analysis import query_text
 from retrieval.search import dense, lexical, statements
 from retrieval.search.stats import workspace_stats
@@ -152,14 +153,17 @@ LARGE_SHARE = 0.1
 
 
 @statements.composed
-def _statement(*, exact: bool, scan: bool, large_share: bool) -> sql.Composed:
+def _statement(
+    *, exact: bool, scan: bool, large_share: bool, access: AccessShape | None = None
+) -> sql.Composed:
     """The one statement: the dense leg exact or through the HNSW index; the
     lexical match checked on each passage (``scan``) or through the GIN
-    index; the workspace's b-tree index left out (``large_share``)."""
+    index; the workspace's b-tree index left out (``large_share``); only
+    passages of resources ``access`` may read, in every leg."""
     candidates = sql.SQL(_CANDIDATES).format(match=_MATCH_SCAN if scan else _MATCH_INDEXED)
     return sql.SQL(_HYBRID).format(
-        nearest=statements.nearest(exact=exact),
-        per_resource=statements.nearest_per_resource(),
+        nearest=statements.nearest(exact=exact, access=access),
+        per_resource=statements.nearest_per_resource(access=access),
         config=statements.CONFIG,
         workspace_lexeme=statements.WORKSPACE_LEXEME,
         budget=sql.Literal(lexical.LEXICAL_BUDGET),
@@ -167,6 +171,7 @@ def _statement(*, exact: bool, scan: bool, large_share: bool) -> sql.Composed:
             lexemes=sql.SQL("(SELECT lexemes FROM terms)"),
             candidates=candidates,
             workspace_by_text=large_share,
+            access=access,
         ),
         bm25_ranked=statements.BM25_RANKED,
         passage=statements.PASSAGE,
@@ -186,6 +191,7 @@ class HybridQuery:
     limit: int  # each leg's candidates
     per_resource: int  # each leg's candidates within each named resource
     dense_weight: float
+    access: Access = OPEN  # who may read what (retrieval/filters.py)
 
 
 @dataclass(frozen=True)
@@ -225,15 +231,18 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
         "dense_weight": search.dense_weight,
         "k": search.k,
         "per_resource_k": search.per_resource_k,
+        **search.access.params(),
     }
+    shape = search.access.shape
     # A workspace whose passages are checked one by one is searched exactly
     # too (it is below EXACT_MAX_PASSAGES unless that limit is lowered).
     exact = exact or scan
-    cursor.execute(_statement(exact=exact, scan=scan, large_share=large_share), params)
+    cursor.execute(_statement(exact=exact, scan=scan, large_share=large_share, access=shape), params)
     rows = cursor.fetchall()
     if not exact and len(rows) < min(search.k, stats.passages):
-        # The HNSW scan ran out of reachable nodes (dense.py): search exactly.
-        cursor.execute(_statement(exact=True, scan=scan, large_share=large_share), params)
+        # The HNSW scan ran out of reachable nodes (dense.py), or fewer
+        # than k passages pass the filter: search exactly.
+        cursor.execute(_statement(exact=True, scan=scan, large_share=large_share, access=shape), params)
         rows = cursor.fetchall()
     return [
         HybridRow(

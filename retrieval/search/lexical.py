@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from django.db.backends.utils import CursorWrapper
 from psycopg import sql
 
+from retrieval.filters import OPEN, Access, AccessShape
 from retrieval.languages.analysis import query_text
 from retrieval.search import statements
 from retrieval.search.stats import workspace_stats
@@ -79,9 +80,11 @@ _BM25_CANDIDATES = sql.SQL(
 
 
 @statements.composed
-def _bm25() -> sql.Composed:
+def _bm25(*, access: AccessShape | None = None) -> sql.Composed:
     return sql.SQL(_BM25).format(
-        matched=statements.matched(lexemes=sql.SQL("%(lexemes)s::text[]"), candidates=_BM25_CANDIDATES),
+        matched=statements.matched(
+            lexemes=sql.SQL("%(lexemes)s::text[]"), candidates=_BM25_CANDIDATES, access=access
+        ),
         bm25_ranked=statements.BM25_RANKED,
     )
 
@@ -98,9 +101,9 @@ WHERE place <= %(limit)s
 
 
 @statements.composed
-def _first_passages() -> sql.Composed:
+def _first_passages(*, access: AccessShape | None = None) -> sql.Composed:
     return sql.SQL(_FIRST_PASSAGES).format(
-        passages=statements.PASSAGES_WITH_RESOURCES, eligible=statements.eligible(joined=True)
+        passages=statements.PASSAGES_WITH_RESOURCES, eligible=statements.eligible(joined=True, access=access)
     )
 
 
@@ -167,7 +170,7 @@ def matching_lexemes(frequencies: dict[str, int], *, budget: int, at_least_one: 
     return chosen
 
 
-def bm25(
+def bm25(  # noqa: PLR0913 - the leg's inputs, each keyword-only
     cursor: CursorWrapper,
     *,
     workspace_id: uuid.UUID,
@@ -177,6 +180,7 @@ def bm25(
     extra_ids: Sequence[uuid.UUID] = (),
     resource_ids: Sequence[uuid.UUID] = (),
     per_resource: int = 0,
+    access: Access = OPEN,
 ) -> LexicalResult:
     """BM25 scores of the ``limit`` best candidates, of ``extra_ids`` and of
     the ``per_resource`` best candidates of each of ``resource_ids`` (a
@@ -185,7 +189,8 @@ def bm25(
     Candidates: ready passages containing one of the rarest query lexemes
     (at most :data:`LEXICAL_BUDGET` passages in all, :func:`matching_lexemes`), plus
     ``extra_ids``. ``best`` is the highest score among them, ``ceiling`` the
-    highest the query could reach. ``lexemes``
+    highest the query could reach; only passages ``access`` may read are
+    candidates (the filter is in the resource's lookup). ``lexemes``
     given as a mapping are the frequencies already (:func:`query_frequencies`;
     0: no passage holds it, which still counts in the ``ceiling``).
     """
@@ -200,8 +205,9 @@ def bm25(
     matching = matching_lexemes(held, budget=LEXICAL_BUDGET, at_least_one=not extra_ids)
     stats = workspace_stats(cursor, workspace_id=workspace_id)
     cursor.execute(
-        _bm25(),
+        _bm25(access=access.shape),
         {
+            **access.params(),
             "lexemes": list(frequencies),
             "df": [float(df) for df in frequencies.values()],
             "match": bool(matching),
@@ -230,6 +236,7 @@ def first_passages(
     model: str,
     resource_ids: Sequence[uuid.UUID],
     limit: int,
+    access: Access = OPEN,
 ) -> list[uuid.UUID]:
     """The first ``limit`` ready passages of each resource, in document order.
 
@@ -237,8 +244,9 @@ def first_passages(
     shares a lexeme with the query is still represented by these (score 0).
     """
     cursor.execute(
-        _first_passages(),
+        _first_passages(access=access.shape),
         {
+            **access.params(),
             "workspace": workspace_id,
             "model": model,
             "resources": list(resource_ids),

@@ -7,7 +7,11 @@ Rules:
 - with ``resource_ids``: ``widened_top_k`` (15) best across the workspace,
   plus the best ``per_resource_k`` (3) of each named resource not already
   among them, so a named document is represented even when far from the
-  query. An id that is not a resource of this workspace is a 400.
+  query. An id that is not a resource of this workspace is a 400;
+- with ``access`` (retrieval/filters.py: metadata filters, end-user groups,
+  a token's resources): only passages of resources it may read, in the SQL
+  of every leg, so ``top_k`` counts only those. Nothing readable: ``[]``,
+  never the whole workspace.
 
 Score (higher is better; results are sorted by it, so it never increases
 with rank):
@@ -45,6 +49,7 @@ from daneshyar.config.embedding import E5_SMALL, E5_SMALL_CORRECTED, MINILM
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource
 from retrieval.embeddings import embed_cached, loadable
+from retrieval.filters import OPEN, Access
 from retrieval.models import Passage
 from retrieval.search import dense, lexical, replica
 from retrieval.search.hybrid import HybridQuery, hybrid_search
@@ -147,16 +152,20 @@ def search(
     resource_ids: Sequence[uuid.UUID] | None = None,
     top_k: int | None = None,
     legs: Legs | None = None,
+    access: Access = OPEN,
 ) -> list[ScoredPassage]:
     """The passages to show the model for ``query``, best first (rules above).
 
     ``top_k`` overrides the workspace's ``top_k`` (or ``widened_top_k`` with
-    ``resource_ids``); ``legs`` overrides RETRIEVAL_DENSE/RETRIEVAL_LEXICAL.
+    ``resource_ids``); ``legs`` overrides RETRIEVAL_DENSE/RETRIEVAL_LEXICAL;
+    ``access``: what the caller may read (everything by default).
     """
     legs = legs or Legs.configured()
     if not (legs.dense or legs.lexical):
         raise ValueError("at least one retrieval leg must be on")
     named = named_resources_validate(workspace=workspace, resource_ids=resource_ids or [])
+    if access.resource_ids == ():
+        return []
     k = top_k or (workspace.widened_top_k if named else workspace.top_k)
     per_resource_k = workspace.per_resource_k
     # The workspace's model: its passages' vectors are of it (models.Workspace.embedding_model).
@@ -181,6 +190,7 @@ def search(
         k=k,
         named=named,
         per_resource_k=per_resource_k,
+        access=access,
     )
     # On the read replica when one is configured and current (replica.py).
     with timing.phase("search"):
@@ -204,6 +214,7 @@ class _Plan:
     k: int
     named: Sequence[uuid.UUID]
     per_resource_k: int
+    access: Access = OPEN
 
 
 def _search_on(alias: str, plan: _Plan) -> list[ScoredPassage]:
@@ -230,6 +241,7 @@ def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
             limit=max(plan.k, CANDIDATES),
             per_resource=max(plan.per_resource_k, PER_RESOURCE_CANDIDATES),
             dense_weight=dense_weight(plan.model),
+            access=plan.access,
         ),
     )
     return [
@@ -253,11 +265,11 @@ def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
 def _scores(cursor: CursorWrapper, plan: _Plan) -> CandidateScores:
     """Score of every candidate passage of the one leg that is on."""
     workspace_id, model, vector, named = plan.workspace_id, plan.model, plan.vector, plan.named
-    k, per_resource_k = plan.k, plan.per_resource_k
+    k, per_resource_k, access = plan.k, plan.per_resource_k, plan.access
     if plan.legs.dense:
         exact = workspace_stats(cursor, workspace_id=workspace_id).passages <= dense.EXACT_MAX_PASSAGES
         similarity = dense.nearest(
-            cursor, workspace_id=workspace_id, model=model, vector=vector, limit=k, exact=exact
+            cursor, workspace_id=workspace_id, model=model, vector=vector, limit=k, exact=exact, access=access
         )
         if named:
             similarity.update(
@@ -268,6 +280,7 @@ def _scores(cursor: CursorWrapper, plan: _Plan) -> CandidateScores:
                     resource_ids=named,
                     vector=vector,
                     limit=per_resource_k,
+                    access=access,
                 )
             )
         return CandidateScores(similarity, dense=similarity)
@@ -280,11 +293,17 @@ def _scores(cursor: CursorWrapper, plan: _Plan) -> CandidateScores:
         limit=k,
         resource_ids=named,
         per_resource=per_resource_k,
+        access=access,
     )
     normalised = found.normalised()
     if named:
         for pid in lexical.first_passages(
-            cursor, workspace_id=workspace_id, model=model, resource_ids=named, limit=per_resource_k
+            cursor,
+            workspace_id=workspace_id,
+            model=model,
+            resource_ids=named,
+            limit=per_resource_k,
+            access=access,
         ):
             normalised.setdefault(pid, 0.0)
     return CandidateScores(normalised, lexical=normalised)

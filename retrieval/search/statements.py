@@ -9,8 +9,10 @@ hybrid statement are built from these values with ``SQL(...).format(...)``:
 - :func:`eligible`: which passages of the workspace a search may return
   (those of ready resources whose vector the workspace's embedding model
   made, ``Workspace.embedding_model``). Every leg's ``WHERE`` is this fragment and the leg's own condition,
-  so a new condition on passages (a metadata filter, a language) is added
-  there, once, and reaches every path;
+  so a new condition on passages (a language) is added there, once, and
+  reaches every path; so is who may read what (:mod:`retrieval.filters`:
+  metadata filters, end-user groups, a token's resources), a condition on
+  the passage's resource;
 - the dense leg's nearest passages (:func:`nearest`,
   :func:`nearest_per_resource`) and the lexical leg's candidates and BM25
   (:func:`matched`, :data:`BM25_RANKED`), which hybrid.py puts in one
@@ -24,8 +26,12 @@ reach the server as the same text, so the workspace stays a literal there
 (which lets the planner prove a workspace's own HNSW index applies,
 retrieval/workspace_index.py).
 
-A leg's statement depends only on its plan choices (exact or not, ...):
-:func:`composed` composes and renders it once for each.
+A leg's statement depends only on its plan choices (exact or not, ...) and,
+for a search that not everything may be read by, on the shape of its access
+condition (:class:`retrieval.filters.AccessShape`: a filter's structure, not
+its keys or values, which are bound parameters): :func:`composed` composes
+and renders it once for each, the unfiltered ones kept for good and the
+filtered ones :data:`FILTERED_SHAPES_KEPT` at most.
 """
 
 from __future__ import annotations
@@ -37,22 +43,35 @@ from typing import Any, ParamSpec, cast
 from psycopg import sql
 
 from resources.models import Resource, ResourceStatus
+from retrieval.filters import AccessShape, access_condition
 from retrieval.models import TEXT_SEARCH_CONFIG, Passage, WorkspaceLexeme
 
 P = ParamSpec("P")
 _forget: list[Callable[[], None]] = []  # each rendered statement's cache_clear
 
 
+# Statements of filtered searches kept per builder: a filter's shape is the
+# client's to choose, so their number is bounded (least recently used go).
+FILTERED_SHAPES_KEPT = 256
+
+
 def composed(build: Callable[P, sql.Composable]) -> Callable[P, str]:
     """``build``'s statement, composed and rendered once for each set of
     arguments (its plan choices, hashable): the hybrid statement took about
-    0.7 ms to compose and render, which a search need not pay every time."""
+    0.7 ms to compose and render, which a search need not pay every time.
+    An ``access`` argument other than None (a filtered search's shape) is
+    kept in a bounded cache of its own."""
 
     def render(*args: Any, **kwargs: Any) -> str:
         return build(*args, **kwargs).as_string()
 
-    cached = functools.cache(render)
-    _forget.append(cached.cache_clear)
+    unfiltered = functools.cache(render)
+    filtered = functools.lru_cache(maxsize=FILTERED_SHAPES_KEPT)(render)
+    _forget.extend([unfiltered.cache_clear, filtered.cache_clear])
+
+    def cached(*args: Any, **kwargs: Any) -> str:
+        return (unfiltered if kwargs.get("access") is None else filtered)(*args, **kwargs)
+
     return cast("Callable[P, str]", functools.wraps(build)(cached))
 
 
@@ -96,9 +115,16 @@ _READY_JOINED = sql.SQL("r.status = {ready}").format(ready=READY)
 _READY_PROBED = sql.SQL("(SELECT r.status FROM {resource} r WHERE r.id = p.resource_id) = {ready}").format(
     resource=RESOURCE, ready=READY
 )
+# The same probe with who may read what (retrieval.filters): one lookup per candidate still.
+_READABLE_PROBED = (
+    "EXISTS (SELECT FROM {resource} r WHERE r.id = p.resource_id AND r.status = {ready} AND {access})"
+)
+_RESOURCE_ALIAS = sql.Identifier("r")
 
 
-def eligible(*, joined: bool, workspace_by_text: bool = False) -> sql.Composed:
+def eligible(
+    *, joined: bool, workspace_by_text: bool = False, access: AccessShape | None = None
+) -> sql.Composed:
     """The passages ``p`` of the workspace ``%(workspace)s`` that a search may
     return: those of ready resources embedded by the model ``%(model)s`` (the
     workspace's ``embedding_model``, which the query vector is of). Every
@@ -108,12 +134,24 @@ def eligible(*, joined: bool, workspace_by_text: bool = False) -> sql.Composed:
     ``joined``: the statement joins the resource as ``r``
     (:data:`PASSAGES_WITH_RESOURCES`); otherwise its status is looked up per
     candidate. ``workspace_by_text``: the workspace's b-tree index is not to
-    be used (hybrid.LARGE_SHARE).
+    be used (hybrid.LARGE_SHARE). ``access``: the shape of who may read what
+    (None: everything), a condition on the resource whose values are the
+    search's ``Access.params()``; inside the leg's ``WHERE``, so a leg's
+    ``LIMIT`` counts only passages that may be read.
     """
+    if access is None:
+        ready: sql.Composable = _READY_JOINED if joined else _READY_PROBED
+    else:
+        condition = access_condition(access, table=_RESOURCE_ALIAS)
+        ready = (
+            sql.SQL("{ready} AND {access}").format(ready=_READY_JOINED, access=condition)
+            if joined
+            else sql.SQL(_READABLE_PROBED).format(resource=RESOURCE, ready=READY, access=condition)
+        )
     return sql.SQL("{workspace} AND {model} AND {ready}").format(
         workspace=_IN_WORKSPACE_BY_TEXT if workspace_by_text else _IN_WORKSPACE,
         model=_OF_MODEL,
-        ready=_READY_JOINED if joined else _READY_PROBED,
+        ready=ready,
     )
 
 
@@ -130,13 +168,13 @@ _DISTANCE = sql.SQL("p.embedding <=> %(vector)s::vector")
 _EXACT_DISTANCE = sql.SQL("(p.embedding <=> %(vector)s::vector) + 0")
 
 
-def nearest(*, exact: bool) -> sql.Composed:
+def nearest(*, exact: bool, access: AccessShape | None = None) -> sql.Composed:
     """``(id, similarity)`` of the ``%(limit)s`` eligible passages nearest
     ``%(vector)s``: every distance computed (``exact``), or through an HNSW
     index (its scan settings first: dense.index_scan_settings)."""
     return sql.SQL(_NEAREST).format(
         passages=PASSAGES_WITH_RESOURCES,
-        eligible=eligible(joined=True),
+        eligible=eligible(joined=True, access=access),
         distance=_EXACT_DISTANCE if exact else _DISTANCE,
     )
 
@@ -154,10 +192,12 @@ WHERE place <= %(per_resource)s
 """
 
 
-def nearest_per_resource() -> sql.Composed:
+def nearest_per_resource(*, access: AccessShape | None = None) -> sql.Composed:
     """``(id, similarity)`` of the ``%(per_resource)s`` eligible passages
     nearest ``%(vector)s`` in each of ``%(resources)s`` (exact)."""
-    return sql.SQL(_PER_RESOURCE).format(passages=PASSAGES_WITH_RESOURCES, eligible=eligible(joined=True))
+    return sql.SQL(_PER_RESOURCE).format(
+        passages=PASSAGES_WITH_RESOURCES, eligible=eligible(joined=True, access=access)
+    )
 
 
 _MATCHED = """
@@ -172,7 +212,11 @@ matched AS (
 
 
 def matched(
-    *, lexemes: sql.Composable, candidates: sql.Composable, workspace_by_text: bool = False
+    *,
+    lexemes: sql.Composable,
+    candidates: sql.Composable,
+    workspace_by_text: bool = False,
+    access: AccessShape | None = None,
 ) -> sql.Composed:
     """The ``matched`` CTE :data:`BM25_RANKED` scores: the eligible passages
     that are ``candidates`` (a condition on ``p``), with their length and
@@ -180,7 +224,7 @@ def matched(
     return sql.SQL(_MATCHED).format(
         lexemes=lexemes,
         passage=PASSAGE,
-        eligible=eligible(joined=False, workspace_by_text=workspace_by_text),
+        eligible=eligible(joined=False, workspace_by_text=workspace_by_text, access=access),
         candidates=candidates,
     )
 

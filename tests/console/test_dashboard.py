@@ -98,8 +98,7 @@ def test_the_dashboard_shows_what_real_turns_did(owner: Tenant, curator: Staff) 
         )
     )
     cited_refunds = sum(
-        any(p["source"] and p["source"]["resource_id"] == str(refunds.id) for p in _parts(m))
-        for m in stored
+        any(p["source"] and p["source"]["resource_id"] == str(refunds.id) for p in _parts(m)) for m in stored
     )
     assert cited_refunds >= 1
 

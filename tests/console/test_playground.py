@@ -119,6 +119,23 @@ def test_named_resources_widen_retrieval(
     assert "Parcels ship from Rotterdam" in page  # the named resource is represented
 
 
+def test_filters_and_groups_narrow_the_playground_turn(
+    owner: Tenant, curator: Staff, documents: dict[str, uuid.UUID]
+) -> None:
+    from resources.models import Resource
+
+    Resource.objects.filter(id=documents["refunds"]).update(metadata={"kind": "refunds"})
+    Resource.objects.filter(id=documents["shipping"]).update(access={"groups": ["logistics"]})
+    status, page = _ask(curator, owner, filters='{"type": "eq", "key": "kind", "value": "shipping"}')
+    assert status == 200, page
+    assert "Refunds are paid" not in page and "nothing was retrieved" in page
+    status, page = _ask(curator, owner, groups="sales", resources=[str(documents["shipping"])])
+    assert status == 200, page
+    assert "Parcels ship from Rotterdam" not in page and "Refunds are paid" in page
+    status, page = _ask(curator, owner, filters='{"type": "or", "filters": [{"type": "like"}]}')
+    assert status == 400 and "filters.filters[0].type" in page
+
+
 def test_bad_input_is_a_400_and_stores_nothing(
     owner: Tenant, outsider: Tenant, curator: Staff, documents: dict[str, uuid.UUID]
 ) -> None:

@@ -91,7 +91,7 @@ def devproxy(upstream: str) -> Iterator[int]:
 
 @contextmanager
 def front(kind: str, upstream: str) -> Iterator[int]:
-    with (nginx_in_front(upstream) if kind == "nginx" else devproxy(upstream)) as port:
+    with nginx_in_front(upstream) if kind == "nginx" else devproxy(upstream) as port:
         yield port
 
 

@@ -18,8 +18,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def test_a_request_answers_at_once_past_200_half_sent_requests(live_server_real: str) -> None:
-    with nginx_in_front(live_server_real.removeprefix("http://")) as port, half_sent_requests(
-        "127.0.0.1", port, 200
+    with (
+        nginx_in_front(live_server_real.removeprefix("http://")) as port,
+        half_sent_requests("127.0.0.1", port, 200),
     ):
         assert seconds_to_answer(f"http://127.0.0.1:{port}/healthz") < 1.0
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from psycopg import sql
 
+from retrieval.filters import AccessShape
 from retrieval.search import dense, hybrid, search, statements
 from retrieval.search.service import Legs
 from tests.conftest import Tenant
@@ -73,8 +74,10 @@ def test_a_condition_on_eligible_passages_reaches_every_leg(
     assert 0 in ordinals()
     eligible = statements.eligible
 
-    def without_first_passages(*, joined: bool, workspace_by_text: bool = False) -> sql.Composed:
-        base = eligible(joined=joined, workspace_by_text=workspace_by_text)
+    def without_first_passages(
+        *, joined: bool, workspace_by_text: bool = False, access: AccessShape | None = None
+    ) -> sql.Composed:
+        base = eligible(joined=joined, workspace_by_text=workspace_by_text, access=access)
         return sql.SQL("{base} AND p.ordinal > 0").format(base=base)
 
     monkeypatch.setattr(statements, "eligible", without_first_passages)

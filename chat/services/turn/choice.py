@@ -27,7 +27,9 @@ from dataclasses import dataclass
 
 from chat.prompting import HistoryTurn
 from chat.text import content_words
+from resources.models import Resource
 from resources.selectors import ready_resources_labelled
+from retrieval.filters import OPEN, Access, access_expression
 from workspaces.models import Workspace
 
 # The name of the form's one field.
@@ -74,9 +76,10 @@ def numbered_labels(text: str) -> list[str]:
     return [label for _, label in items]
 
 
-def asked_options(turn: HistoryTurn, *, workspace: Workspace) -> list[Option]:
+def asked_options(turn: HistoryTurn, *, workspace: Workspace, access: Access = OPEN) -> list[Option]:
     """The options of the form ``turn``'s reply asked with; ``[]`` when it did
-    not ask which document (rules above)."""
+    not ask which document (rules above). A label is read back only as a
+    document ``access`` may read (retrieval/filters.py)."""
     if turn.form_options:
         by_value = [_option(value, label) for value, label in turn.form_options]
         options = [o for o in by_value if o is not None]
@@ -91,7 +94,11 @@ def asked_options(turn: HistoryTurn, *, workspace: Workspace) -> list[Option]:
         labels = numbered_labels(turn.answer)
     if len(labels) < 2:
         return []
-    found = ready_resources_labelled(workspace=workspace, labels=labels)
+    found = ready_resources_labelled(
+        workspace=workspace,
+        labels=labels,
+        readable=access_expression(access, table=Resource._meta.db_table),
+    )
     if any(label not in found for label in labels):
         return []
     return [Option(found[label], label) for label in labels]

@@ -22,6 +22,7 @@ from chat.services.turn.history import TurnContext
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval
 from daneshyar.exceptions import ApplicationError
+from retrieval.filters import OPEN, Access
 from retrieval.search import ScoredPassage
 
 
@@ -90,6 +91,11 @@ class PreparedTurn:
         return workspace_language(self.request.workspace, self.context.language)
 
     @property
+    def access(self) -> Access:
+        """Who may read what in this turn (set by turn_prepare; open when not)."""
+        return self.request.access or OPEN
+
+    @property
     def passages(self) -> list[ScoredPassage]:
         """The passages the model sees, numbered 1..n: citations index into these."""
         return self.prompt.passages
@@ -138,6 +144,7 @@ class PreparedTurn:
         }
         if self.retrieval.queries:
             trace["retrieval_queries"] = [query.text for query in self.retrieval.queries]
+        trace["access"] = self.access.as_json()
         prompt = self.prompt
         max_tokens = self.plan.backend.max_tokens
         if prompt.budget is not None:

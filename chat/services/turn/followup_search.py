@@ -60,6 +60,7 @@ from django.conf import settings
 from chat.languages import Language, question_language
 from chat.text import WORD, content_words
 from retrieval.embeddings import embed_ahead
+from retrieval.filters import OPEN, Access
 from retrieval.languages.normalize import normalize
 from retrieval.search import Legs, ScoredPassage, search
 from workspaces.models import Workspace
@@ -138,6 +139,7 @@ def followup_search(
     resource_ids: Sequence[uuid.UUID] = (),
     cited_resource_ids: Sequence[uuid.UUID] = (),
     later: Callable[[], Sequence[RetrievalQuery]] | None = None,
+    access: Access = OPEN,
 ) -> FollowupSearchResult:
     """The workspace's passages for these queries, best first (rules above).
 
@@ -149,11 +151,14 @@ def followup_search(
     ``later``: called once the given queries are searched, for queries that
     were not known before (the model's rewrite, which runs meanwhile). While
     one query is searched the next one is embedded (``embed_ahead``): the
-    model and PostgreSQL work at the same time.
+    model and PostgreSQL work at the same time. Every search reads only what
+    ``access`` may (retrieval/filters.py).
     """
     named = list(resource_ids)
     if len(queries) == 1 and not cited_resource_ids and later is None:
-        found_one = search(workspace=workspace, query=queries[0].text, resource_ids=named or None)
+        found_one = search(
+            workspace=workspace, query=queries[0].text, resource_ids=named or None, access=access
+        )
         return FollowupSearchResult(found_one, list(queries))
     depth = max(workspace.widened_top_k if named else workspace.top_k, CANDIDATES_PER_QUERY)
     dense_leg = Legs.configured().dense
@@ -163,7 +168,9 @@ def followup_search(
         for i, query in enumerate(batch):
             if i + 1 < len(batch) and dense_leg:
                 embed_ahead([batch[i + 1].text], side="query", model=workspace.embedding_model)
-            hits = search(workspace=workspace, query=query.text, resource_ids=named or None, top_k=depth)
+            hits = search(
+                workspace=workspace, query=query.text, resource_ids=named or None, top_k=depth, access=access
+            )
             lists.append((query, hits))
         return lists
 

@@ -13,6 +13,7 @@ from chat.languages import Language, question_language
 from chat.prompting import HistoryTurn
 from chat.services.messages import StoredQuestion
 from chat.services.turn.choice import asked_options, option_chosen
+from retrieval.filters import OPEN, Access
 from workspaces.models import Workspace
 
 
@@ -46,9 +47,12 @@ class TurnContext:
         return self.chosen_question or self.question
 
 
-def turn_context(*, workspace: Workspace, stored: StoredQuestion, question: str) -> TurnContext:
+def turn_context(
+    *, workspace: Workspace, stored: StoredQuestion, question: str, access: Access = OPEN
+) -> TurnContext:
     """The conversation before ``stored`` (read with the question when it was
-    stored, else one query; one more after a "which one?" form)."""
+    stored, else one query; one more after a "which one?" form). A form's
+    option is read back only as a document ``access`` may read."""
     if stored.message.sequence == 0:
         return TurnContext(question=question)
     turns = stored.earlier
@@ -62,7 +66,7 @@ def turn_context(*, workspace: Workspace, stored: StoredQuestion, question: str)
         return TurnContext(question=question)
     last = turns[-1]
     context = TurnContext(question=question, turns=turns, cited=last.cited)
-    options = asked_options(last, workspace=workspace)
+    options = asked_options(last, workspace=workspace, access=access)
     chosen = option_chosen(question, options) if options else None
     if chosen is not None:
         return replace(context, chosen=chosen.resource_id, chosen_question=last.question)

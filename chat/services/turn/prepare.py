@@ -19,7 +19,7 @@ from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
 from chat.services.turn.history import turn_context
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval, retrieval_ahead, turn_retrieve
-from chat.services.turn.scope import turn_resource_scope
+from chat.services.turn.scope import turn_access
 from chat.services.turn.smalltalk import small_talk_language
 from daneshyar import timing
 from daneshyar.exceptions import Forbidden, ValidationFailed
@@ -34,10 +34,14 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
     stored with a new session, checked against an existing one.
     """
     _trace_check(request)
-    allowed = turn_resource_scope(
-        principal=request.principal, workspace=request.workspace, requested=request.resource_ids
+    access = turn_access(
+        principal=request.principal,
+        workspace=request.workspace,
+        requested=request.resource_ids,
+        filters=request.filters,
+        groups=request.groups,
     )
-    request = replace(request, allowed_resource_ids=allowed)
+    request = replace(request, allowed_resource_ids=access.resource_ids, access=access)
     language = question_language(request.question)
     with timing.phase("plan"):
         plan = _plan(request)
@@ -53,7 +57,9 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
     # runs, and nothing below can fail with a 4xx any more.
     with timing.phase("store"):
         stored = _question_save(request)
-        context = turn_context(workspace=request.workspace, stored=stored, question=request.question)
+        context = turn_context(
+            workspace=request.workspace, stored=stored, question=request.question, access=access
+        )
     retrieval = Retrieval(passages=[], queries=[])
     decision = Decision(Intent.ANSWER)
     if small:
@@ -65,6 +71,7 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
             context=context,
             resource_ids=request.resource_ids,
             allowed=request.allowed_resource_ids,
+            access=access,
             rewriter=plan.backend if plan.backend.generative else None,
         )
         with timing.phase("decide"):
@@ -95,8 +102,13 @@ def _plan(request: TurnRequest) -> TurnPlan:
     backend = get_backend(model_id)
     # Unknown ids are a 400 even when the workspace has nothing ready yet.
     named_resources_validate(workspace=workspace, resource_ids=request.resource_ids)
+    # A turn that filters the documents is about them: with none matching
+    # (or none at all) it says the documents don't answer, never answers
+    # from general knowledge.
     grounding = (
-        Grounding.DOCUMENTS if ready_resources_exist(workspace=workspace) else Grounding.GENERAL_KNOWLEDGE
+        Grounding.DOCUMENTS
+        if request.filters is not None or ready_resources_exist(workspace=workspace)
+        else Grounding.GENERAL_KNOWLEDGE
     )
     return TurnPlan(
         model_id=model_id,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chat.message_list import Conversation
+from retrieval.filters import Access, Filter
 from workspaces.models import Workspace
 from workspaces.principals import Principal
 
@@ -69,6 +70,14 @@ class TurnRequest:
     # token's resource_ids, set by turn_prepare from the principal
     # (chat/services/turn/scope.py). A filter, where resource_ids widen.
     allowed_resource_ids: tuple[uuid.UUID, ...] | None = None
+    # The request's metadata filter and, on an API-key request, the end
+    # user's groups (None: not sent) (retrieval/filters.py).
+    filters: Filter | None = None
+    groups: tuple[str, ...] | None = None
+    # Who may read what in this turn: the filter, the groups (the token's or
+    # the request's) and the token's resources, set by turn_prepare
+    # (scope.py); every search of the turn is confined to it, in SQL.
+    access: Access | None = None
     model: str | None = None
     include_prompt_trace: bool = False
     # Per-request generation options (the OpenAI-compatible endpoint's);

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chat.backends import BaseGenerativeBackend
 from chat.services.turn.followup_search import (
@@ -19,6 +19,7 @@ from chat.services.turn.history import TurnContext
 from chat.services.turn.rewrite import query_rewrite
 from daneshyar import background, timing
 from retrieval.embeddings import embed_ahead
+from retrieval.filters import OPEN, Access
 from retrieval.search import Legs, ScoredPassage
 from workspaces.models import Workspace
 
@@ -49,12 +50,15 @@ def turn_retrieve(
     resource_ids: Sequence[uuid.UUID],
     rewriter: BaseGenerativeBackend | None = None,
     allowed: Sequence[uuid.UUID] | None = None,
+    access: Access = OPEN,
 ) -> Retrieval:
     """The workspace's passages for the turn's question, best first (widened
     towards ``resource_ids`` when given; only from the chosen document after a
-    "which one do you mean?" form; never from outside ``allowed``, an
-    end-user token's resources, when given). ``rewriter``: a generative
-    backend that may make a follow-up standalone first."""
+    "which one do you mean?" form; each allowed resource named when
+    ``allowed``, an end-user token's resources, is given). Every search is
+    confined to what ``access`` may read (the filters, the groups and the
+    token's resources, retrieval/filters.py) inside its SQL. ``rewriter``: a
+    generative backend that may make a follow-up standalone first."""
     question = context.focus
     language = context.language
     queries = retrieval_queries(question, context.earlier_questions, language=language)
@@ -75,10 +79,12 @@ def turn_retrieve(
 
     named = list(resource_ids)
     chosen = context.chosen
+    if allowed is not None and access.resource_ids is None:
+        access = replace(access, resource_ids=tuple(allowed))
     if allowed is not None:
         # A choice outside an end-user token's resources is ignored; without
         # a request-level choice each allowed resource is named, so each is
-        # represented before the others are filtered out.
+        # represented (the search reads no other: ``access``).
         chosen = chosen if chosen in allowed else None
         named = named or list(allowed)
     if chosen is not None:
@@ -89,10 +95,9 @@ def turn_retrieve(
         resource_ids=named,
         cited_resource_ids=context.cited,
         later=rewritten if pending is not None else None,
+        access=access,
     )
     passages = result.passages
     if chosen is not None:
         passages = [p for p in passages if p.resource_id == chosen]
-    if allowed is not None:
-        passages = [p for p in passages if p.resource_id in allowed]
     return Retrieval(passages=passages, queries=result.queries)

@@ -51,7 +51,9 @@ def reply_data(prepared: PreparedTurn, message: Message) -> MessageData:
     """The stored reply in API shape, signed when the request asked for a certificate."""
     data = message_data(message)
     if prepared.request.certificate:
-        data["certificate"] = certificate_issue(message, workspace_id=prepared.question.session.workspace_id)
+        data["certificate"] = certificate_issue(
+            message, workspace_id=prepared.question.session.workspace_id, access=prepared.access
+        )
     return data
 
 
