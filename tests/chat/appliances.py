@@ -48,13 +48,14 @@ class Manual:
 def appliance_manuals(tenant: Tenant) -> dict[str, Manual]:
     """The seven manuals in ``tenant``'s workspace, by resource id.
 
-    The workspace retrieves eight passages a question (``top_k``): at the
-    default five, a question reaches at most five documents, and so at most
-    five could be asked about.
+    The workspace keeps the default ``top_k`` (5): a form finds the
+    documents it offers by searching the question deeper
+    (chat/services/turn/retrieve.py, ``candidate_passages``), so all seven
+    are offered though a turn retrieves five passages.
     """
     workspace = tenant.workspace
+    assert workspace.top_k == 5
     workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
-    workspace.top_k = 8
     workspace.save()
     manuals = {}
     for title, years, word in TITLED:

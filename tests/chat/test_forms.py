@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from chat.models import Message
+from resources.models import Resource
 from tests.chat.appliances import (
     JUICER_INTRO,
     LONG_GRINDER,
@@ -221,3 +222,28 @@ def test_a_persian_form_is_answered_by_choosing_an_option(owner: Tenant) -> None
         assert cited == {str(chosen.id)}, (message, reply)
         expected = KETTLE_FA if chosen == kettle else TOASTER_FA
         assert expected in " ".join(p["text"] for p in reply["response"]["parts"])
+
+
+@pytest.mark.django_db
+def test_the_form_offers_only_the_manuals_the_caller_may_read(owner: Tenant) -> None:
+    """The documents a form offers are searched deeper than the turn's five
+    passages, inside the same access: two manuals for the staff group and
+    one filtered out by its metadata are never offered to a caller without
+    that group or with that filter, and the rest all are."""
+    manuals = appliance_manuals(owner)
+    by_word = {m.word: m for m in manuals.values()}
+    for word in ("kettle", "toaster"):
+        Resource.objects.filter(id=by_word[word].resource_id).update(access={"groups": ["staff"]})
+    Resource.objects.filter(id__in=list(manuals)).update(metadata={"line": "current"})
+    Resource.objects.filter(id=by_word["fryer"].resource_id).update(metadata={"line": "discontinued"})
+    current = {"type": "ne", "key": "line", "value": "discontinued"}
+
+    def offered(**body: Any) -> set[str]:
+        data = chat(owner, external_user_id="u1", message=QUESTION, **body)
+        [field] = data["assistant_message"]["response"]["form"]["fields"]
+        return {c["value"] for c in field["choices"]}
+
+    staff = {by_word["kettle"].resource_id, by_word["toaster"].resource_id}
+    assert offered(groups=[]) == set(manuals) - staff
+    assert offered(groups=["staff"], filters=current) == set(manuals) - {by_word["fryer"].resource_id}
+    assert offered(groups=[], filters=current) == set(manuals) - staff - {by_word["fryer"].resource_id}

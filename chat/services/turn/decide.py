@@ -31,7 +31,7 @@ and checked on SciFact (``bench/conversation_quality.py``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -90,12 +90,16 @@ def turn_decide(
     passages: Sequence[ScoredPassage],
     scoring_context: str | None,
     may_clarify: bool,
+    deeper: Callable[[], Sequence[ScoredPassage]] | None = None,
 ) -> Decision:
     """The decision for a grounded turn whose passages were retrieved (rules above).
 
     ``scoring_context``: the question with the conversation, for a follow-up
     (sentences are scored against both); ``may_clarify``: the engine cannot
-    ask back itself (the extractive engine).
+    ask back itself (the extractive engine); ``deeper``: the question's
+    passages searched deeper, for a form to offer every document that
+    answers alike rather than those among the retrieved few (called only
+    when a form is offered).
     """
     language = workspace_language(workspace, context.language)
     if not passages:
@@ -114,6 +118,10 @@ def turn_decide(
         if asked and _names_another_subject(context, language, passages):
             return no_answer(workspace, score, language)
         if asked and may_clarify:
+            if deeper is not None:
+                asked = _every_candidate(
+                    asked, context, deeper(), scoring_context, workspace=workspace, language=language
+                )
             return Decision(
                 Intent.CLARIFY,
                 answerability=score,
@@ -136,3 +144,31 @@ def _names_another_subject(
     if clarify.unresolved_reference(question, context.earlier_questions, language):
         return False
     return bool(naming.uncovered(naming.question_names(question, language), passages))
+
+
+def _every_candidate(
+    asked: list[clarify.Candidate],
+    context: TurnContext,
+    passages: Sequence[ScoredPassage],
+    scoring_context: str | None,
+    *,
+    workspace: Workspace,
+    language: Language,
+) -> list[clarify.Candidate]:
+    """The form's candidates found again among ``passages`` (the question
+    searched deeper): every document that answers alike, when they hold the
+    ones ``asked`` already; otherwise ``asked``."""
+    assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
+    found = [
+        clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
+        for c in assessment.per_document()
+    ]
+    wider = clarify.ambiguous(
+        context.focus,
+        context.earlier_questions,
+        found,
+        threshold=workspace.answerability_threshold,
+        language=language,
+    )
+    held = {c.resource_id for c in wider}
+    return wider if all(c.resource_id in held for c in asked) else asked

@@ -18,7 +18,7 @@ from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, to
 from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
 from chat.services.turn.history import turn_context
 from chat.services.turn.request import TurnRequest
-from chat.services.turn.retrieve import Retrieval, retrieval_ahead, turn_retrieve
+from chat.services.turn.retrieve import Retrieval, candidate_passages, retrieval_ahead, turn_retrieve
 from chat.services.turn.scope import turn_access
 from chat.services.turn.smalltalk import small_talk_language
 from daneshyar import timing
@@ -81,6 +81,9 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
                 passages=retrieval.passages,
                 scoring_context=retrieval.scoring_context,
                 may_clarify=not plan.generative,
+                deeper=lambda: candidate_passages(
+                    workspace=request.workspace, context=context, access=access
+                ),
             )
     with timing.phase("compose"):
         return turn_compose(

@@ -20,7 +20,7 @@ from chat.services.turn.rewrite import query_rewrite
 from daneshyar import background, timing
 from retrieval.embeddings import embed_ahead
 from retrieval.filters import OPEN, Access
-from retrieval.search import Legs, ScoredPassage
+from retrieval.search import Legs, ScoredPassage, search
 from workspaces.models import Workspace
 
 
@@ -101,3 +101,17 @@ def turn_retrieve(
     if chosen is not None:
         passages = [p for p in passages if p.resource_id == chosen]
     return Retrieval(passages=passages, queries=result.queries)
+
+
+# How deep the question is searched for the documents a "which one do you
+# mean?" form offers: a turn retrieves the workspace's top_k passages (5 by
+# default), so seven manuals that answer alike would otherwise offer five.
+CANDIDATE_PASSAGES = 60
+
+
+def candidate_passages(
+    *, workspace: Workspace, context: TurnContext, access: Access = OPEN
+) -> list[ScoredPassage]:
+    """The question's ``CANDIDATE_PASSAGES`` best passages that ``access``
+    may read: where a form finds every document it could offer (decide.py)."""
+    return search(workspace=workspace, query=context.focus, top_k=CANDIDATE_PASSAGES, access=access)
