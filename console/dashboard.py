@@ -60,7 +60,9 @@ def access_summary(access: Any) -> str | None:
     pieces: list[str] = []
     filters, groups, resources = (access.get(k) for k in ("filters", "groups", "resource_ids"))
     if filters is not None:
-        pieces.append("filters " + json.dumps(filters, ensure_ascii=False, separators=(",", ":"), sort_keys=True))
+        pieces.append(
+            "filters " + json.dumps(filters, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        )
     if isinstance(groups, list):
         pieces.append(
             "groups " + ", ".join(map(str, groups)) if groups else "no groups (open documents only)"
