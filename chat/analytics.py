@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
@@ -150,6 +151,8 @@ class ReplyToReview:
     outcome: str
     disliked: bool
     created_at: dt.datetime
+    # What the turn could read from (Message.access); None: not recorded.
+    access: dict[str, Any] | None = None
 
 
 # The outcomes a curator should look at: the documents did not back the
@@ -181,6 +184,7 @@ def replies_to_review(window: Window, *, limit: int = 10) -> list[ReplyToReview]
             outcome=row.outcome,  # type: ignore[attr-defined]
             disliked=row.disliked,  # type: ignore[attr-defined]
             created_at=row.created_at,
+            access=row.access,
         )
         for row in rows
     ]

@@ -103,6 +103,12 @@ class Message(models.Model):
     # {"action": "flag"|"block", "rule_ids": [...]} when an output guard rule
     # (or a claims check) matched the reply; null otherwise.
     guard = models.JSONField(null=True, blank=True)
+    # Who the turn could read from, as retrieval applied it:
+    # {"filters", "groups", "resource_ids"}, each null when not restricted
+    # (retrieval/filters.py, Access.as_json; the prompt trace's "access").
+    # Null on user messages, on assistant messages the integrator supplied
+    # in ``messages``, and on replies stored before it was recorded.
+    access = models.JSONField(null=True, blank=True)
     # A blocked reply: what the model wrote ({"content", "response"}), kept
     # for review; content/response hold the safe reply the user got.
     guard_original = models.JSONField(null=True, blank=True)

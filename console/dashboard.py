@@ -10,7 +10,9 @@ A fixed number of queries whatever the number of sessions
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
+from typing import Any
 
 from django.urls import reverse
 from django.utils import timezone
@@ -48,11 +50,34 @@ GROUNDING_STYLE: dict[str, tuple[str, str]] = {
 }
 
 
+def access_summary(access: Any) -> str | None:
+    """A reply's stored access (``Message.access``: the filters, groups and
+    token resources its turn retrieved within) in one line for a curator;
+    None when it was not recorded (a reply the integrator supplied, or one
+    stored before it was)."""
+    if not isinstance(access, dict):
+        return None
+    pieces: list[str] = []
+    filters, groups, resources = (access.get(k) for k in ("filters", "groups", "resource_ids"))
+    if filters is not None:
+        pieces.append(
+            "filters " + json.dumps(filters, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        )
+    if isinstance(groups, list):
+        pieces.append(
+            "groups " + ", ".join(map(str, groups)) if groups else "no groups (open documents only)"
+        )
+    if isinstance(resources, list):
+        pieces.append(f"{len(resources)} token resource{'s' if len(resources) != 1 else ''}")
+    return " · ".join(pieces) or "every document"
+
+
 @dataclass(frozen=True)
 class ReviewRow:
     item: analytics.ReplyToReview
     url: str
     outcome_label: str
+    access: str | None = None
 
 
 @dataclass
@@ -193,6 +218,7 @@ def _review(window: analytics.Window, workspace: Workspace) -> list[ReviewRow]:
             url=reverse("console:transcript", args=[workspace.id, item.session_id])
             + f"#message-{item.message_id}",
             outcome_label=OUTCOME_STYLE.get(item.outcome, (item.outcome, ""))[0],
+            access=access_summary(item.access),
         )
         for item in analytics.replies_to_review(window, limit=REVIEW_SHOWN)
     ]

@@ -31,6 +31,7 @@ from chat.contract import PromptTrace, Reply
 from chat.message_list import Conversation
 from chat.models import CONSOLE_USER_PREFIX, Message, Session
 from chat.services.turn import TurnRequest, turn_complete, turn_prepare
+from console.dashboard import access_summary
 from console.highlight import highlight_terms
 from retrieval.filters import OPEN, Access
 from retrieval.search import ScoredPassage
@@ -82,6 +83,11 @@ class PlaygroundTurn:
     trace: PromptTrace
     form: object | None
     prompt_shown: bool = True
+
+    @property
+    def access(self) -> str | None:
+        """The access the turn retrieved within, in one line (its stored reply's)."""
+        return access_summary(self.reply.access)
 
 
 def playground_turn(

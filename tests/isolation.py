@@ -29,7 +29,10 @@ tokens carry groups (ana's ``g1``, bo's none), and a key's chat, search and
 OpenAI-compatible request may send random ``groups`` and ``filters``. Every
 cited, searched or sourced passage is of a document the caller may read by
 the semantics written again in tests/access_model.py, and no reply shows
-the text or title of one it may not.
+the text or title of one it may not. The transcript export (admin keys)
+shows only its own workspace's replies, each with the access its turn was
+answered within: the filters the request sent, the groups it read with (the
+token's, or those the key sent) and no token resources.
 
 ``tests/test_isolation_property.py`` runs a few sequences in the suite;
 ``bench/isolation.py`` runs hundreds and prints the count.
@@ -127,6 +130,8 @@ class Tally:
     steps: int = 0
     requests: int = 0
     statuses: dict[int, int] = field(default_factory=dict)
+    # Replies found in an export and checked against the access they had.
+    exported_replies: int = 0
 
 
 class IsolationMachine(RuleBasedStateMachine):
@@ -141,6 +146,8 @@ class IsolationMachine(RuleBasedStateMachine):
         self.items: list[Item] = []
         self.actors: list[Actor] = []
         self.first_workspace: dict[int, str] = {}
+        # Each reply: its workspace and the access it was answered within.
+        self.replies: dict[str, tuple[str, dict[str, Any]]] = {}
         for org in (0, 1):
             organization = Organization.objects.create(name=marker("org"))
             for index in range(2):
@@ -367,6 +374,7 @@ class IsolationMachine(RuleBasedStateMachine):
         if status != 200:
             return
         turn = reply["data"]
+        self.replied(turn["assistant_message"]["id"], workspace.id, filters, groups)
         cited = {
             part["source"]["resource_id"]
             for part in turn["assistant_message"]["response"]["parts"]
@@ -500,6 +508,7 @@ class IsolationMachine(RuleBasedStateMachine):
         if status != 200:
             return
         extra = reply["daneshyar"]
+        self.replied(extra["message_id"], workspace.id, filters, groups)
         parts = (extra.get("response") or {}).get("parts") or []
         cited = {p["source"]["resource_id"] for p in parts if p.get("source")}
         assert cited <= self.readable(workspace.id, filters, groups), (actor, cited, filters, groups)
@@ -523,6 +532,15 @@ class IsolationMachine(RuleBasedStateMachine):
         if groups is not None:
             body["groups"] = groups
         return filters, groups, body
+
+    def replied(
+        self, message_id: str, workspace_id: str, filters: dict[str, Any] | None, groups: list[str] | None
+    ) -> None:
+        """A reply, to find in its workspace's export with this access."""
+        self.replies[message_id] = (
+            workspace_id,
+            {"filters": filters, "groups": groups, "resource_ids": None},
+        )
 
     def retrievable(self, workspace_id: str) -> set[str]:
         return {r.id for r in self.live("resource") if not r.deleted and r.workspace == workspace_id}
@@ -558,8 +576,25 @@ class IsolationMachine(RuleBasedStateMachine):
         self.tally.steps += 1
         actor = self.actors[who]
         workspace = self.pick_workspace(data, actor)
-        status, _ = self.call(actor, "get", f"workspaces/{workspace.id}/transcripts/", workspace.id)
+        status, body = self.call(actor, "get", f"workspaces/{workspace.id}/transcripts/", workspace.id)
         self.expect(status, actor, workspace.id, admin=True)
+        if status != 200:
+            return
+        exported = {
+            message["id"]: message["access"]
+            for line in map(json.loads, body.splitlines())
+            for message in line["messages"]
+            if message["role"] == "assistant"
+        }
+        self.tally.exported_replies += len(exported)
+        for message_id, access in exported.items():
+            # Every reply shown is one of this workspace's, with the access it had.
+            assert message_id in self.replies, (actor, message_id)
+            where, expected = self.replies[message_id]
+            assert where == workspace.id and access == expected, (actor, access, expected)
+        sessions = {s.id for s in self.live("session") if not s.deleted and s.workspace == workspace.id}
+        shown = {line["session_id"] for line in map(json.loads, body.splitlines())}
+        assert shown <= sessions, (actor, shown - sessions)
 
     @rule(who=actor_index)
     def list_workspaces(self, who: int) -> None:

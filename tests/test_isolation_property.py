@@ -33,6 +33,6 @@ def test_nobody_ever_sees_what_they_do_not_own(db: None) -> None:
     tally = IsolationMachine.tally
     print(
         f"\nisolation: {tally.sequences} sequences, {tally.steps} steps, {tally.requests} requests, "
-        f"statuses {dict(sorted(tally.statuses.items()))}"
+        f"statuses {dict(sorted(tally.statuses.items()))}, {tally.exported_replies} exported replies checked"
     )
     assert tally.sequences >= SEQUENCES

@@ -9,7 +9,11 @@ token of the workspace (accepted on the end-user routes, 401 elsewhere), a
 token of another end user (404 on the first one's data), a token of another
 organization's workspace (401 ``token_invalid``) and an expired one (401) —
 and no response ever carries a byte of a foreign object (its id, title or
-content). The table must name every route and
+content). Actors that narrow who may read what (retrieval/filters.py) are in
+it too: an end-user token carrying groups (carol's, on her own data) on every
+route, and a ``chat`` key sending ``groups`` and ``filters`` on search, chat,
+the stream and the completions; neither ever sees a byte of the workspace's
+document open only to a group they lack. The table must name every route and
 method of the URLconf: a new route without its row fails the first test.
 
 Generation is the extractive engine (the embedded default): the valid
@@ -52,7 +56,8 @@ _CONVERTER = re.compile(r"<(?:(?P<kind>\w+):)?(?P<name>\w+)>")
 # "token*": end-user tokens (Authorization: Bearer); "token" is alice's, of
 # the owner's workspace; "token_other_user" is bob's. Routes that do not take
 # tokens answer 401 to every one of them.
-TOKENS_REFUSED = {"token": 401, "token_foreign": 401, "token_expired": 401}
+# "token_groups" is carol's, carrying groups.
+TOKENS_REFUSED = {"token": 401, "token_groups": 401, "token_foreign": 401, "token_expired": 401}
 NO_KEY = {"none": 401, "bad": 401, "revoked": 401, **TOKENS_REFUSED}
 WORKSPACE = {**NO_KEY, "foreign": 404, "limited": 404}
 ADMIN = {**WORKSPACE, "chat": 403}
@@ -60,7 +65,7 @@ ADMIN = {**WORKSPACE, "chat": 403}
 
 def end_user(ok: int, *, mine_only: bool = True) -> dict[str, int]:
     """An end-user route: ``ok`` for alice's token; another user's data is 404."""
-    row = {**WORKSPACE, "token": ok, "token_foreign": 401, "token_expired": 401}
+    row = {**WORKSPACE, "token": ok, "token_groups": ok, "token_foreign": 401, "token_expired": 401}
     if mine_only:
         row |= {"other_user": 404, "token_other_user": 404}
     return row
@@ -74,7 +79,7 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("PATCH", W): ADMIN,
     ("DELETE", W): ADMIN,
     # Names no workspace: any workspace's valid token lists the models.
-    ("GET", "api/v1/models/"): {**NO_KEY, "token": 200, "token_foreign": 200},
+    ("GET", "api/v1/models/"): {**NO_KEY, "token": 200, "token_groups": 200, "token_foreign": 200},
     ("GET", "api/v1/certificates/keys"): NO_KEY,
     ("POST", "api/v1/certificates/verify"): NO_KEY,
     ("POST", W + "end-user-tokens/"): ADMIN,
@@ -87,9 +92,9 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("DELETE", W + "resources/<uuid:resource_id>/"): ADMIN,
     ("POST", W + "resources/<uuid:resource_id>/reingest/"): ADMIN,
     ("GET", W + "resources/<uuid:resource_id>/passages/"): WORKSPACE,
-    ("POST", W + "search/"): WORKSPACE,
-    ("POST", W + "chat/"): end_user(200),
-    ("POST", W + "chat/stream/"): end_user(200),
+    ("POST", W + "search/"): {**WORKSPACE, "key_access": 200},
+    ("POST", W + "chat/"): {**end_user(200), "key_access": 200},
+    ("POST", W + "chat/stream/"): {**end_user(200), "key_access": 200},
     ("GET", W + "guard-rules/"): ADMIN,
     ("PUT", W + "guard-rules/"): ADMIN,
     ("GET", W + "sessions/"): end_user(200, mine_only=False),
@@ -100,7 +105,7 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("GET", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/sources/"): end_user(200),
     ("POST", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/"): end_user(200),
     ("GET", W + "openai/v1/models"): end_user(200, mine_only=False),
-    ("POST", W + "openai/v1/chat/completions"): end_user(200),
+    ("POST", W + "openai/v1/chat/completions"): {**end_user(200), "key_access": 200},
     ("GET", W + "transcripts/"): ADMIN,
     ("DELETE", W + "end-users/<path:external_user_id>/"): ADMIN,
 }
@@ -149,13 +154,28 @@ class World:
     ids: dict[str, str]
     foreign_bytes: list[str]
     keys: dict[str, str | None]
+    # The ids a key class uses instead of ``ids`` (its own end user's data).
+    ids_of: dict[str, dict[str, str]]
+    # Bytes of the owner's document open only to a group no narrowed actor holds.
+    unreadable_bytes: list[str]
 
 
 def _world() -> World:
     owner, foreign = make_tenant("Owner"), make_tenant("Foreign")
     own_resource = ingest_text(owner.workspace, "Owner policy", "Owner text about claims.")
+    own_resource.metadata = {"topic": "claims"}
+    own_resource.save(update_fields=["metadata"])
+    board_marker = uuid.uuid4().hex
+    board = ingest_text(owner.workspace, f"Board {board_marker}", f"Board text about claims {board_marker}.")
+    board.metadata = {"topic": "claims"}
+    board.access = {"groups": ["board"]}
+    board.save(update_fields=["metadata", "access"])
     session, messages = conversation(owner.workspace, external_user_id="alice", title="Alice asks")
     feedback(messages[1])
+    carol_session, carol_messages = conversation(
+        owner.workspace, external_user_id="carol", title="Carol asks"
+    )
+    feedback(carol_messages[1])
     marker = uuid.uuid4().hex
     foreign_resource = ingest_text(foreign.workspace, f"Foreign {marker}", f"Foreign secret {marker}.")
     foreign_session, foreign_messages = conversation(
@@ -168,16 +188,17 @@ def _world() -> World:
         organization=owner.organization, name="limited", scope=ApiKeyScope.ADMIN, workspace_ids=[other.id]
     )
     secret = tokens.signing_secret_rotate(workspace=owner.workspace, grace_seconds=0)
+    ids = {
+        "workspace_id": str(owner.workspace.id),
+        "resource_id": str(own_resource.id),
+        "session_id": str(session.id),
+        "message_id": str(messages[1].id),
+        "external_user_id": "alice",
+    }
     return World(
         owner=owner,
         foreign=foreign,
-        ids={
-            "workspace_id": str(owner.workspace.id),
-            "resource_id": str(own_resource.id),
-            "session_id": str(session.id),
-            "message_id": str(messages[1].id),
-            "external_user_id": "alice",
-        },
+        ids=ids,
         foreign_bytes=[
             marker,
             str(foreign.workspace.id),
@@ -194,15 +215,33 @@ def _world() -> World:
             "limited": limited.plaintext,
             "other_user": owner.chat_key,
             "token": _token(owner, "alice"),
+            "token_groups": _token(owner, "carol", groups=["staff"]),
+            "key_access": owner.chat_key,
             "token_other_user": _token(owner, "bob"),
             "token_foreign": _token(foreign, "alice"),
             "token_expired": _expired_token(owner, secret, "alice"),
         },
+        ids_of={
+            "token_groups": {
+                **ids,
+                "session_id": str(carol_session.id),
+                "message_id": str(carol_messages[1].id),
+                "external_user_id": "carol",
+            }
+        },
+        unreadable_bytes=[board_marker, str(board.id)],
     )
 
 
-def _token(tenant: Tenant, user: str) -> str:
-    return tokens.end_user_token_mint(workspace=tenant.workspace, external_user_id=user).token
+def _token(tenant: Tenant, user: str, groups: list[str] | None = None) -> str:
+    return tokens.end_user_token_mint(workspace=tenant.workspace, external_user_id=user, groups=groups).token
+
+
+# What the key_access class adds to the body of search, chat, the stream and
+# the completions (an extension field there): the end user's groups and a filter.
+ACCESS_FIELDS = {"groups": ["staff"], "filters": {"type": "eq", "key": "topic", "value": "claims"}}
+# The key classes whose reads are narrowed to documents open to all or to "staff".
+NARROWED = ("token", "token_groups", "token_other_user", "key_access")
 
 
 def _expired_token(tenant: Tenant, secret: str, user: str) -> str:
@@ -247,7 +286,14 @@ def _client(key: str | None) -> Any:
     return token_client(key) if key is not None and key.startswith("eyJ") else api_client(key)
 
 
-def _call(key: str | None, method: str, pattern: str, ids: dict[str, str], user: str) -> Any:
+def _call(
+    key: str | None,
+    method: str,
+    pattern: str,
+    ids: dict[str, str],
+    user: str,
+    extra: dict[str, Any] | None = None,
+) -> Any:
     client = _client(key)
     path = _path(pattern, ids)
     query = (
@@ -259,6 +305,8 @@ def _call(key: str | None, method: str, pattern: str, ids: dict[str, str], user:
             body["session_id"] = ids["session_id"] if user != "alice" else None
         if pattern.endswith("chat/completions") and user != "alice":
             body["metadata"] = {"session_id": ids["session_id"]}
+        if extra:
+            body.update(extra)
         if query:
             path += f"?external_user_id={user}"
         return getattr(client, method.lower())(path, body, format="json")
@@ -274,15 +322,28 @@ def _body_text(response: Any) -> str:
 @pytest.mark.django_db(transaction=True)
 def test_every_cell_is_refused_as_expected_and_leaks_nothing() -> None:
     world = _world()
+    # Not vacuous: a key sending no groups finds the document the narrowed classes may not read.
+    unnarrowed = _call(world.owner.chat_key, "POST", W + "search/", world.ids, "alice")
+    assert all(b in _body_text(unnarrowed) for b in world.unreadable_bytes)
     failures: list[str] = []
     # Deletions last: the valid token deletes alice's session.
     for method, pattern in sorted(CELLS, key=lambda cell: cell[0] == "DELETE"):
         for key_class, expected in _row((method, pattern)).items():
-            user = "bob" if key_class in ("other_user", "token_other_user") else "alice"
-            response = _call(world.keys[key_class], method, pattern, world.ids, user)
+            user = {"other_user": "bob", "token_other_user": "bob", "token_groups": "carol"}.get(
+                key_class, "alice"
+            )
+            ids = world.ids_of.get(key_class, world.ids)
+            extra = ACCESS_FIELDS if key_class == "key_access" else None
+            response = _call(world.keys[key_class], method, pattern, ids, user, extra)
             text = _body_text(response)
             if response.status_code != expected:
                 failures.append(f"{method} {pattern} [{key_class}]: {response.status_code} != {expected}")
+            if key_class in NARROWED:
+                shown = [b for b in world.unreadable_bytes if b in text]
+                if shown:
+                    failures.append(
+                        f"{method} {pattern} [{key_class}]: bytes of a document it may not read {shown}"
+                    )
             leaked = [b for b in world.foreign_bytes if b in text]
             if leaked:
                 failures.append(f"{method} {pattern} [{key_class}]: foreign bytes {leaked}")

@@ -73,6 +73,7 @@ class ReplyRecord:
     guard: GuardData | None = None
     guard_original: dict[str, Any] | None = None
     answerability: float | None = None
+    access: dict[str, Any] | None = None
 
 
 def _next_question_sequence(last: int | None) -> int:

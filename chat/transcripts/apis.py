@@ -86,6 +86,8 @@ class TranscriptExportApi(WorkspaceApi):
                 description=(
                     'One JSON object per line: {"type": "session", ...} per session, oldest activity '
                     'first; with redact=pii a final {"type": "report", "counts", "paths"}. '
+                    "Assistant messages carry model, degraded, provenance, guard and access (the "
+                    "filters, groups and token resources their turn retrieved within). "
                     "See docs/transcripts.md."
                 ),
             )

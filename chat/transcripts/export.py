@@ -63,6 +63,7 @@ MESSAGE_FIELDS = (
     "degraded",
     "provenance",
     "guard",
+    "access",
     "created_at",
 )
 
@@ -183,7 +184,10 @@ def _feedback_by_message(message_ids: list[Any]) -> dict[Any, list[dict[str, Any
 
 def export_message(row: dict[str, Any]) -> dict[str, Any]:
     """One message as exported: the Chat message shape's core plus ``feedback``;
-    assistant messages also carry ``model``, ``degraded`` and ``provenance``."""
+    assistant messages also carry ``model``, ``degraded``, ``provenance``,
+    ``guard`` and ``access``: the filters, groups and token resources the
+    turn retrieved within (null: not recorded, e.g. a reply the integrator
+    supplied in ``messages``)."""
     message = {
         "id": str(row["id"]),
         "role": row["role"],
@@ -197,6 +201,7 @@ def export_message(row: dict[str, Any]) -> dict[str, Any]:
         message["degraded"] = row["degraded"]
         message["provenance"] = row["provenance"]
         message["guard"] = row["guard"]
+        message["access"] = row["access"]
     return message
 
 

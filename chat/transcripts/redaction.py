@@ -283,8 +283,8 @@ def redact_message(
     field's ``label``, ``placeholder``, ``options`` and ``choices`` labels (text the model wrote),
     and each feedback ``comment`` (free text typed by the end user).
     Everything else (``id``, ``role``, ``created_at``, ``response.type``, a
-    field's ``name``, ``type`` and ``required``, every ``source``, feedback
-    ratings and user ids) is copied by reference, untouched.
+    field's ``name``, ``type`` and ``required``, every ``source``, a reply's
+    ``access``, feedback ratings and user ids) is copied by reference, untouched.
     """
     out = dict(message)
     content = message.get("content")

@@ -1,5 +1,5 @@
 """Search a workspace's transcripts and read one: parts with their sources,
-feedback, and each reply's outcome."""
+feedback, each reply's outcome and the access its turn retrieved within."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET
 from chat.models import CONSOLE_USER_PREFIX, Feedback, MessageRole
 from chat.outcomes import reply_outcome
 from chat.selectors import message_list, session_get, session_search
-from console.dashboard import OUTCOME_STYLE
+from console.dashboard import OUTCOME_STYLE, access_summary
 from console.forms import TranscriptSearchForm
 from console.views.common import VIEW_TRANSCRIPTS, page_context, workspace_view
 from daneshyar.api import keyset_after, uuid_of
@@ -105,6 +105,7 @@ def transcript(request: HttpRequest, workspace: Workspace, session_id: Any) -> H
                 if assistant
                 else None,
                 "feedback": list(message.feedback.all()),
+                "access": access_summary(message.access) if assistant else None,
             }
         )
     context = page_context(request, workspace, tab="transcripts", title=f"Transcript: {session.title}")

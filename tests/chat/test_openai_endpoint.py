@@ -173,3 +173,45 @@ def test_error_paths_in_openai_shape(server: str, owner: Tenant, outsider: Tenan
         assert isinstance(body, dict) and body["param"] == param, (change, body)
         assert body["type"] == "invalid_request_error" and body["code"] == "validation_error"
     assert not Session.objects.exists()
+
+
+def test_the_sdk_sends_filters_with_extra_body(server: str, owner: Tenant) -> None:
+    """``filters`` is an extension field: the SDK sends it with ``extra_body``,
+    and it confines the completion's retrieval like the native chat's."""
+    inpatient = ingest_text(
+        owner.workspace, "Inpatient", "Inpatient claims are filed within 30 days of discharge."
+    )
+    outpatient = ingest_text(
+        owner.workspace, "Outpatient", "Outpatient claims are filed within 90 days of the visit."
+    )
+    for resource, kind in [(inpatient, "inpatient"), (outpatient, "outpatient")]:
+        resource.metadata = {"kind": kind, "year": 2026}
+        resource.save(update_fields=["metadata"])
+    sdk = client(server, owner)
+
+    def ask(filters: Any) -> Any:
+        return sdk.chat.completions.create(
+            model="extractive",
+            messages=[{"role": "user", "content": "How long do I have to file a claim?"}],
+            user="u1",
+            extra_body={"filters": filters},
+        )
+
+    outpatient_2026 = {
+        "type": "and",
+        "filters": [
+            {"type": "eq", "key": "kind", "value": "outpatient"},
+            {"type": "gte", "key": "year", "value": 2026},
+        ],
+    }
+    found = ask(outpatient_2026).model_extra["daneshyar"]
+    sources = {p["source"]["resource_id"] for p in found["response"]["parts"] if p["source"]}
+    assert found["grounding"] == "documents" and sources == {str(outpatient.id)}
+    nothing = ask({"type": "eq", "key": "kind", "value": "dental"})
+    assert nothing.choices[0].message.content == owner.workspace.no_answer_text
+    assert not nothing.choices[0].message.annotations
+    assert nothing.model_extra["daneshyar"]["grounding"] == "none"  # type: ignore[index]
+    with pytest.raises(openai.BadRequestError) as error:
+        ask({"type": "or", "filters": [{"type": "eq", "key": "kind", "value": "x"}, {"type": "like"}]})
+    body = error.value.body
+    assert isinstance(body, dict) and body["param"] == "filters.filters[1].type"

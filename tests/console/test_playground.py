@@ -5,6 +5,7 @@ marked, citations linked to passages, and the exact prompt."""
 
 from __future__ import annotations
 
+import html
 import re
 import uuid
 
@@ -129,9 +130,11 @@ def test_filters_and_groups_narrow_the_playground_turn(
     status, page = _ask(curator, owner, filters='{"type": "eq", "key": "kind", "value": "shipping"}')
     assert status == 200, page
     assert "Refunds are paid" not in page and "nothing was retrieved" in page
+    assert 'Retrieved within: filters {"key":"kind","type":"eq",' in html.unescape(page)
     status, page = _ask(curator, owner, groups="sales", resources=[str(documents["shipping"])])
     assert status == 200, page
     assert "Parcels ship from Rotterdam" not in page and "Refunds are paid" in page
+    assert "Retrieved within: groups sales</p>" in page
     status, page = _ask(curator, owner, filters='{"type": "or", "filters": [{"type": "like"}]}')
     assert status == 400 and "filters.filters[0].type" in page
 

@@ -14,6 +14,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from resources.models import Resource
+from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.staff import make_staff
 
@@ -154,3 +155,42 @@ def test_clearing_the_declaration_takes_any_key_again(declared: Tenant) -> None:
         _url(declared), {"text": "One.", "metadata": {"colour": "red"}}, format="json"
     )
     assert response.status_code == 202
+
+
+def test_filters_are_not_held_to_the_declaration(owner: Tenant) -> None:
+    """A filter reads the stored metadata whatever the declaration says
+    (docs/ingestion.md): a document stored before its workspace declared
+    keys is still found by its undeclared key; a key no document has, or a
+    value of another type than the declared one, matches nothing — 200 and
+    no passages, never a 400 that would tell an end user the declaration."""
+    legacy = ingest_text(
+        owner.workspace, "Ward visits", "Cardiology ward visiting hours are 2 to 4 pm daily."
+    )
+    legacy.metadata = {"ward": "cardiology", "year": 2024}
+    legacy.save(update_fields=["metadata"])
+    assert _declare(owner).status_code == 200
+
+    def searched(filters: dict[str, Any]) -> list[str]:
+        response = owner.client("chat").post(
+            f"/api/v1/workspaces/{owner.workspace.id}/search/",
+            {"query": "visiting hours", "filters": filters},
+            format="json",
+        )
+        assert response.status_code == 200, response.json()
+        return [item["resource_id"] for item in response.json()["data"]["items"]]
+
+    assert set(searched({"type": "eq", "key": "ward", "value": "cardiology"})) == {str(legacy.id)}
+    assert set(searched({"type": "eq", "key": "year", "value": 2024})) == {str(legacy.id)}
+    assert searched({"type": "eq", "key": "no_such_key", "value": "x"}) == []
+    assert searched({"type": "eq", "key": "year", "value": "2024"}) == []
+    reply = owner.client("chat").post(
+        f"/api/v1/workspaces/{owner.workspace.id}/chat/",
+        {
+            "external_user_id": "u1",
+            "message": "What are the visiting hours?",
+            "filters": {"type": "ne", "key": "no_such_key", "value": "x"},
+        },
+        format="json",
+    )
+    assert reply.status_code == 200, reply.json()
+    assert reply.json()["data"]["assistant_message"]["grounding"] == "none"

@@ -43,6 +43,7 @@ def turn_finish(prepared: PreparedTurn, generated: GeneratedTurn) -> Message:
             else None
         ),
         answerability=prepared.decision.answerability,
+        access=prepared.access.as_json(),
     )
     return reply_store(question=prepared.question, reply=record)
 
