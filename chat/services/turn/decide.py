@@ -17,6 +17,10 @@
   question names a subject none of the retrieved documents covers ("How
   long is the dishwasher warranty?" over other appliances' manuals:
   ``naming.py``), the reply is ``no_answer`` instead, on every engine.
+  So is it when one document answers best: the juicer's warranty is no
+  answer to the dishwasher's, however close its sentence (a model whose
+  scores set one document apart, as multilingual-e5-small's may, would
+  otherwise answer with it).
 - ``answer``: everything else.
 
 The replies are in the question's language (chat/languages/): the
@@ -120,7 +124,7 @@ def turn_decide(
                 assessment=assessment,
                 reply=clarify.clarification_reply(asked, language),
             )
-    if score < threshold:
+    if score < threshold or (context.chosen is None and _names_another_subject(context, language, passages)):
         return no_answer(workspace, score, language)
     return Decision(Intent.ANSWER, answerability=score, assessment=assessment)
 
@@ -128,9 +132,8 @@ def turn_decide(
 def _names_another_subject(
     context: TurnContext, language: Language, passages: Sequence[ScoredPassage]
 ) -> bool:
-    """Whether the question, which documents answer alike for their own
-    subjects, names one that none of the retrieved documents covers
-    (naming.py). A question that points at an unnamed subject ("this
+    """Whether the question names a subject that none of the retrieved
+    documents covers (naming.py). A question that points at an unnamed subject ("this
     animal") is asked back whatever else it names."""
     question = context.focus
     if clarify.unresolved_reference(question, context.earlier_questions, language):
