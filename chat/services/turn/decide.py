@@ -17,10 +17,12 @@
   question names a subject none of the retrieved documents covers ("How
   long is the dishwasher warranty?" over other appliances' manuals:
   ``naming.py``), the reply is ``no_answer`` instead, on every engine.
-  So is it when one document answers best: the juicer's warranty is no
-  answer to the dishwasher's, however close its sentence (a model whose
-  scores set one document apart, as multilingual-e5-small's may, would
-  otherwise answer with it).
+  So is it when one of several answering documents answers best: the
+  juicer's warranty is no answer to the dishwasher's, however close its
+  sentence (a model whose scores set one document apart, as
+  multilingual-e5-small's may, would otherwise answer with it). A single
+  answering document is left to the threshold: a question's wording ("what
+  the agent said") may name what its one source never does.
 - ``answer``: everything else.
 
 The replies are in the question's language (chat/languages/): the
@@ -107,6 +109,7 @@ def turn_decide(
     assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
     score = min(1.0, max(0.0, assessment.best))
     threshold = workspace.answerability_threshold
+    names_another = False
     if context.chosen is None:
         candidates = [
             clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
@@ -124,7 +127,10 @@ def turn_decide(
                 assessment=assessment,
                 reply=clarify.clarification_reply(asked, language),
             )
-    if score < threshold or (context.chosen is None and _names_another_subject(context, language, passages)):
+        # Several documents answer, each for its own subject, none for the one named.
+        answering = sum(candidate.score >= threshold for candidate in candidates)
+        names_another = answering >= 2 and _names_another_subject(context, language, passages)
+    if score < threshold or names_another:
         return no_answer(workspace, score, language)
     return Decision(Intent.ANSWER, answerability=score, assessment=assessment)
 
