@@ -17,12 +17,14 @@
   question names a subject none of the retrieved documents covers ("How
   long is the dishwasher warranty?" over other appliances' manuals:
   ``naming.py``), the reply is ``no_answer`` instead, on every engine.
-  So is it when one of several answering documents answers best: the
-  juicer's warranty is no answer to the dishwasher's, however close its
-  sentence (a model whose scores set one document apart, as
-  multilingual-e5-small's may, would otherwise answer with it). A single
-  answering document is left to the threshold: a question's wording ("what
-  the agent said") may name what its one source never does.
+  So is it when one of them answers best: when the two best documents'
+  best sentences say the same for their own subjects (counterparts,
+  chat/backends/focus.py), the juicer's warranty is no answer to the
+  dishwasher's, however far ahead its score (a model whose scores set one
+  document apart, as multilingual-e5-small's may, would otherwise answer
+  with it). Documents that say different things are left to the
+  threshold: a question's wording ("the payment" over "paid", "what the
+  agent said") may name what its source never writes.
 - ``answer``: everything else.
 
 The replies are in the question's language (chat/languages/): the
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from chat.answerability import Assessment, assess
+from chat.backends.focus import counterparts
 from chat.languages import ENGLISH, Language, workspace_language
 from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify, naming
@@ -127,9 +130,13 @@ def turn_decide(
                 assessment=assessment,
                 reply=clarify.clarification_reply(asked, language),
             )
-        # Several documents answer, each for its own subject, none for the one named.
-        answering = sum(candidate.score >= threshold for candidate in candidates)
-        names_another = answering >= 2 and _names_another_subject(context, language, passages)
+        # Documents answer alike, each for its own subject, none for the one named.
+        answering = [candidate for candidate in candidates if candidate.score >= threshold]
+        names_another = (
+            len(answering) >= 2
+            and counterparts(answering[0].sentence, answering[1].sentence)
+            and _names_another_subject(context, language, passages)
+        )
     if score < threshold or names_another:
         return no_answer(workspace, score, language)
     return Decision(Intent.ANSWER, answerability=score, assessment=assessment)
