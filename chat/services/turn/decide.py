@@ -17,6 +17,14 @@
   question names a subject none of the retrieved documents covers ("How
   long is the dishwasher warranty?" over other appliances' manuals:
   ``naming.py``), the reply is ``no_answer`` instead, on every engine.
+  So is it when one of them answers best: when the two best documents'
+  best sentences say the same for their own subjects (counterparts,
+  chat/backends/focus.py), the juicer's warranty is no answer to the
+  dishwasher's, however far ahead its score (a model whose scores set one
+  document apart, as multilingual-e5-small's may, would otherwise answer
+  with it). Documents that say different things are left to the
+  threshold: a question's wording ("the payment" over "paid", "what the
+  agent said") may name what its source never writes.
 - ``answer``: everything else.
 
 The replies are in the question's language (chat/languages/): the
@@ -36,6 +44,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from chat.answerability import Assessment, assess
+from chat.backends.focus import counterparts
 from chat.languages import ENGLISH, Language, workspace_language
 from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify, naming
@@ -107,6 +116,7 @@ def turn_decide(
     assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
     score = min(1.0, max(0.0, assessment.best))
     threshold = workspace.answerability_threshold
+    names_another = False
     if context.chosen is None:
         candidates = [
             clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
@@ -128,7 +138,14 @@ def turn_decide(
                 assessment=assessment,
                 reply=clarify.clarification_reply(asked, language),
             )
-    if score < threshold:
+        # Documents answer alike, each for its own subject, none for the one named.
+        answering = [candidate for candidate in candidates if candidate.score >= threshold]
+        names_another = (
+            len(answering) >= 2
+            and counterparts(answering[0].sentence, answering[1].sentence)
+            and _names_another_subject(context, language, passages)
+        )
+    if score < threshold or names_another:
         return no_answer(workspace, score, language)
     return Decision(Intent.ANSWER, answerability=score, assessment=assessment)
 
@@ -136,9 +153,8 @@ def turn_decide(
 def _names_another_subject(
     context: TurnContext, language: Language, passages: Sequence[ScoredPassage]
 ) -> bool:
-    """Whether the question, which documents answer alike for their own
-    subjects, names one that none of the retrieved documents covers
-    (naming.py). A question that points at an unnamed subject ("this
+    """Whether the question names a subject that none of the retrieved
+    documents covers (naming.py). A question that points at an unnamed subject ("this
     animal") is asked back whatever else it names."""
     question = context.focus
     if clarify.unresolved_reference(question, context.earlier_questions, language):
