@@ -36,8 +36,8 @@ passages at 1,000,000). Every resource of the workspaces searched through
 an index gets ``{"shard": "<n mod 100>", "tenth": "<n mod 10>"}`` (one
 UPDATE, kept), so ``shard = "7"`` keeps 1 % of the workspace's passages and
 ``tenth = "7"`` 10 %; then p50/p95 of dense and hybrid search unfiltered
-and with each filter (every filtered result checked to be a passage of a
-matching resource, ``top_k`` of them), which statement the planner runs for
+and with each filter (the warm-up searches' results checked: ``top_k``
+passages, each of a matching resource), which statement the planner runs for
 the filtered dense leg, and recall@10 of the filtered dense leg against
 exact filtered search: as the service runs it, and with the HNSW index
 forced (what pgvector's iterative scan alone finds, without the exact
@@ -362,7 +362,7 @@ def filtered_timings(
     workspace: Workspace, claims: list[str], by_text: dict[str, list[float]], accesses: dict[str, Access]
 ) -> dict[str, float]:
     """p50/p95 ms of search() per leg and filter, the query embedding served
-    precomputed; every filtered result checked against its filter."""
+    precomputed; the warm-up searches' results checked against the filter."""
     from resources.models import Resource
     from retrieval.filters import OPEN
     from retrieval.search import service
