@@ -56,11 +56,11 @@ GROUP BY p.workspace_id, l.lexeme
 """
 _PASSAGE_COLUMNS = (
     "id, workspace_id, resource_id, ordinal, text, char_start, char_end, page, token_count, embedding,"
-    " embedding_model, created_at"
+    " embedding_model, created_at, language, lexical_text"
 )
 _PASSAGE_TYPES = [
     "uuid", "uuid", "uuid", "int4", "text", "int4", "int4", "int4", "int4",
-    "vector", "varchar", "timestamptz",
+    "vector", "varchar", "timestamptz", "varchar", "text",
 ]  # fmt: skip
 
 
@@ -85,12 +85,12 @@ def _copy_resources(raw: object, docs: Sequence[tuple[uuid.UUID, uuid.UUID, int]
     with raw.copy(  # type: ignore[attr-defined]
         "COPY resources_resource (id, workspace_id, title, filename, content_type, size_bytes, sha256,"
         " status, error_code, error_message, passage_count, attempts, status_changed_at, created_at,"
-        " updated_at, ingest_claimed_by) FROM STDIN"
+        " updated_at, ingest_claimed_by, metadata) FROM STDIN"
     ) as copy:
         for n, (resource_id, workspace_id, count) in enumerate(docs):
             copy.write_row(
                 (resource_id, workspace_id, f"doc {n}", "", "text/plain", 0, resource_id.hex, ready,
-                 "", "", count, 1, now, now, now, "")
+                 "", "", count, 1, now, now, now, "", "{}")
             )  # fmt: skip
 
 
@@ -99,7 +99,12 @@ def _copy_passages(
 ) -> None:
     from django.conf import settings
 
+    from retrieval.passage_analysis import passage_analysis
+
     model = settings.EMBEDDING_MODEL_NAME  # a search compares only the configured model's
+    # Each source text's language and lexical analysis, as ingestion stores
+    # them (the search vector is made from lexical_text), once per text.
+    analyses = [passage_analysis(text) for text in texts]
     rng = np.random.default_rng(7)
     now = datetime.now(UTC)
     source = 0
@@ -117,9 +122,11 @@ def _copy_passages(
             for resource_id, workspace_id, count in chunk:
                 for ordinal in range(count):
                     text = texts[sources[row]]
+                    analysis = analyses[sources[row]]
                     copy.write_row(
                         (uuid.uuid4(), workspace_id, resource_id, ordinal, text, 0, len(text), None,
-                         len(text.split()), vectors[row], model, now)
+                         len(text.split()), vectors[row], model, now, analysis["language"],
+                         analysis["lexical_text"])
                     )  # fmt: skip
                     row += 1
         source += rows

@@ -4,6 +4,7 @@
     .venv/bin/python bench/retrieval_latency.py                        # 5,000 and 100,000
     .venv/bin/python bench/retrieval_latency.py --sizes 5000           # one size
     nice -n 10 .venv/bin/python bench/retrieval_latency.py --sizes 1000000
+    nice -n 10 .venv/bin/python bench/retrieval_latency.py --sizes 1000000 --filtered
 
 Layout below 1,000,000 passages: 100 small workspaces of SMALL passages
 each (two resources of ten) and one large workspace with the rest. From
@@ -29,6 +30,19 @@ served), the query embedding itself measured separately, recall@10 of the
 dense leg's index path against exact search, and the load average; also
 written to ``bench/results/retrieval_latency_<size>.json`` (``--no-json``:
 not).
+
+``--filtered``: instead, metadata filters on the largest workspace (300,000
+passages at 1,000,000). Every resource of the workspaces searched through
+an index gets ``{"shard": "<n mod 100>", "tenth": "<n mod 10>"}`` (one
+UPDATE, kept), so ``shard = "7"`` keeps 1 % of the workspace's passages and
+``tenth = "7"`` 10 %; then p50/p95 of dense and hybrid search unfiltered
+and with each filter (the warm-up searches' results checked: ``top_k``
+passages, each of a matching resource), which statement the planner runs for
+the filtered dense leg, and recall@10 of the filtered dense leg against
+exact filtered search: as the service runs it, and with the HNSW index
+forced (what pgvector's iterative scan alone finds, without the exact
+repeat of a short scan). Written to
+``bench/results/retrieval_latency_filtered_<size>.json``.
 """
 
 from __future__ import annotations
@@ -42,6 +56,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from unittest import mock
 
 import numpy as np
@@ -50,6 +65,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _django
 from bench.scifact import SciFact
+
+if TYPE_CHECKING:
+    from retrieval.filters import Access
+    from workspaces.models import Workspace
 
 SMALL_WORKSPACES = 100
 SMALL = 20  # passages in each small workspace
@@ -209,6 +228,236 @@ def plain_filtered_rows(workspace_id: uuid.UUID, vectors: list[str], k: int = 5)
     return statistics.mean(rows)
 
 
+# The filters of --filtered, by the share of the workspace's passages they keep.
+FILTERS: dict[str, dict[str, object]] = {
+    "1%": {"type": "eq", "key": "shard", "value": "7"},
+    "10%": {"type": "eq", "key": "tenth", "value": "7"},
+}
+
+
+def metadata_assign(workspace_ids: list[uuid.UUID]) -> float:
+    """Give the resources of ``workspace_ids`` their shard metadata (once); seconds taken."""
+    from django.db import connection
+
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM resources_resource WHERE workspace_id = ANY(%s) AND NOT metadata ? 'shard'",
+            [workspace_ids],
+        )
+        (missing,) = cursor.fetchone()
+        if not missing:
+            return 0.0
+        # Numbered in id order (random uuids): every hundredth resource of a
+        # workspace in each shard, spread over the workspace's passages.
+        cursor.execute(
+            """
+            UPDATE resources_resource r
+            SET metadata = coalesce(r.metadata, '{}'::jsonb)
+                || jsonb_build_object('shard', (s.n %% 100)::text, 'tenth', (s.n %% 10)::text)
+            FROM (
+                SELECT id, row_number() OVER (PARTITION BY workspace_id ORDER BY id) AS n
+                FROM resources_resource WHERE workspace_id = ANY(%s)
+            ) s
+            WHERE r.id = s.id
+            """,
+            [workspace_ids],
+        )
+        cursor.execute("VACUUM ANALYZE resources_resource")
+    took = time.perf_counter() - started
+    print(f"  metadata of {missing:,} resources set in {took:.0f} s", flush=True)
+    return round(took, 1)
+
+
+def filtered_plan(workspace_id: uuid.UUID, vector: str, access: Access, limit: int) -> str:
+    """How the planner runs the filtered dense statement: the HNSW index it
+    scans, or "exact" (the matching resources' passages through the b-tree)."""
+    from django.conf import settings
+    from django.db import connection, transaction
+
+    from retrieval.search import dense, statements
+
+    params: dict[str, Any] = {
+        "vector": vector,
+        "workspace": workspace_id,
+        "model": settings.EMBEDDING_MODEL_NAME,
+        "limit": limit,
+    }
+    params.update(access.params())
+    with transaction.atomic(), connection.cursor() as cursor:
+        dense.index_scan_settings(cursor, limit=limit)
+        cursor.execute(
+            "EXPLAIN " + statements.nearest(exact=False, access=access.shape).as_string(),
+            params,
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    for line in plan.splitlines():
+        if "Index Scan using" in line and "hnsw" in line:
+            return line.split("Index Scan using", 1)[1].split()[0]
+    return "exact"
+
+
+def filtered_recall(
+    workspace_id: uuid.UUID, vectors: list[str], access: Access, *, force_index: bool
+) -> tuple[float, float]:
+    """recall@10 of the filtered dense leg against exact filtered search, and
+    the share of scans that returned fewer than 10 rows. ``force_index``: the
+    HNSW statement alone, the index path forced (no exact repeat of a short
+    scan); otherwise :func:`dense.nearest` as the service calls it."""
+    from django.conf import settings
+    from django.db import connection, transaction
+
+    from retrieval.search import dense, statements
+
+    model = settings.EMBEDDING_MODEL_NAME
+    hits = total = short = 0
+    for vector in vectors:
+        with transaction.atomic(), connection.cursor() as cursor:
+            exact = set(
+                dense.nearest(
+                    cursor,
+                    workspace_id=workspace_id,
+                    model=model,
+                    vector=vector,
+                    limit=10,
+                    exact=True,
+                    access=access,
+                )
+            )
+            if force_index:
+                cursor.execute("SET LOCAL enable_sort = off")
+                cursor.execute("SET LOCAL enable_bitmapscan = off")
+                dense.index_scan_settings(cursor, limit=10)
+                params: dict[str, Any] = {
+                    "vector": vector,
+                    "workspace": workspace_id,
+                    "model": model,
+                    "limit": 10,
+                }
+                params.update(access.params())
+                cursor.execute(
+                    statements.nearest(exact=False, access=access.shape).as_string(),
+                    params,
+                )
+                found = {row[0] for row in cursor.fetchall()}
+            else:
+                found = set(
+                    dense.nearest(
+                        cursor,
+                        workspace_id=workspace_id,
+                        model=model,
+                        vector=vector,
+                        limit=10,
+                        exact=False,
+                        access=access,
+                    )
+                )
+        hits += len(exact & found)
+        total += len(exact)
+        short += len(found) < 10
+    return hits / total, short / len(vectors)
+
+
+def filtered_timings(
+    workspace: Workspace, claims: list[str], by_text: dict[str, list[float]], accesses: dict[str, Access]
+) -> dict[str, float]:
+    """p50/p95 ms of search() per leg and filter, the query embedding served
+    precomputed; the warm-up searches' results checked against the filter."""
+    from resources.models import Resource
+    from retrieval.filters import OPEN
+    from retrieval.search import service
+    from retrieval.search.service import Legs, search
+
+    def precomputed(texts: list[str], **_: object) -> list[np.ndarray]:
+        return [np.asarray(by_text[text], dtype=np.float32) for text in texts]
+
+    matching = {
+        name: set(
+            Resource.objects.filter(workspace=workspace, **{f"metadata__{f['key']}": f["value"]}).values_list(
+                "id", flat=True
+            )
+        )
+        for name, f in FILTERS.items()
+    }
+    figures: dict[str, float] = {}
+    with mock.patch.object(service, "embed_cached", precomputed):
+        for leg, legs in (("dense", Legs(True, False)), ("hybrid", Legs(True, True))):
+            for name, access in [("unfiltered", None), *accesses.items()]:
+                chosen = access or OPEN
+                for claim in claims[:5]:  # warm caches and the workspace stats
+                    found = search(workspace=workspace, query=claim, legs=legs, access=chosen)
+                    assert len(found) == workspace.top_k, (leg, name, len(found))
+                    if access is not None:
+                        assert all(r.resource_id in matching[name] for r in found), (leg, name)
+                times: list[float] = []
+                for claim in claims:
+                    started = time.perf_counter()
+                    search(workspace=workspace, query=claim, legs=legs, access=chosen)
+                    times.append((time.perf_counter() - started) * 1000)
+                figures[f"{leg}_{name}_p50_ms"] = round(percentile(times, 50), 1)
+                figures[f"{leg}_{name}_p95_ms"] = round(percentile(times, 95), 1)
+                print(
+                    f"  {leg:<7} {name:<11} p50 {figures[f'{leg}_{name}_p50_ms']:>7.1f} ms"
+                    f"  p95 {figures[f'{leg}_{name}_p95_ms']:>7.1f} ms",
+                    flush=True,
+                )
+    return figures
+
+
+def run_filtered(
+    size: int,
+    ids: dict[str, uuid.UUID],
+    literals: list[str],
+    claims: list[str],
+    by_text: dict[str, list[float]],
+) -> dict[str, object]:
+    """--filtered: the largest workspace unfiltered and with each of :data:`FILTERS`."""
+    from retrieval.filters import Access, filters_parse
+    from retrieval.search import dense
+    from workspaces.models import Workspace
+
+    counts = dict(plan_for(size))
+    indexed = [ids[name] for name, count in counts.items() if count > dense.EXACT_MAX_PASSAGES]
+    metadata_seconds = metadata_assign(indexed)
+    name = labelled_workspaces(size)[0][0][1]
+    workspace = Workspace.objects.get(id=ids[name])
+    accesses = {label: Access(filters=filters_parse(f)) for label, f in FILTERS.items()}
+    print(f"\n== filters on the workspace of {counts[name]:,} passages ({size:,} in all) ==", flush=True)
+    load_before = os.getloadavg()
+    figures = filtered_timings(workspace, claims, by_text, accesses)
+    filters: dict[str, object] = {}
+    for label, access in accesses.items():
+        plan = filtered_plan(workspace.id, literals[0], access, workspace.top_k)
+        served, served_short = filtered_recall(workspace.id, literals[:100], access, force_index=False)
+        forced, forced_short = filtered_recall(workspace.id, literals[:100], access, force_index=True)
+        filters[label] = {
+            "filter": FILTERS[label],
+            "planner_path": plan,
+            "recall_at_10": round(served, 3),
+            "short_scans": round(served_short, 3),
+            "index_forced_recall_at_10": round(forced, 3),
+            "index_forced_short_scans": round(forced_short, 3),
+        }
+        print(
+            f"  {label} filter: planner path {plan}; recall@10 vs exact filtered {served:.3f}"
+            f" (index forced {forced:.3f}, scans short of 10: {forced_short:.0%})",
+            flush=True,
+        )
+    load_avg = [round(max(a, b), 2) for a, b in zip(load_before, os.getloadavg(), strict=True)]
+    print(f"load average (1, 5, 15 min; the higher of start and end): {load_avg}")
+    return {
+        "passages": size,
+        "workspace_passages": counts[name],
+        "hnsw_ef_search": dense.HNSW_EF_SEARCH,
+        "hnsw_max_scan_tuples": dense.HNSW_MAX_SCAN_TUPLES,
+        **figures,
+        "filters": filters,
+        "metadata_seconds": metadata_seconds,
+        "load_avg": load_avg,
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
 def labelled_workspaces(size: int) -> tuple[list[tuple[str, str]], list[str]]:
     """(label, workspace name) of the measured workspaces, and small ones for the recall check."""
     plan = plan_for(size)
@@ -232,7 +481,7 @@ def timings(workspace: object, claims: list[str], by_text: dict[str, list[float]
     from retrieval.search import service
     from retrieval.search.service import Legs, search
 
-    def precomputed(texts: list[str]) -> list[np.ndarray]:  # embedding is timed separately
+    def precomputed(texts: list[str], **_: object) -> list[np.ndarray]:  # embedding is timed separately
         return [np.asarray(by_text[text], dtype=np.float32) for text in texts]
 
     figures: dict[str, float] = {}
@@ -278,6 +527,8 @@ def run_size(
     sizes = sizes_report()
     literals = [dense.vector_literal(v) for v in query_vectors]
     by_text: dict[str, list[float]] = dict(zip(claims, query_vectors.tolist(), strict=True))
+    if args.filtered:
+        return run_filtered(size, ids, literals, claims, by_text)
     load_before = os.getloadavg()
     workspaces: list[dict[str, object]] = []
     print(
@@ -335,6 +586,11 @@ def main() -> None:
         "--ef-search", type=int, default=0, help="hnsw.ef_search of the index path (default: the service's)"
     )
     parser.add_argument(
+        "--filtered",
+        action="store_true",
+        help="metadata filters on the largest workspace instead of the per-workspace table",
+    )
+    parser.add_argument(
         "--no-json", action="store_true", help="do not write bench/results/retrieval_latency_<size>.json"
     )
     args = parser.parse_args()
@@ -369,7 +625,8 @@ def main() -> None:
         result = run_size(size, data, base, np.asarray(query_vectors, dtype=np.float32), claims, args)
         if not args.no_json:
             RESULTS.mkdir(exist_ok=True)
-            (RESULTS / f"retrieval_latency_{size}.json").write_text(json.dumps(result, indent=2) + "\n")
+            stem = "retrieval_latency_filtered" if args.filtered else "retrieval_latency"
+            (RESULTS / f"{stem}_{size}.json").write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":
