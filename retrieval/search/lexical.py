@@ -170,7 +170,7 @@ def matching_lexemes(frequencies: dict[str, int], *, budget: int, at_least_one: 
     return chosen
 
 
-def bm25(  # noqa: PLR0913 - the leg's inputs, each keyword-only
+def bm25(
     cursor: CursorWrapper,
     *,
     workspace_id: uuid.UUID,
@@ -178,13 +178,13 @@ def bm25(  # noqa: PLR0913 - the leg's inputs, each keyword-only
     lexemes: Sequence[str] | Mapping[str, int],
     limit: int,
     extra_ids: Sequence[uuid.UUID] = (),
-    resource_ids: Sequence[uuid.UUID] = (),
-    per_resource: int = 0,
+    named: tuple[Sequence[uuid.UUID], int] = ((), 0),
     access: Access = OPEN,
 ) -> LexicalResult:
-    """BM25 scores of the ``limit`` best candidates, of ``extra_ids`` and of
-    the ``per_resource`` best candidates of each of ``resource_ids`` (a
-    passage without a query lexeme scores 0 and is left out).
+    """BM25 scores of the ``limit`` best candidates, of ``extra_ids`` and,
+    ``named`` being ``(resource_ids, per_resource)``, of the
+    ``per_resource`` best candidates of each of ``resource_ids`` (a passage
+    without a query lexeme scores 0 and is left out).
 
     Candidates: ready passages containing one of the rarest query lexemes
     (at most :data:`LEXICAL_BUDGET` passages in all, :func:`matching_lexemes`), plus
@@ -218,8 +218,8 @@ def bm25(  # noqa: PLR0913 - the leg's inputs, each keyword-only
             "avgdl": max(stats.average_length, 1.0),
             "limit": limit,
             "extra": list(extra_ids),
-            "resources": list(resource_ids),
-            "per_resource": per_resource,
+            "resources": list(named[0]),
+            "per_resource": named[1],
         },
     )
     rows = cursor.fetchall()

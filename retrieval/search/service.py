@@ -291,8 +291,7 @@ def _scores(cursor: CursorWrapper, plan: _Plan) -> CandidateScores:
         model=model,
         lexemes=lexemes,
         limit=k,
-        resource_ids=named,
-        per_resource=per_resource_k,
+        named=(named, per_resource_k),
         access=access,
     )
     normalised = found.normalised()

@@ -177,17 +177,7 @@ def followup_search(
     lists = searched(queries)
     if later is not None:
         lists += searched(later())
-    found: dict[uuid.UUID, ScoredPassage] = {}
-    for _, passages in lists:
-        for passage in passages:
-            found.setdefault(passage.passage_id, passage)
-    fused = dict.fromkeys(found, 0.0)
-    for query, passages in lists:
-        # A passage below this list's cut scored at most its lowest score.
-        floor = min((passage.score for passage in passages), default=0.0)
-        scores = {passage.passage_id: passage.score for passage in passages}
-        for pid in fused:
-            fused[pid] += query.weight * scores.get(pid, floor)
+    found, fused = _fused(lists)
     cited = set(cited_resource_ids)
     total = sum(query.weight for query, _ in lists)
     scores = {
@@ -200,6 +190,25 @@ def followup_search(
         [replace(found[pid], score=scores[pid], rank=rank) for rank, pid in enumerate(chosen, start=1)],
         [query for query, _ in lists],
     )
+
+
+def _fused(
+    lists: Sequence[tuple[RetrievalQuery, list[ScoredPassage]]],
+) -> tuple[dict[uuid.UUID, ScoredPassage], dict[uuid.UUID, float]]:
+    """Every passage the lists found, and its weighted sum of scores over
+    all the lists: below a list's cut, that list's lowest score (module doc)."""
+    found: dict[uuid.UUID, ScoredPassage] = {}
+    for _, passages in lists:
+        for passage in passages:
+            found.setdefault(passage.passage_id, passage)
+    fused = dict.fromkeys(found, 0.0)
+    for query, passages in lists:
+        # A passage below this list's cut scored at most its lowest score.
+        floor = min((passage.score for passage in passages), default=0.0)
+        scores = {passage.passage_id: passage.score for passage in passages}
+        for pid in fused:
+            fused[pid] += query.weight * scores.get(pid, floor)
+    return found, fused
 
 
 def _kept(

@@ -4,6 +4,7 @@ question, retrieve, compose the prompt."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from django.conf import settings
 
@@ -81,9 +82,7 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
                 passages=retrieval.passages,
                 scoring_context=retrieval.scoring_context,
                 may_clarify=not plan.generative,
-                deeper=lambda: candidate_passages(
-                    workspace=request.workspace, context=context, access=access
-                ),
+                deeper=partial(candidate_passages, request.workspace, context, access),
             )
     with timing.phase("compose"):
         return turn_compose(

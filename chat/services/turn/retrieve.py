@@ -110,7 +110,7 @@ CANDIDATE_PASSAGES = 60
 
 
 def candidate_passages(
-    *, workspace: Workspace, context: TurnContext, access: Access = OPEN
+    workspace: Workspace, context: TurnContext, access: Access = OPEN
 ) -> list[ScoredPassage]:
     """The question's ``CANDIDATE_PASSAGES`` best passages that ``access``
     may read: where a form finds every document it could offer (decide.py)."""
