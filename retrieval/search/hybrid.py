@@ -192,6 +192,9 @@ class HybridQuery:
     per_resource: int  # each leg's candidates within each named resource
     dense_weight: float
     access: Access = OPEN  # who may read what (retrieval/filters.py)
+    # The dense leg computes every distance whatever the workspace's size:
+    # what ``access`` reads is few passages (service.narrowed).
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -212,7 +215,7 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
     """The chosen passages, best first (module docstring). Must run inside a
     transaction: the HNSW settings are ``SET LOCAL``."""
     stats = workspace_stats(cursor, workspace_id=search.workspace_id)
-    exact = stats.passages <= dense.EXACT_MAX_PASSAGES
+    exact = search.exact or stats.passages <= dense.EXACT_MAX_PASSAGES
     if not exact:
         dense.index_scan_settings(cursor, limit=search.limit)
     scan = stats.passages <= SCAN_MAX_PASSAGES

@@ -141,6 +141,19 @@ def eligible(
     """
     if access is None:
         ready: sql.Composable = _READY_JOINED if joined else _READY_PROBED
+    elif access.resources:
+        # The resources named on the passage as well: the planner then reads
+        # their passages through the (workspace, resource) b-tree rather than
+        # every passage of the workspace (service.narrowed).
+        condition = access_condition(access, table=_RESOURCE_ALIAS)
+        readable = (
+            sql.SQL("{ready} AND {access}").format(ready=_READY_JOINED, access=condition)
+            if joined
+            else sql.SQL(_READABLE_PROBED).format(resource=RESOURCE, ready=READY, access=condition)
+        )
+        ready = sql.SQL("p.resource_id = ANY(%(access_resources)s::uuid[]) AND {readable}").format(
+            readable=readable
+        )
     else:
         condition = access_condition(access, table=_RESOURCE_ALIAS)
         ready = (

@@ -33,6 +33,10 @@ PATHS = {
     "hybrid-gin-index": (HYBRID, None, 0, None),
     "hybrid-hnsw": (HYBRID, 0, 0, 2.0),
     "hybrid-hnsw-large-share": (HYBRID, 0, 0, 0.0),
+    # A workspace too large for exact search whose readable documents are few:
+    # searched exactly among them (service.narrowed).
+    "dense-narrowed": (DENSE, 100, None, None),
+    "hybrid-narrowed": (HYBRID, 100, 0, 2.0),
 }
 DOCUMENTS = 300
 PASSAGES_PER_DOCUMENT = 3
@@ -109,6 +113,36 @@ def test_the_hnsw_scan_itself_finds_the_filtered_passages(
     access = Access(filters=filters_parse({"type": "in", "key": "number", "value": [7, 107, 207]}))
     results = search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=TOP_K, access=access)
     assert len(results) == TOP_K and {r.resource_id for r in results} <= library["rare"]
+    assert asked == [False]
+
+
+def test_few_readable_documents_of_a_large_workspace_are_searched_exactly_among_them(
+    owner: Tenant, library: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter keeping 1 % of a workspace too large for exact search: its
+    documents are read first, and every distance among their passages is
+    computed (no index scan), giving what exact search gives; an access
+    that reads many documents stays on the index."""
+    access = Access(filters=filters_parse({"type": "eq", "key": "line", "value": "rare"}))
+    expected = search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=9, access=access)
+    monkeypatch.setattr(dense, "EXACT_MAX_PASSAGES", 100)  # the workspace's 900 passages are "large"
+    asked: list[bool] = []
+    nearest = dense._nearest
+
+    def spied(*, exact: bool, access: Any = None) -> str:
+        asked.append(exact)
+        return nearest(exact=exact, access=access)
+
+    monkeypatch.setattr(dense, "_nearest", spied)
+    found = search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=9, access=access)
+    assert asked == [True]
+    assert [(r.passage_id, round(r.score, 6)) for r in found] == [
+        (r.passage_id, round(r.score, 6)) for r in expected
+    ]
+    assert len(found) == 9 and {r.resource_id for r in found} == library["rare"]
+    asked.clear()
+    many = Access(filters=filters_parse({"type": "eq", "key": "line", "value": "common"}))
+    assert len(search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=TOP_K, access=many)) == TOP_K
     assert asked == [False]
 
 
