@@ -43,17 +43,17 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.utils import CursorWrapper
-from psycopg import sql
 
 from daneshyar import timing
 from daneshyar.config.embedding import E5_SMALL, E5_SMALL_CORRECTED, MINILM
 from daneshyar.exceptions import ValidationFailed
-from resources.models import Resource, ResourceStatus
+from resources.models import Resource
 from retrieval.embeddings import embed_cached, loadable
-from retrieval.filters import OPEN, Access, AccessShape, access_condition
+from retrieval.filters import OPEN, Access
 from retrieval.models import Passage
-from retrieval.search import dense, lexical, replica, statements
+from retrieval.search import dense, lexical, replica
 from retrieval.search.hybrid import HybridQuery, hybrid_search
+from retrieval.search.narrowing import narrowed
 from retrieval.search.stats import workspace_stats
 from workspaces.models import Workspace
 
@@ -216,69 +216,22 @@ class _Plan:
     named: Sequence[uuid.UUID]
     per_resource_k: int
     access: Access = OPEN
-    # Every distance computed, whatever the workspace's size (narrowed()).
+    # Every distance computed, whatever the workspace's size (narrowing.py).
     exact: bool = False
 
 
 def _search_on(alias: str, plan: _Plan) -> list[ScoredPassage]:
     with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
-        narrowed_plan = narrowed(cursor, plan)
-        if narrowed_plan is None:
-            return []
-        plan = narrowed_plan
+        if plan.legs.dense:
+            narrowing = narrowed(cursor, workspace_id=plan.workspace_id, access=plan.access)
+            if narrowing is None:
+                return []
+            plan = replace(plan, access=narrowing.access, exact=narrowing.exact)
         if plan.legs.dense and plan.legs.lexical:
             return _hybrid(cursor, plan)
         scores = _scores(cursor, plan)
         # Titles and texts from the same snapshot as the scores.
         return _select(scores, k=plan.k, named=plan.named, per_resource_k=plan.per_resource_k, using=alias)
-
-
-_READABLE = """
-SELECT r.id, r.passage_count FROM {resource} r
-WHERE r.workspace_id = %(workspace)s AND r.status = {ready} AND {access}
-LIMIT %(cap)s
-"""
-
-
-@statements.composed
-def _readable(access: AccessShape) -> sql.Composed:
-    return sql.SQL(_READABLE).format(
-        resource=statements.RESOURCE,
-        ready=sql.Literal(ResourceStatus.READY.value),
-        access=access_condition(access, table=sql.Identifier("r")),
-    )
-
-
-def narrowed(cursor: CursorWrapper, plan: _Plan) -> _Plan | None:
-    """``plan`` for a search that reads few of a large workspace's documents:
-    searched exactly among their passages; None when it may read none.
-
-    A filter, the groups or a token's resources that keep, say, 1 % of a
-    workspace too large for exact search leave the dense leg's index scan
-    walking about a hundred index entries for each one that passes, and the
-    planner, which cannot tell how much a condition on the metadata keeps,
-    never prefers the exact path (docs/retrieval.md, "Filtered search at
-    scale"). So the resources the search may read are read first (one pass
-    over the workspace's resources); when their passages number at most
-    ``dense.EXACT_MAX_PASSAGES``, the search names them (the statements
-    then read those passages through the ``(workspace, resource)`` b-tree)
-    and computes every distance: exact, so nothing is lost to the index.
-    The access's own conditions stay in the statements, checked again.
-    """
-    shape = plan.access.shape
-    if shape is None or not plan.legs.dense:
-        return plan
-    if workspace_stats(cursor, workspace_id=plan.workspace_id).passages <= dense.EXACT_MAX_PASSAGES:
-        return plan  # searched exactly anyway
-    cap = dense.EXACT_MAX_PASSAGES + 1
-    cursor.execute(_readable(shape), {"workspace": plan.workspace_id, "cap": cap, **plan.access.params()})
-    rows = cursor.fetchall()
-    if not rows:
-        return None
-    if len(rows) == cap or sum(count for _, count in rows) > dense.EXACT_MAX_PASSAGES:
-        return plan
-    readable = tuple(row[0] for row in rows)
-    return replace(plan, access=replace(plan.access, resource_ids=readable), exact=True)
 
 
 def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
