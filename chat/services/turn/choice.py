@@ -23,13 +23,16 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from chat.contract import CHOICE_TYPES, FormChoice, FormField, Reply, ResponseType
+from chat.output import ParsedReply
 from chat.prompting import HistoryTurn
 from chat.text import content_words
 from resources.models import Resource
 from resources.selectors import ready_resources_labelled
 from retrieval.filters import OPEN, Access, access_expression
+from retrieval.search import ScoredPassage
 from workspaces.models import Workspace
 
 # The name of the form's one field.
@@ -171,3 +174,34 @@ def _uuid(text: str) -> uuid.UUID | None:
         return uuid.UUID(text.strip())
     except ValueError:
         return None
+
+
+def with_document_choices(reply: ParsedReply, passages: Sequence[ScoredPassage]) -> ParsedReply:
+    """A form a generative model wrote, its options read as documents: when
+    its one field's options each name a different retrieved document (as a
+    typed answer chooses an option, :func:`option_chosen`, among the
+    documents' titles), each option carries that document's id
+    (``choices``) and the text ends with the options numbered, as the
+    extractive engine's form does, so the choice is read by id. Any other
+    reply, or a form whose options are not all documents, is unchanged."""
+    form = reply.response.get("form")
+    if reply.response["type"] != ResponseType.FORM or not form or len(form["fields"]) != 1:
+        return reply
+    field = form["fields"][0]
+    labels = field.get("options") or []
+    if field["type"] not in CHOICE_TYPES or len(labels) < 2 or field.get("choices"):
+        return reply
+    documents = [
+        Option(resource_id, title)
+        for resource_id, title in dict.fromkeys((p.resource_id, p.resource_title) for p in passages)
+        if title.strip()
+    ]
+    chosen = [option_chosen(label, documents) for label in labels]
+    if any(o is None for o in chosen) or len({o.resource_id for o in chosen if o}) != len(labels):
+        return reply
+    choices: list[FormChoice] = [
+        {"value": str(o.resource_id), "label": label} for o, label in zip(chosen, labels, strict=True) if o
+    ]
+    fields: list[FormField] = [{**field, "choices": choices}]
+    response: Reply = {**reply.response, "form": {**form, "fields": fields}}
+    return replace(reply, response=response, content=numbered(reply.content, labels))

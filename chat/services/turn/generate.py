@@ -26,6 +26,7 @@ from chat.output import (
 from chat.output_guard import Verdict
 from chat.output_guard import evaluate as guard_evaluate
 from chat.partial_json import DeltaExtractor
+from chat.services.turn.choice import with_document_choices
 from chat.services.turn.compose import PreparedTurn
 from chat.services.turn.naming import turn_asked
 from daneshyar.exceptions import LLMUnavailable
@@ -200,7 +201,7 @@ def _generate(
         prompt_tokens = generation.prompt_tokens if generation.prompt_tokens is not None else prompt_tokens
         completion_tokens += generation.completion_tokens or 0
         try:
-            reply = parse_reply(generation.text, prepared.passages)
+            reply = with_document_choices(parse_reply(generation.text, prepared.passages), prepared.passages)
             break
         except InvalidOutput as exc:
             logger.warning("Invalid generation (attempt %d of %d): %s", attempt, MAX_ATTEMPTS, exc)
