@@ -203,3 +203,18 @@ def test_a_statement_is_checked_not_asked_about() -> None:
     statement = "The warranty lasts two years."
     assert not clarify.is_question(statement) and clarify.is_question("Tell me about the warranty")
     assert clarify.ambiguous(statement, [], [KETTLE, TOASTER], threshold=0.38) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "pointer"),
+    [
+        ("What are the potential rewards of this credit card?", "this credit card"),
+        ("Could you name the crime drama TV series?", "the crime drama TV series"),
+        ("When was the famous basketball player born?", "the famous basketball player"),
+        ("What is the origin of the animal's breed?", "the animal"),
+        ("How long is the kettle warranty?", None),
+        ("What does the Prime Minister of Canada do?", None),
+    ],
+)
+def test_the_kind_of_thing_may_be_any_word_of_the_phrase(question: str, pointer: str | None) -> None:
+    assert clarify.unresolved_reference(question, []) == pointer

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence
 
 from chat.backends.focus import Asked
 from chat.languages import Language
+from chat.services.turn.clarify import is_kind
 from chat.services.turn.followup_search import leans_on_conversation
 from chat.text import content_words
 from retrieval.languages.normalize import normalize
@@ -54,7 +55,7 @@ def question_names(question: str, language: Language) -> frozenset[str]:
     found: list[str] = []
     for match in language.pointer.finditer(text):
         head = match.group(3).lower()
-        if head in language.anaphora or _is_kind(head, language):
+        if head in language.anaphora or is_kind(head, language):
             continue
         found.extend([*match.group(2).split(), match.group(3)])
     starts = {m.end() for m in _SENTENCE_START.finditer(text)}
@@ -85,13 +86,6 @@ def uncovered(names: Iterable[str], passages: Sequence[ScoredPassage]) -> frozen
             break
         missing -= content_words(passage.text) | content_words(passage.resource_title)
     return frozenset(missing)
-
-
-def _is_kind(word: str, language: Language) -> bool:
-    return word in language.kinds or any(
-        word.endswith(suffix) and word[: -len(suffix)] in language.kinds
-        for suffix in language.plural_suffixes
-    )
 
 
 def _letters_and_digits(word: str) -> bool:
