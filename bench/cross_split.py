@@ -6,10 +6,13 @@ MTRAG-UN dev, read it on the other, both directions.
     .venv/bin/python bench/cross_split.py \\
         --sweep chat.services.turn.clarify.AMBIGUITY_MARGIN=0.03,0.05,0.07,0.10 \\
         --sweep chat.answerability.RANK_WEIGHT=0.0,0.05,0.1,0.2
+    .venv/bin/python bench/cross_split.py --base threshold=0.34 \
+        --sweep chat.services.turn.decide.STANDOUT_MIN=0,0.04,0.08,0.12
 
 Each ``--sweep NAME=v1,v2,…`` runs the whole service (what ``POST …/chat/``
 runs, as ``bench/conversation_quality.py`` does, with the conversation) over
-all 219 tasks at each value, the other settings as configured. ``NAME`` is
+all 219 tasks at each value, the other settings as configured (or as
+``--base NAME=value`` sets them). ``NAME`` is
 ``threshold`` (the workspaces' answerability threshold) or a module constant
 ``module.NAME``. Per collection (fiqa, clapnq) and value it prints the four
 goal figures of issue 32:
@@ -35,7 +38,7 @@ import sys
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,8 +85,12 @@ def measure(tasks: list[Task], workspaces: dict[str, Any], model: str) -> dict[s
     from workspaces.models import ApiKeyScope
 
     organization = next(iter(workspaces.values())).organization
-    api_key = services.api_key_create(organization=organization, name="bench", scope=ApiKeyScope.ADMIN).api_key
-    filenames = dict(Resource.objects.filter(workspace__organization=organization).values_list("id", "filename"))
+    api_key = services.api_key_create(
+        organization=organization, name="bench", scope=ApiKeyScope.ADMIN
+    ).api_key
+    filenames = dict(
+        Resource.objects.filter(workspace__organization=organization).values_list("id", "filename")
+    )
     seen: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for index, task in enumerate(tasks):
         _, reply = run_turn(api_key, workspaces[task.collection], task.messages(), f"split-{index}", model)
@@ -177,8 +184,16 @@ def sweep(name: str, values: list[float], tasks: list[Task], workspaces: dict[st
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sweep", action="append", required=True, help="NAME=v1,v2,… (module doc)")
+    parser.add_argument(
+        "--base",
+        action="append",
+        default=[],
+        help="NAME=value set for every sweep (the others as configured)",
+    )
     parser.add_argument("--model", default="extractive", help="a model id of GET /models/")
     args = parser.parse_args()
     _django.setup("conversation")
@@ -188,9 +203,14 @@ def main() -> None:
 
     get_embedder().embed_queries(["warm up"])
     print(f"goals (issue 32, on the held-out split): {GOALS}")
-    for spec in args.sweep:
-        name, values = spec.split("=", 1)
-        sweep(name, [float(v) for v in values.split(",")], tasks, workspaces, args.model)
+    with ExitStack() as stack:
+        for spec in args.base:
+            name, value = spec.split("=", 1)
+            stack.enter_context(setting(name, float(value), workspaces))
+            print(f"base: {name} = {value}")
+        for spec in args.sweep:
+            name, values = spec.split("=", 1)
+            sweep(name, [float(v) for v in values.split(",")], tasks, workspaces, args.model)
 
 
 if __name__ == "__main__":
