@@ -68,6 +68,11 @@ class Language:
     # generative model fails the reply contract twice (chat/output.py).
     safe_reply: str
     fallback_text: str
+    # Determiners of a thing not yet singled out ("a credit card", "an
+    # index fund"): a kind mentioned only after one of these, or only in the
+    # plural, does not tell which one a later "this credit card" means
+    # (chat/services/turn/clarify.py).
+    indefinites: frozenset[str] = frozenset()
 
 
 def words(text: str, code: str) -> frozenset[str]:

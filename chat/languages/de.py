@@ -82,4 +82,5 @@ LANGUAGE = Language(
         "Leider konnte ich diesmal keine richtige Antwort zusammenstellen. Bitte versuchen Sie es erneut "
         "oder formulieren Sie die Frage anders."
     ),
+    indefinites=frozenset({"ein", "eine", "einen", "einem", "einer", "eines"}),
 )

@@ -78,4 +78,5 @@ LANGUAGE = Language(
         "Sorry, I could not put together a proper answer this time. "
         "Please try again or rephrase the question."
     ),
+    indefinites=frozenset({"a", "an", "any", "some", "another"}),
 )

@@ -82,4 +82,5 @@ LANGUAGE = Language(
         "Désolé, je n'ai pas pu formuler une réponse correcte cette fois-ci. Veuillez réessayer ou "
         "reformuler la question."
     ),
+    indefinites=frozenset({"un", "une", "des"}),
 )

@@ -218,3 +218,19 @@ def test_a_statement_is_checked_not_asked_about() -> None:
 )
 def test_the_kind_of_thing_may_be_any_word_of_the_phrase(question: str, pointer: str | None) -> None:
     assert clarify.unresolved_reference(question, []) == pointer
+
+
+@pytest.mark.parametrize(
+    ("earlier", "pointer"),
+    [
+        (["I'm not sure if I should take a credit card."], "this credit card"),
+        (["What are the rewards of credit cards?"], "this credit card"),
+        (["What are the rewards of the Chase Sapphire card?"], None),
+        (["Tell me about the card my bank sent."], None),
+    ],
+)
+def test_a_demonstrative_needs_the_conversation_to_have_singled_one_out(
+    earlier: list[str], pointer: str | None
+) -> None:
+    question = "What are the potential rewards of this credit card?"
+    assert clarify.unresolved_reference(question, earlier) == pointer

@@ -68,6 +68,7 @@ REFERENCE_FLOOR = 0.2
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
 # The words after a pointing word read as its noun phrase, at most.
 MAX_PHRASE_WORDS = 4
+_TOKEN = re.compile(r"[^\W\d_][\w\u2019'-]*")
 _NEXT_WORD = re.compile(r"(?:['\u2019]s)?\s+([^\W\d_][\w'\u2019-]*)")
 
 
@@ -103,14 +104,16 @@ def unresolved_reference(
 
     The noun phrase after a pointing word is read up to ``MAX_PHRASE_WORDS``
     words (to a stop word or punctuation), so the kind of thing may be any
-    of them ("this credit card", "the crime drama TV series"). A
+    of them ("this credit card", "the crime drama TV series"). "The" and
+    its kind are known when a word of the phrase was said earlier; a
+    demonstrative's, only when the conversation singled one out
+    (:func:`_singled_out`). A
     demonstrative needs a kind of thing as "the" does: "this" before any
     words (which would cover "How does this work?") asked back on 10 % of
     answerable MTRAG-UN dev questions in both collections
     (``bench/cross_split.py``)."""
     language = language or question_language(question, earlier_questions)
     question = normalize(question, language.code)
-    known = _words(" ".join(earlier_questions))
     for match in language.pointer.finditer(question):
         words, ends = _phrase(question, match, language)
         article = match.group(1).lower() in language.articles
@@ -118,8 +121,10 @@ def unresolved_reference(
         if kind is None:
             continue
         last = kind if kind is not None else len(words) - 1
-        seen = known | _words(question[: match.start()])
-        if _words(" ".join(words[: last + 1])) & seen:
+        earlier = " ".join([*earlier_questions, question[: match.start()]])
+        if article and _words(" ".join(words[: last + 1])) & _words(earlier):
+            continue
+        if not article and _singled_out(words[last].lower(), earlier, language):
             continue
         modifiers = " ".join([match.group(2), *words[:last]])
         pinned = language.pinned.match(question, ends[last]) or language.proper_name.search(modifiers)
@@ -127,6 +132,26 @@ def unresolved_reference(
             continue
         return question[match.start() : ends[last]]
     return None
+
+
+def _singled_out(kind: str, earlier: str, language: Language) -> bool:
+    """Whether ``earlier`` mentions one ``kind`` of thing ("the caribou, the
+    animal of the north"): the word in the singular, with no indefinite
+    determiner among the three words before it ("a credit card" and "index
+    funds" tell nobody which card or fund a later "this card" means)."""
+    singular = next(
+        (
+            kind[: -len(s)]
+            for s in language.plural_suffixes
+            if kind.endswith(s) and kind[: -len(s)] in language.kinds
+        ),
+        kind,
+    )
+    tokens = [t.lower() for t in _TOKEN.findall(earlier)]
+    return any(
+        token == singular and not language.indefinites.intersection(tokens[max(0, i - 3) : i])
+        for i, token in enumerate(tokens)
+    )
 
 
 def _phrase(question: str, match: re.Match[str], language: Language) -> tuple[list[str], list[int]]:
