@@ -38,10 +38,12 @@ UPDATE, kept), so ``shard = "7"`` keeps 1 % of the workspace's passages and
 ``tenth = "7"`` 10 %; then p50/p95 of dense and hybrid search unfiltered
 and with each filter (the warm-up searches' results checked: ``top_k``
 passages, each of a matching resource), which statement the planner runs for
-the filtered dense leg, and recall@10 of the filtered dense leg against
-exact filtered search: as the service runs it, and with the HNSW index
-forced (what pgvector's iterative scan alone finds, without the exact
-repeat of a short scan). Written to
+the filtered dense leg, recall@10 of ``search()``'s dense leg as the
+service serves the filter (narrowing included) against the same search
+made exact, and recall@10 of the filtered dense leg's statement against
+exact filtered search: as ``dense.nearest`` runs it, and with the HNSW
+index forced (what pgvector's iterative scan alone finds, without the
+exact repeat of a short scan). Written to
 ``bench/results/retrieval_latency_filtered_<size>.json``.
 """
 
@@ -358,6 +360,36 @@ def filtered_recall(
     return hits / total, short / len(vectors)
 
 
+def service_recall(
+    workspace: Workspace, claims: list[str], by_text: dict[str, list[float]], access: Access
+) -> float:
+    """recall@10 of ``search()``'s dense leg as the service serves the filter
+    (the narrowing of retrieval/search/narrowing.py included) against the
+    same search made exact (every workspace under the exact-search limit)."""
+    from retrieval.search import dense, service
+    from retrieval.search.service import Legs, search
+
+    def precomputed(texts: list[str], **_: object) -> list[np.ndarray]:
+        return [np.asarray(by_text[text], dtype=np.float32) for text in texts]
+
+    hits = total = 0
+    legs = Legs(True, False)
+    with mock.patch.object(service, "embed_cached", precomputed):
+        for claim in claims:
+            served = {
+                r.passage_id
+                for r in search(workspace=workspace, query=claim, legs=legs, access=access, top_k=10)
+            }
+            with mock.patch.object(dense, "EXACT_MAX_PASSAGES", 10**9):
+                exact = {
+                    r.passage_id
+                    for r in search(workspace=workspace, query=claim, legs=legs, access=access, top_k=10)
+                }
+            hits += len(served & exact)
+            total += len(exact)
+    return hits / total if total else 1.0
+
+
 def filtered_timings(
     workspace: Workspace, claims: list[str], by_text: dict[str, list[float]], accesses: dict[str, Access]
 ) -> dict[str, float]:
@@ -430,7 +462,9 @@ def run_filtered(
         plan = filtered_plan(workspace.id, literals[0], access, workspace.top_k)
         served, served_short = filtered_recall(workspace.id, literals[:100], access, force_index=False)
         forced, forced_short = filtered_recall(workspace.id, literals[:100], access, force_index=True)
+        as_served = service_recall(workspace, claims[:100], by_text, access)
         filters[label] = {
+            "service_recall_at_10": round(as_served, 3),
             "filter": FILTERS[label],
             "planner_path": plan,
             "recall_at_10": round(served, 3),
@@ -439,7 +473,8 @@ def run_filtered(
             "index_forced_short_scans": round(forced_short, 3),
         }
         print(
-            f"  {label} filter: planner path {plan}; recall@10 vs exact filtered {served:.3f}"
+            f"  {label} filter: search() recall@10 vs the same search exact {as_served:.3f};"
+            f" dense leg alone: planner path {plan}, recall@10 vs exact filtered {served:.3f}"
             f" (index forced {forced:.3f}, scans short of 10: {forced_short:.0%})",
             flush=True,
         )
