@@ -29,8 +29,8 @@ aside before the answer is chosen (:func:`off_subject`):
   (chat/answerability.py); a sentence that scores under ``RIVAL_RATIO`` of
   the best against the question alone, and names fewer of the question's
   own words than that best, answers the conversation rather than the
-  question ("Members aged 70 or over have 60 days … to file an inpatient
-  claim.") and is set aside. One that names as many is not: "What should I
+  question ("For members aged 70 or over the deadline is 60 days after
+  discharge.") and is set aside. One that names as many is not: "What should I
   do if I loose job?" after a question about a financial crisis is answered
   about losing a job in a crisis, though a sentence with the misspelt
   "loose" scores higher against the question alone. A follow-up that refers
