@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _django
-from bench.conversation_quality import load_tasks, load_workspaces, run_turn
+from bench.conversation_quality import bench_caller, load_tasks, load_workspaces, run_turn
 
 RESULTS = Path(__file__).resolve().parent / "results" / "answerability_features.jsonl"
 
@@ -51,8 +51,6 @@ def collect() -> list[dict[str, Any]]:
     from chat.services.turn import decide, prepare
     from chat.text import content_words
     from retrieval.search import lexical
-    from workspaces import services
-    from workspaces.models import ApiKeyScope
 
     tasks, corpus = load_tasks()
     workspaces = load_workspaces(corpus)
@@ -65,10 +63,7 @@ def collect() -> list[dict[str, Any]]:
         return decision
 
     prepare.turn_decide = spy  # type: ignore[attr-defined]
-    organization = next(iter(workspaces.values())).organization
-    api_key = services.api_key_create(
-        organization=organization, name="bench", scope=ApiKeyScope.ADMIN
-    ).api_key
+    api_key, _ = bench_caller(workspaces)
     sizes = {c: len(d) for c, d in corpus.items()}
     rows = []
     for index, task in enumerate(tasks):
@@ -162,6 +157,7 @@ def fit(rows: Sequence[dict[str, Any]], signal: Callable[[dict[str, Any]], float
 
 def report(rows: list[dict[str, Any]]) -> None:
     names = ["best", "dense", "lexical", "coverage", "gap2", "gapmed", "z", "dgap"]
+
     def one(name: str) -> Callable[[dict[str, Any]], float]:
         return lambda r: float(r[name])
 

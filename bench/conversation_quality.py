@@ -234,9 +234,9 @@ def documents_of(prepared: Any, filenames: dict[Any, str]) -> list[str]:
     return list(dict.fromkeys(filenames[p.resource_id] for p in prepared.retrieval.passages))
 
 
-def measure_service(
-    tasks: list[Task], workspaces: dict[str, Any], model: str, *, alone: bool = True
-) -> Tally:
+def bench_caller(workspaces: dict[str, Any]) -> tuple[Any, dict[Any, str]]:
+    """An admin key of the workspaces' organization, and each resource's
+    file name (its MTRAG-UN document id) by resource id."""
     from resources.models import Resource
     from workspaces import services
     from workspaces.models import ApiKeyScope
@@ -248,6 +248,13 @@ def measure_service(
     filenames = dict(
         Resource.objects.filter(workspace__organization=organization).values_list("id", "filename")
     )
+    return api_key, filenames
+
+
+def measure_service(
+    tasks: list[Task], workspaces: dict[str, Any], model: str, *, alone: bool = True
+) -> Tally:
+    api_key, filenames = bench_caller(workspaces)
     tally = Tally()
     for index, task in enumerate(tasks):
         workspace = workspaces[task.collection]

@@ -46,7 +46,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _django
-from bench.conversation_quality import Task, load_tasks, load_workspaces, outcome_of, run_turn
+from bench.conversation_quality import (
+    Task,
+    bench_caller,
+    load_tasks,
+    load_workspaces,
+    outcome_of,
+    run_turn,
+)
 
 GOALS = {"abstained": 0.6, "answered": 0.85, "1st rel.": 0.85, "asked": 0.3}
 
@@ -80,17 +87,7 @@ def _rate(values: list[bool]) -> float:
 
 def measure(tasks: list[Task], workspaces: dict[str, Any], model: str) -> dict[str, Figures]:
     """The goal figures per collection, through the service."""
-    from resources.models import Resource
-    from workspaces import services
-    from workspaces.models import ApiKeyScope
-
-    organization = next(iter(workspaces.values())).organization
-    api_key = services.api_key_create(
-        organization=organization, name="bench", scope=ApiKeyScope.ADMIN
-    ).api_key
-    filenames = dict(
-        Resource.objects.filter(workspace__organization=organization).values_list("id", "filename")
-    )
+    api_key, filenames = bench_caller(workspaces)
     seen: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for index, task in enumerate(tasks):
         _, reply = run_turn(api_key, workspaces[task.collection], task.messages(), f"split-{index}", model)
