@@ -55,9 +55,9 @@ def test_a_model_form_over_documents_carries_their_ids(
     assert assistant["content"] == "Which appliance do you mean?\n\n1. Kettle K1\n2. Toaster T2"
 
     scripted.replies = [answer(("One year.", 1))]
-    second = chat_data(
-        owner, message=chosen.format(id=toaster.id), session_id=first["session"]["id"]
-    )["assistant_message"]
+    second = chat_data(owner, message=chosen.format(id=toaster.id), session_id=first["session"]["id"])[
+        "assistant_message"
+    ]
     [part] = second["response"]["parts"]
     assert part["source"]["resource_id"] == str(toaster.id)
     prompt = json.dumps(scripted.calls[-1]["messages"])
