@@ -136,7 +136,10 @@ def _take_bytes(resource: Resource, content: Content) -> None:
     resource.content_type = content.content_type
     resource.filename = content.filename[:500]
     resource.title = content.title
-    if resource.status == ResourceStatus.FAILED:
+    # An attempt running on the old bytes (processing) finds them replaced
+    # when it stores (resources/ingestion/write.py) and writes nothing; the
+    # attempt queued here claims the row as pending meanwhile.
+    if resource.status in (ResourceStatus.FAILED, ResourceStatus.PROCESSING):
         resource.status = ResourceStatus.PENDING
         resource.status_changed_at = now
         resource.error_code = ""

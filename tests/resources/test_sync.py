@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from resources import sync
 from resources.ingestion import resource_ingest
+from resources.ingestion import run as ingestion_run
 from resources.models import Resource, ResourceFile
 from retrieval.models import Passage
 from tests.conftest import Tenant
@@ -250,3 +251,28 @@ def _search(tenant: Tenant, query: str) -> str:
     response = tenant.client().post(_url(tenant, "search/"), {"query": query}, format="json")
     assert response.status_code == 200, response.json()
     return " ".join(hit["text"] for hit in response.json()["data"]["items"])
+
+
+@pytest.mark.slow
+def test_an_attempt_on_bytes_replaced_meanwhile_stores_nothing(
+    owner: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first ingestion is running when the page is edited: it must not
+    write the old text over the new bytes; the ingestion queued by the
+    replacement writes the new text."""
+    created = _put_text(owner, "wiki/5", "The gym opens at seven in the morning.").json()["data"]
+    resource_id = uuid.UUID(created["id"])
+    embed = ingestion_run.chunks_embed_batch
+
+    def edited_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        assert _put_text(owner, "wiki/5", "The gym opens at nine in the morning.").status_code == 200
+        return embed(*args, **kwargs)
+
+    monkeypatch.setattr(ingestion_run, "chunks_embed_batch", edited_meanwhile)
+    assert resource_ingest(resource_id=resource_id) == "skipped"
+    monkeypatch.undo()
+    assert not Passage.objects.filter(resource_id=resource_id).exists()
+    assert Resource.objects.get(pk=resource_id).status == "pending"
+    assert resource_ingest(resource_id=resource_id) == "ready"
+    texts = " ".join(Passage.objects.filter(resource_id=resource_id).values_list("text", flat=True))
+    assert "nine" in texts and "seven" not in texts
