@@ -120,7 +120,8 @@ def external_ids_parse(body: Any) -> list[str]:
         problem = external_id_problem(value) or ("Named twice." if value in seen else None)
         if problem:
             problems[f"external_ids[{index}]"] = [problem]
-        seen.add(value)
+        else:
+            seen.add(value)
     if problems:
         raise ValidationFailed("The request is invalid.", fields=problems)
     return ids

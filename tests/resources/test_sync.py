@@ -200,6 +200,8 @@ def test_a_manifest_over_the_bound_is_a_400(owner: Tenant, monkeypatch: pytest.M
         ({"external_ids": []}, "external_ids"),
         ({"external_ids": ["a", "a"]}, "external_ids[1]"),
         ({"external_ids": ["a", 3]}, "external_ids[1]"),
+        ({"external_ids": [{"a": 1}, ["b"]]}, "external_ids[1]"),
+        ({"external_ids": "a"}, "external_ids"),
     ],
 )
 def test_a_malformed_deletion_is_a_400(owner: Tenant, body: Any, field: str) -> None:
