@@ -33,7 +33,7 @@ from daneshyar.exceptions import (
 from daneshyar.parsers import json_loads
 from resources import archives
 from resources.attributes import AccessField, MetadataField, declared_problems, prefixed
-from resources.external import ExternalIdField, external_from
+from resources.external import External, ExternalIdField, external_from
 from resources.services import NewDocument, text_title
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl")
@@ -244,12 +244,17 @@ def _zip_items(data: bytes) -> list[BulkItem]:
                     )
                     items.append(BulkItem(document.path, error=error))
                     continue
+                manifest = document.manifest
                 new = NewDocument(
                     data=document.data,
-                    title=document.manifest.title or document.path,
+                    title=manifest.title or document.path,
                     filename=posixpath.basename(document.path),
-                    metadata=document.manifest.metadata,
-                    access=document.manifest.access,
+                    metadata=manifest.metadata,
+                    access=manifest.access,
+                    external=External(manifest.external_id, manifest.version)
+                    if manifest.external_id
+                    else None,
+                    kept=frozenset({"metadata", "access"} - manifest.sent),
                 )
                 items.append(BulkItem(document.path, new))
         except archives.ArchiveRefused as exc:

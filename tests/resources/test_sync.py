@@ -5,7 +5,10 @@ deletions go by external id. Owner, chat key and outsider in each part."""
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import uuid
+import zipfile
 from collections.abc import Callable
 from typing import Any
 
@@ -278,3 +281,35 @@ def test_an_attempt_on_bytes_replaced_meanwhile_stores_nothing(
     assert resource_ingest(resource_id=resource_id) == "ready"
     texts = " ".join(Passage.objects.filter(resource_id=resource_id).values_list("text", flat=True))
     assert "nine" in texts and "seven" not in texts
+
+
+def _zip(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_zip_manifest_carries_external_ids(owner: Tenant) -> None:
+    created = _put_text(owner, "drive/a.md", "Old text of a.", metadata={"k": "v"}).json()["data"]
+    manifest = {"documents": {"a.md": {"external_id": "drive/a.md", "version": "3"}}}
+    body = _zip({"manifest.json": json.dumps(manifest).encode(), "a.md": b"New text of a."})
+    response = owner.client().generic(
+        "POST", _url(owner, "resources/batch/"), body, content_type="application/zip"
+    )
+    assert response.status_code == 202, response.json()
+    [document] = response.json()["data"]["documents"]
+    assert document["outcome"] == "replaced"
+    assert document["resource"]["id"] == created["id"]
+    assert (document["resource"]["version"], document["resource"]["metadata"]) == ("3", {"k": "v"})
+
+
+def test_a_zip_manifest_naming_an_external_id_twice_is_a_400(owner: Tenant) -> None:
+    manifest = {"documents": {"a.md": {"external_id": "x"}, "b.md": {"external_id": "x"}}}
+    body = _zip({"manifest.json": json.dumps(manifest).encode(), "a.md": b"A.", "b.md": b"B."})
+    response = owner.client().generic(
+        "POST", _url(owner, "resources/batch/"), body, content_type="application/zip"
+    )
+    assert response.status_code == 400
+    assert 'manifest.documents["b.md"].external_id' in response.json()["error"]["fields"]
