@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from resources import sync
 from resources.ingestion import resource_ingest
-from resources.ingestion import run as ingestion_run
+from resources.ingestion.write import chunks_embed_batch
 from resources.models import Resource, ResourceFile
 from retrieval.models import Passage
 from tests.conftest import Tenant
@@ -267,13 +267,13 @@ def test_an_attempt_on_bytes_replaced_meanwhile_stores_nothing(
     replacement writes the new text."""
     created = _put_text(owner, "wiki/5", "The gym opens at seven in the morning.").json()["data"]
     resource_id = uuid.UUID(created["id"])
-    embed = ingestion_run.chunks_embed_batch
+    embed = chunks_embed_batch
 
     def edited_meanwhile(*args: Any, **kwargs: Any) -> Any:
         assert _put_text(owner, "wiki/5", "The gym opens at nine in the morning.").status_code == 200
         return embed(*args, **kwargs)
 
-    monkeypatch.setattr(ingestion_run, "chunks_embed_batch", edited_meanwhile)
+    monkeypatch.setattr("resources.ingestion.run.chunks_embed_batch", edited_meanwhile)
     assert resource_ingest(resource_id=resource_id) == "skipped"
     monkeypatch.undo()
     assert not Passage.objects.filter(resource_id=resource_id).exists()
@@ -295,9 +295,7 @@ def test_a_zip_manifest_carries_external_ids(owner: Tenant) -> None:
     created = _put_text(owner, "drive/a.md", "Old text of a.", metadata={"k": "v"}).json()["data"]
     manifest = {"documents": {"a.md": {"external_id": "drive/a.md", "version": "3"}}}
     body = _zip({"manifest.json": json.dumps(manifest).encode(), "a.md": b"New text of a."})
-    response = owner.client().generic(
-        "POST", _url(owner, "resources/batch/"), body, content_type="application/zip"
-    )
+    response = owner.client().post(_url(owner, "resources/batch/"), body, content_type="application/zip")
     assert response.status_code == 202, response.json()
     [document] = response.json()["data"]["documents"]
     assert document["outcome"] == "replaced"
@@ -308,8 +306,6 @@ def test_a_zip_manifest_carries_external_ids(owner: Tenant) -> None:
 def test_a_zip_manifest_naming_an_external_id_twice_is_a_400(owner: Tenant) -> None:
     manifest = {"documents": {"a.md": {"external_id": "x"}, "b.md": {"external_id": "x"}}}
     body = _zip({"manifest.json": json.dumps(manifest).encode(), "a.md": b"A.", "b.md": b"B."})
-    response = owner.client().generic(
-        "POST", _url(owner, "resources/batch/"), body, content_type="application/zip"
-    )
+    response = owner.client().post(_url(owner, "resources/batch/"), body, content_type="application/zip")
     assert response.status_code == 400
     assert 'manifest.documents["b.md"].external_id' in response.json()["error"]["fields"]
