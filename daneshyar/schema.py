@@ -64,7 +64,8 @@ ERROR_DESCRIPTIONS = {
     403: "forbidden: the key's scope does not allow the operation; with an end-user token, an "
     "external_user_id (or user) other than the token's.",
     404: "not_found: no such object visible to this key.",
-    409: "request_in_progress: a request with this Idempotency-Key is still running.",
+    409: "request_in_progress: a request with this Idempotency-Key is still running. On uploads naming "
+    "an external_id also duplicate_content: another document of the workspace holds these bytes.",
     413: "payload_too_large: the body or the upload is over the limit. On uploads also quota_exceeded: "
     "the upload does not fit in the organization's quota of stored bytes.",
     414: "The request line (path and query string) is over the HTTP server's limit (gunicorn: 4094 "

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
@@ -31,12 +30,12 @@ from daneshyar.api import PageParamsSerializer, ok, paginate, query_data
 from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.parsers import JSONParser
 from daneshyar.schema import envelope, list_envelope
-from resources import bulk, selectors, services
+from resources import selectors, services
 from resources.attributes import AccessField, AccessFormField, MetadataField, MetadataFormField
+from resources.external import UNCHANGED, ExternalIdField, external_from
 from resources.models import Resource, ResourceStatus
 from workspaces.access import WorkspaceApi
 from workspaces.idempotency import idempotent
-from workspaces.ratelimit import rate_limit_upload
 
 _ERROR_SCHEMA = inline_serializer(
     "ResourceError", {"code": serializers.CharField(), "message": serializers.CharField()}, allow_null=True
@@ -47,6 +46,7 @@ class ResourceOutputSerializer(serializers.ModelSerializer[Resource]):
     error = serializers.SerializerMethodField()
     metadata = MetadataField(read_only=True)
     access = AccessField(read_only=True)
+    version = serializers.CharField(source="external_version", read_only=True)
 
     class Meta:
         model = Resource
@@ -62,6 +62,8 @@ class ResourceOutputSerializer(serializers.ModelSerializer[Resource]):
             "passage_count",
             "metadata",
             "access",
+            "external_id",
+            "version",
             "created_at",
             "updated_at",
         ]
@@ -74,9 +76,6 @@ class ResourceOutputSerializer(serializers.ModelSerializer[Resource]):
         return {"code": obj.error_code, "message": obj.error_message}
 
 
-BulkTextSerializerList = bulk.BulkTextSerializer(many=True)
-
-
 class ResourceListCreateApi(WorkspaceApi):
     admin_methods = frozenset({"POST"})
     parser_classes = [JSONParser, MultiPartParser]
@@ -87,6 +86,8 @@ class ResourceListCreateApi(WorkspaceApi):
         title = serializers.CharField(required=False, allow_blank=True, max_length=500)
         metadata = MetadataFormField(required=False)
         access = AccessFormField(required=False)
+        external_id = ExternalIdField(required=False)
+        version = ExternalIdField(required=False)
 
         class Meta:
             ref_name = "ResourceUploadInput"
@@ -96,23 +97,29 @@ class ResourceListCreateApi(WorkspaceApi):
         text = serializers.CharField(trim_whitespace=False)
         metadata = MetadataField(required=False)
         access = AccessField(required=False)
+        external_id = ExternalIdField(required=False)
+        version = ExternalIdField(required=False)
 
         class Meta:
             ref_name = "ResourceTextInput"
 
     class FilterSerializer(serializers.Serializer[Any]):
         status = serializers.ChoiceField(choices=ResourceStatus.choices, required=False)
+        external_id = ExternalIdField(required=False)
 
     @extend_schema(
         operation_id="resources_list",
         summary="List resources",
         description=(
             "The workspace's documents, newest first, optionally only those in one `status` "
-            "(`pending`, `processing`, `ready`, `failed`)."
+            "(`pending`, `processing`, `ready`, `failed`), or only the one with an `external_id`."
         ),
         tags=["Resources"],
         parameters=[
             OpenApiParameter("status", enum=ResourceStatus.values, required=False),
+            OpenApiParameter(
+                "external_id", str, required=False, description="Only the document with this id."
+            ),
             PageParamsSerializer,
         ],
         responses=list_envelope("ResourceList", ResourceOutputSerializer),
@@ -122,7 +129,7 @@ class ResourceListCreateApi(WorkspaceApi):
         filters.is_valid(raise_exception=True)
         return paginate(
             request,
-            selectors.resource_list(workspace=self.workspace, status=filters.validated_data.get("status")),
+            selectors.resource_list(workspace=self.workspace, **filters.validated_data),
             ordering=("-created_at", "-id"),
             serialize=lambda rows: ResourceOutputSerializer(rows, many=True).data,
         )
@@ -136,7 +143,12 @@ class ResourceListCreateApi(WorkspaceApi):
         "`access`). 202 with the new resource in status `pending`; 200 with the existing resource, "
         "unchanged, when the same bytes were already uploaded to this workspace (the `title`, "
         "`metadata` and `access` sent are not applied to it: PATCH changes them). Malformed `metadata` "
-        "or `access` is a 400 naming the key (`metadata.price`); nothing is stored.",
+        "or `access` is a 400 naming the key (`metadata.price`); nothing is stored. With an `external_id` "
+        "(the document's id in the integrator's source, ≤ 255 characters; optional `version`) that the "
+        "workspace holds: 200 with that resource, its content replaced in place (same id; re-ingested, "
+        "its old passages answering until the new ones are ready) and the `title`, `metadata`, `access` "
+        "and `version` sent applied (those not sent keep their values); the same bytes again embed "
+        "nothing. New bytes that another document of the workspace holds: 409 `duplicate_content`.",
         request={
             "multipart/form-data": UploadInputSerializer,
             "application/json": TextInputSerializer,
@@ -164,7 +176,8 @@ class ResourceListCreateApi(WorkspaceApi):
                 filename=(file.name or "").rsplit("/", 1)[-1],
                 claimed_type=getattr(file, "content_type", "") or "",
                 metadata=upload.validated_data.get("metadata"),
-                access=upload.validated_data.get("access"),
+                access=upload.validated_data.get("access", UNCHANGED),
+                external=external_from(upload.validated_data),
             )
         else:
             text = self.TextInputSerializer(data=request.data)
@@ -174,7 +187,8 @@ class ResourceListCreateApi(WorkspaceApi):
                 text=text.validated_data["text"],
                 title=text.validated_data.get("title", ""),
                 metadata=text.validated_data.get("metadata"),
-                access=text.validated_data.get("access"),
+                access=text.validated_data.get("access", UNCHANGED),
+                external=external_from(text.validated_data),
             )
         return ok(ResourceOutputSerializer(outcome.resource).data, status=202 if outcome.created else 200)
 
@@ -272,127 +286,3 @@ class ResourceReingestApi(WorkspaceApi):
         resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
         resource = services.resource_reingest(resource=resource)
         return ok(ResourceOutputSerializer(resource).data, status=202)
-
-
-class ResourceBatchItemOutputSerializer(serializers.Serializer[Any]):
-    index = serializers.IntegerField(help_text="Position of the document in the request.")
-    name = serializers.CharField(allow_null=True, help_text="Path inside the zip; null for text items.")
-    outcome = serializers.ChoiceField(choices=["created", "existing", "rejected"])
-    resource = ResourceOutputSerializer(allow_null=True)
-    error = inline_serializer(
-        "ResourceBatchItemError",
-        {
-            "code": serializers.CharField(),
-            "message": serializers.CharField(),
-            "fields": serializers.DictField(
-                child=serializers.ListField(child=serializers.CharField()), required=False
-            ),
-        },
-        allow_null=True,
-    )
-
-    class Meta:
-        ref_name = "ResourceBatchItem"
-
-
-class ResourceBatchApi(WorkspaceApi):
-    admin_methods = frozenset({"POST"})
-    # The upload limit counts documents: one at the door (an exhausted
-    # bucket refuses the body unread), the others once the body is read.
-    upload_methods = frozenset({"POST"})
-    parser_classes = [
-        bulk.BulkJsonParser,
-        bulk.NdjsonParser,
-        bulk.JsonLinesParser,
-        bulk.ZipParser,
-        bulk.LegacyZipParser,
-        MultiPartParser,
-    ]
-
-    class ZipUploadSerializer(serializers.Serializer[Any]):
-        file = serializers.FileField(help_text="A zip archive of documents.")
-
-        class Meta:
-            ref_name = "ResourceBatchZipUpload"
-
-    class OutputSerializer(serializers.Serializer[Any]):
-        created = serializers.IntegerField()
-        existing = serializers.IntegerField()
-        rejected = serializers.IntegerField()
-        documents = ResourceBatchItemOutputSerializer(many=True)
-
-        class Meta:
-            ref_name = "ResourceBatch"
-
-    @extend_schema(
-        operation_id="resources_create_batch",
-        summary="Upload many documents",
-        tags=["Resources"],
-        description=(
-            "Upload many small documents in one request: a JSON array or NDJSON "
-            "(`application/x-ndjson`) of `{title, text, metadata?, access?}` objects, or a zip archive "
-            "of documents (`application/zip` body, or multipart `file`), optionally with a "
-            '`manifest.json` at its root: `{"documents": {"<path in the zip>": {"title"?, "metadata"?, '
-            '"access"?}}}`. At most BATCH_UPLOAD_MAX_DOCUMENTS documents and BATCH_UPLOAD_MAX_BYTES '
-            "bytes per request (413 beyond), each document at most MAX_UPLOAD_BYTES. 202 with one "
-            "entry per document, in order: `created` (a new resource, `pending`), `existing` (the "
-            "same bytes are already in the workspace, or earlier in this request: that resource, "
-            "with its stored title, metadata and access) or `rejected` (a type that is not accepted, "
-            "or over MAX_UPLOAD_BYTES: `error` says which; nothing stored for it). A body that "
-            "cannot be read, a document without `text` or with `metadata`/`access` of the wrong "
-            "shape, or a malformed manifest, is one 4xx (400 names each problem in `fields`, e.g. "
-            '`[2].text`, `[3].metadata.price`, `manifest.documents["a.md"].access`) and stores '
-            "nothing."
-        ),
-        request={
-            "application/json": BulkTextSerializerList,
-            "application/x-ndjson": OpenApiTypes.STR,
-            "application/zip": OpenApiTypes.BINARY,
-            "multipart/form-data": ZipUploadSerializer,
-        },
-        responses={202: envelope("ResourceBatchCreated", OutputSerializer())},
-        examples=[
-            OpenApiExample(
-                "One text",
-                value={"title": "Claims", "text": "How to file a claim…"},
-                request_only=True,
-                media_type="application/json",
-            )
-        ],
-    )
-    @idempotent
-    def post(self, request: Request, workspace_id: Any) -> Response:
-        items = bulk.bulk_items(request.data, declared=self.workspace.metadata_keys)
-        rate_limit_upload(
-            request, principal=self.principal, workspace=self.workspace, documents=len(items), counted=1
-        )
-        documents = [item.document for item in items if item.document is not None]
-        outcomes = iter(services.resources_create_many(workspace=self.workspace, documents=documents))
-        rows: list[dict[str, Any]] = []
-        counts = {"created": 0, "existing": 0, "rejected": 0}
-        for index, item in enumerate(items):
-            if item.document is not None:
-                outcome = next(outcomes)
-                state, resource, error = outcome.outcome, outcome.resource, outcome.error
-            else:
-                state, resource, error = "rejected", None, item.error
-            counts[state] += 1
-            rows.append(
-                {
-                    "index": index,
-                    "name": item.name,
-                    "outcome": state,
-                    "resource": ResourceOutputSerializer(resource).data if resource is not None else None,
-                    "error": _error_body(error),
-                }
-            )
-        return ok({**counts, "documents": rows}, status=202)
-
-
-def _error_body(error: Any) -> dict[str, Any] | None:
-    if error is None:
-        return None
-    body: dict[str, Any] = {"code": error.code, "message": error.message}
-    if error.fields:
-        body["fields"] = error.fields
-    return body

@@ -8,7 +8,8 @@ checks the CRC). A DOCX is a zip too, but a document:
 
 An archive may carry a manifest, ``manifest.json`` at its root (not a
 document itself): per document, by its path in the archive, a ``title``,
-``metadata`` and ``access``::
+``metadata``, ``access``, and the integrator's ``external_id`` and
+``version`` (resources/external.py)::
 
     {"documents": {"handbook/parking.md": {"title": "Parking",
                                            "metadata": {"site": "north"},
@@ -42,12 +43,13 @@ from resources.attributes import (
     shown_key,
     storable,
 )
+from resources.external import external_id_problem
 from resources.parsing import ParseError, detect_content_type
 from resources.parsing.archive import archive_open
 
 ZIP_MAGIC = b"PK\x03\x04"
 MANIFEST_NAME = "manifest.json"
-MANIFEST_ENTRY_KEYS = ("title", "metadata", "access")
+MANIFEST_ENTRY_KEYS = ("title", "metadata", "access", "external_id", "version")
 # As long as a title given at upload may be (Resource.title).
 MAX_TITLE_CHARS = 500
 
@@ -69,6 +71,11 @@ class ManifestEntry:
     title: str = ""
     metadata: Metadata = field(default_factory=dict)
     access: Access = None
+    # The integrator's id and version (resources/external.py); "" when not set.
+    external_id: str = ""
+    version: str | None = None
+    # The keys the entry sent (a replacement keeps the others' stored values).
+    sent: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -158,16 +165,23 @@ def archive_manifest(archive: zipfile.ZipFile) -> dict[str, ManifestEntry]:
     paths = {i.filename for i in archive.infolist() if not skipped_entry(i.filename)}
     problems: dict[str, list[str]] = {}
     entries: dict[str, ManifestEntry] = {}
+    named: set[str] = set()
     for path, entry in documents.items():
         where = manifest_path(path)
         found = _entry_problems(entry) if path in paths else {"": ["No such document in the archive."]}
+        if not found and entry.get("external_id") in named:
+            found = {"external_id": ["Named by two documents of the manifest."]}
         if found:
             problems |= prefixed(where, found)
             continue
+        named.add(entry.get("external_id", ""))
         entries[path] = ManifestEntry(
             title=entry.get("title", ""),
             metadata=dict(entry.get("metadata", {})),
             access=access_normalize(entry.get("access")),
+            external_id=entry.get("external_id", ""),
+            version=entry.get("version"),
+            sent=frozenset(entry),
         )
     if problems:
         raise _manifest_refused(problems)
@@ -190,6 +204,12 @@ def _entry_problems(entry: Any) -> dict[str, list[str]]:
     title = entry.get("title", "")
     if not isinstance(title, str) or len(title) > MAX_TITLE_CHARS or not storable(title):
         problems["title"] = [f"Expected a string of at most {MAX_TITLE_CHARS} characters."]
+    for key in ("external_id", "version"):
+        problem = external_id_problem(entry[key]) if key in entry else None
+        if problem:
+            problems[key] = [problem]
+    if "version" in entry and "external_id" not in entry:
+        problems["version"] = ["Send it with an external_id."]
     attributes = attributes_problems(metadata=entry.get("metadata", {}), access=entry.get("access"))
     return problems | attributes
 

@@ -33,6 +33,7 @@ from daneshyar.exceptions import (
 from daneshyar.parsers import json_loads
 from resources import archives
 from resources.attributes import AccessField, MetadataField, declared_problems, prefixed
+from resources.external import External, ExternalIdField, external_from
 from resources.services import NewDocument, text_title
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl")
@@ -125,6 +126,8 @@ class BulkTextSerializer(serializers.Serializer[Any]):
     text = serializers.CharField(trim_whitespace=False)
     metadata = MetadataField(required=False)
     access = AccessField(required=False)
+    external_id = ExternalIdField(required=False)
+    version = ExternalIdField(required=False)
 
     class Meta:
         ref_name = "ResourceBatchTextItem"
@@ -176,10 +179,16 @@ def _items(data: Any) -> list[BulkItem]:
         raise _too_many(len(data))
     items: list[BulkItem] = []
     problems: dict[str, list[str]] = {}
+    named: set[str] = set()
     for index, entry in enumerate(data):
         item, fields = _text_item(entry)
         items.append(item)
         problems.update(flatten_fields({index: fields}))
+        external = item.document.external if item.document is not None else None
+        if external is not None:
+            if external.id in named:
+                problems[f"[{index}].external_id"] = ["Named twice in this request."]
+            named.add(external.id)
     if problems:
         # A malformed document is a client's bug: refuse the request, naming
         # every one, rather than store its neighbours and hide it in a 202.
@@ -197,11 +206,17 @@ def _text_item(entry: Any) -> tuple[BulkItem, Any]:
         return BulkItem(None), item.errors
     data = item.validated_data
     text: str = data["text"]
+    try:
+        external = external_from(data)
+    except ValidationFailed as exc:
+        return BulkItem(None), exc.fields
     document = NewDocument(
         data=text.encode("utf-8"),
         title=text_title(text, data.get("title", "")),
         metadata=data.get("metadata", {}),
         access=data.get("access"),
+        external=external,
+        kept=frozenset(name for name in ("metadata", "access") if name not in data),
     )
     return BulkItem(None, document), {}
 
@@ -229,12 +244,17 @@ def _zip_items(data: bytes) -> list[BulkItem]:
                     )
                     items.append(BulkItem(document.path, error=error))
                     continue
+                manifest = document.manifest
                 new = NewDocument(
                     data=document.data,
-                    title=document.manifest.title or document.path,
+                    title=manifest.title or document.path,
                     filename=posixpath.basename(document.path),
-                    metadata=document.manifest.metadata,
-                    access=document.manifest.access,
+                    metadata=manifest.metadata,
+                    access=manifest.access,
+                    external=External(manifest.external_id, manifest.version)
+                    if manifest.external_id
+                    else None,
+                    kept=frozenset({"metadata", "access"} - manifest.sent),
                 )
                 items.append(BulkItem(document.path, new))
         except archives.ArchiveRefused as exc:

@@ -50,6 +50,14 @@ class Resource(models.Model):
     # Who may read it: None, every end user of the workspace; {"groups":
     # [...]}, only end users holding at least one of these groups.
     access = models.JSONField(null=True, blank=True, default=None)
+    # The integrator's id of the document in its source (a page id, a path):
+    # an upload naming it replaces that document instead of adding one, and
+    # the sync manifest (resources/sync.py) compares by it. "" when not set.
+    external_id = models.CharField(max_length=255, blank=True, default="")
+    # The source's version of the document, as the integrator names it
+    # (a revision number, a modification time); the manifest may compare it
+    # instead of the bytes' hash.
+    external_version = models.CharField(max_length=255, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -76,6 +84,13 @@ class Resource(models.Model):
             # Same bytes uploaded twice to one workspace -> the existing resource.
             models.UniqueConstraint(
                 fields=["workspace", "sha256"], name="resource_unique_content_per_workspace"
+            ),
+            # One document per external id in a workspace; also serves the
+            # upload's and the manifest's lookups by external id.
+            models.UniqueConstraint(
+                fields=["workspace", "external_id"],
+                name="resource_unique_external_id_per_workspace",
+                condition=~models.Q(external_id=""),
             ),
         ]
 

@@ -77,11 +77,12 @@ def quota_reserve(*, workspace: Workspace, documents: int, size_bytes: int) -> N
     organization's row stays locked until it commits, so concurrent uploads
     are counted one after the other.
     """
-    if documents <= 0:
+    if documents <= 0 and size_bytes <= 0:
         return
     organization = Organization.objects.select_for_update().get(pk=workspace.organization_id)
     quota = organization_quota(organization)
-    if quota.documents and quota.used_documents + documents > quota.documents:
+    # A replacement (resources/external.py) adds bytes, no document.
+    if documents > 0 and quota.documents and quota.used_documents + documents > quota.documents:
         raise DocumentQuotaExceeded(
             f"The organization holds {quota.used_documents:,} of its {quota.documents:,} documents; "
             f"this upload adds {documents:,}. Delete documents or ask for a higher quota.",

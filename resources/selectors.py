@@ -14,10 +14,14 @@ from resources.titles import ELLIPSIS
 from workspaces.models import Workspace
 
 
-def resource_list(*, workspace: Workspace, status: str | None = None) -> QuerySet[Resource]:
+def resource_list(
+    *, workspace: Workspace, status: str | None = None, external_id: str | None = None
+) -> QuerySet[Resource]:
     queryset = Resource.objects.filter(workspace=workspace)
     if status:
         queryset = queryset.filter(status=status)
+    if external_id:
+        queryset = queryset.filter(external_id=external_id)
     return queryset
 
 

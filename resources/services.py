@@ -31,6 +31,14 @@ from resources.attributes import (
     metadata_problems,
     prefixed,
 )
+from resources.external import (
+    UNCHANGED,
+    Content,
+    External,
+    resource_adopt,
+    resource_by_external_id,
+    resource_replace,
+)
 from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
@@ -40,8 +48,12 @@ from workspaces.models import Workspace
 
 @dataclass(frozen=True)
 class UploadOutcome:
+    """``created``: a new resource; ``replaced``: an upload naming an
+    external id the workspace holds gave that document new bytes."""
+
     resource: Resource
     created: bool
+    replaced: bool = False
 
 
 def resource_create(
@@ -52,7 +64,8 @@ def resource_create(
     filename: str = "",
     claimed_type: str = "",
     metadata: Metadata | None = None,
-    access: Access = None,
+    access: Any = UNCHANGED,
+    external: External | None = None,
 ) -> UploadOutcome:
     """Store an upload and queue its ingestion (after commit).
 
@@ -64,39 +77,72 @@ def resource_create(
     is written). The same bytes in the same workspace give the existing
     resource (``created=False``), also when two uploads race; its title,
     metadata and access stay as they are (``PATCH`` changes them).
+    ``metadata`` ``None``, ``access`` :data:`UNCHANGED`: not sent. With
+    ``external``, an external id the workspace holds is that document,
+    replaced in place (:mod:`resources.external`).
     """
-    metadata, access = attributes_clean(metadata={} if metadata is None else metadata, access=access)
+    metadata_sent, access_sent = metadata is not None, access is not UNCHANGED
+    metadata, access = attributes_clean(
+        metadata={} if metadata is None else metadata, access=access if access_sent else None
+    )
     declared_check(metadata, workspace.metadata_keys)
     if len(data) > settings.MAX_UPLOAD_BYTES:
         raise PayloadTooLarge(
             f"The file is {len(data):,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
         )
     content_type = detect_content_type(data, filename=filename, claimed_type=claimed_type)
-    sha256 = hashlib.sha256(data).hexdigest()
-    existing = _same_content(workspace=workspace, sha256=sha256)
+    content = Content(
+        data=data,
+        sha256=hashlib.sha256(data).hexdigest(),
+        content_type=content_type,
+        title=(title.strip() or filename or titles.PLACEHOLDER)[:500],
+        filename=filename[:500],
+        title_sent=bool(title.strip()),
+        metadata=metadata if metadata_sent else None,
+        access=access if access_sent else UNCHANGED,
+    )
+    try:
+        return _upload(workspace=workspace, content=content, external=external)
+    except IntegrityError:
+        if external is None:
+            raise
+        # A concurrent upload took the external id first: this one replaces it.
+        return _upload(workspace=workspace, content=content, external=external)
+
+
+def _upload(*, workspace: Workspace, content: Content, external: External | None) -> UploadOutcome:
+    if external is not None:
+        named = resource_by_external_id(workspace=workspace, external_id=external.id)
+        if named is not None:
+            resource, changed = resource_replace(resource=named, content=content, external=external)
+            return UploadOutcome(resource=resource, created=False, replaced=changed)
+    existing = _same_content(workspace=workspace, sha256=content.sha256)
     if existing is not None:
+        if external is not None:
+            existing = resource_adopt(resource=existing, external=external)
         return UploadOutcome(resource=existing, created=False)
-    now = timezone.now()
     try:
         with transaction.atomic():
-            quota_reserve(workspace=workspace, documents=1, size_bytes=len(data))
+            quota_reserve(workspace=workspace, documents=1, size_bytes=len(content.data))
             resource = Resource.objects.create(
                 workspace=workspace,
-                title=(title.strip() or filename or titles.PLACEHOLDER)[:500],
-                filename=filename[:500],
-                content_type=content_type,
-                size_bytes=len(data),
-                sha256=sha256,
+                title=content.title,
+                filename=content.filename,
+                content_type=content.content_type,
+                size_bytes=len(content.data),
+                sha256=content.sha256,
                 status=ResourceStatus.PENDING,
-                ingest_heartbeat_at=now,
-                metadata=metadata,
-                access=access,
+                ingest_heartbeat_at=timezone.now(),
+                metadata=content.metadata or {},
+                access=None if content.access is UNCHANGED else content.access,
+                external_id="" if external is None else external.id,
+                external_version="" if external is None else external.version or "",
             )
-            ResourceFile.objects.create(resource=resource, data=data)
+            ResourceFile.objects.create(resource=resource, data=content.data)
             ingest_enqueue_on_commit(resource.id)
     except IntegrityError:
         # Another request stored the same bytes between our check and insert.
-        existing = _same_content(workspace=workspace, sha256=sha256)
+        existing = _same_content(workspace=workspace, sha256=content.sha256)
         if existing is None:
             raise
         return UploadOutcome(resource=existing, created=False)
@@ -121,7 +167,8 @@ def resource_create_from_text(
     text: str,
     title: str = "",
     metadata: Metadata | None = None,
-    access: Access = None,
+    access: Any = UNCHANGED,
+    external: External | None = None,
 ) -> UploadOutcome:
     return resource_create(
         workspace=workspace,
@@ -129,6 +176,7 @@ def resource_create_from_text(
         title=text_title(text, title),
         metadata=metadata,
         access=access,
+        external=external,
     )
 
 
@@ -144,13 +192,20 @@ class NewDocument:
     claimed_type: str = ""
     metadata: Metadata = field(default_factory=dict)
     access: Access = None
+    # The integrator's id (an upload naming one the workspace holds replaces
+    # that document), and the fields a replacement keeps because they were
+    # not sent ("metadata", "access").
+    external: External | None = None
+    kept: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
 class BatchOutcome:
     """What became of one document of a bulk upload: ``created``,
     ``existing`` (the same bytes are already in the workspace, or earlier in
-    this batch) or ``rejected`` (``error`` says why; nothing stored)."""
+    this batch), ``replaced`` (its external id named a document of the
+    workspace, which took its bytes) or ``rejected`` (``error`` says why;
+    nothing stored)."""
 
     outcome: str
     resource: Resource | None = None
@@ -181,6 +236,9 @@ def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocume
     outcomes: list[BatchOutcome | None] = [None] * len(documents)
     accepted: list[_Accepted] = []
     for index, document in enumerate(documents):
+        if document.external is not None:
+            outcomes[index] = _named_outcome(workspace=workspace, document=document)
+            continue
         try:
             accepted.append(_accept(index, document))
         except ApplicationError as exc:
@@ -194,6 +252,28 @@ def resources_create_many(*, workspace: Workspace, documents: Sequence[NewDocume
         else:
             outcomes[item.index] = BatchOutcome("existing", resource=resource)
     return [o for o in outcomes if o is not None]
+
+
+def _named_outcome(*, workspace: Workspace, document: NewDocument) -> BatchOutcome:
+    """A document with an external id, stored alone as one upload of it is
+    (:func:`resource_create`): it may replace a document of the workspace."""
+    try:
+        outcome = resource_create(
+            workspace=workspace,
+            data=document.data,
+            title=document.title,
+            filename=document.filename,
+            claimed_type=document.claimed_type,
+            metadata=None if "metadata" in document.kept else document.metadata,
+            access=UNCHANGED if "access" in document.kept else document.access,
+            external=document.external,
+        )
+    except ApplicationError as exc:
+        if exc.code == "quota_exceeded":
+            raise
+        return BatchOutcome("rejected", error=exc)
+    state = "created" if outcome.created else "replaced" if outcome.replaced else "existing"
+    return BatchOutcome(state, resource=outcome.resource)
 
 
 def _accept(index: int, document: NewDocument) -> _Accepted:
@@ -255,10 +335,6 @@ def _new_resource(*, workspace: Workspace, item: _Accepted, now: datetime) -> Re
         metadata=document.metadata,
         access=document.access,
     )
-
-
-# ``resource_update``'s "not sent": None is a value of ``access``.
-UNCHANGED: Any = object()
 
 
 def resource_update(*, resource: Resource, metadata: Any = UNCHANGED, access: Any = UNCHANGED) -> Resource:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 
 from daneshyar.api import WORKSPACE_ROUTE
-from resources import apis
+from resources import apis, batch_apis, sync_apis
 
 urlpatterns: list[URLPattern] = [
     path(f"{WORKSPACE_ROUTE}resources/", apis.ResourceListCreateApi.as_view(), name="resource-list"),
-    path(f"{WORKSPACE_ROUTE}resources/batch/", apis.ResourceBatchApi.as_view(), name="resource-batch"),
+    path(f"{WORKSPACE_ROUTE}resources/batch/", batch_apis.ResourceBatchApi.as_view(), name="resource-batch"),
+    path(f"{WORKSPACE_ROUTE}sync/", sync_apis.SyncManifestApi.as_view(), name="sync-manifest"),
+    path(f"{WORKSPACE_ROUTE}sync/delete/", sync_apis.SyncDeleteApi.as_view(), name="sync-delete"),
     path(
         f"{WORKSPACE_ROUTE}resources/<uuid:resource_id>/",
         apis.ResourceDetailApi.as_view(),

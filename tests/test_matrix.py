@@ -92,6 +92,8 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("DELETE", W + "resources/<uuid:resource_id>/"): ADMIN,
     ("POST", W + "resources/<uuid:resource_id>/reingest/"): ADMIN,
     ("GET", W + "resources/<uuid:resource_id>/passages/"): WORKSPACE,
+    ("POST", W + "sync/"): ADMIN,
+    ("POST", W + "sync/delete/"): ADMIN,
     ("POST", W + "search/"): {**WORKSPACE, "key_access": 200},
     ("POST", W + "chat/"): {**end_user(200), "key_access": 200},
     ("POST", W + "chat/stream/"): {**end_user(200), "key_access": 200},
@@ -262,6 +264,10 @@ def _body(method: str, pattern: str, user: str) -> Any:
         return {"model": "extractive", "messages": [{"role": "user", "content": "hi"}], "user": user}
     if pattern.endswith("guard-rules/"):
         return {"rules": []}
+    if pattern.endswith("sync/"):
+        return {"documents": [{"external_id": "wiki/1", "version": "1"}], "complete": True}
+    if pattern.endswith("sync/delete/"):
+        return {"external_ids": ["wiki/1"]}
     if pattern.endswith("resources/"):
         return {"title": "t", "text": "some text"}
     if pattern.endswith("resources/<uuid:resource_id>/"):

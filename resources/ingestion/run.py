@@ -152,9 +152,10 @@ def _prepare_all(run: _Run) -> list[Prepared]:
 
 def _store_all(run: _Run, embedded: dict[uuid.UUID, EmbeddedChunks]) -> None:
     """One transaction for every embedded resource; if it fails, one each."""
+    read = {resource.pk: resource.sha256 for resource in run.claimed}
     if len(embedded) > 1:
         try:
-            for resource_id, swapped in resources_passages_store(embedded=embedded).items():
+            for resource_id, swapped in resources_passages_store(embedded=embedded, read=read).items():
                 run.stored(resource_id, swapped)
             return
         except SoftTimeLimitExceeded:
@@ -163,7 +164,7 @@ def _store_all(run: _Run, embedded: dict[uuid.UUID, EmbeddedChunks]) -> None:
             logger.warning("storing a batch of %d resources failed; storing each alone", len(embedded))
     for resource_id, one in embedded.items():
         try:
-            swapped = resource_passages_store(resource_id=resource_id, embedded=one)
+            swapped = resource_passages_store(resource_id=resource_id, embedded=one, read=read)
         except SoftTimeLimitExceeded:
             raise
         except Exception as exc:  # retried or failed per resource

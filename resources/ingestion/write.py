@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -151,15 +151,20 @@ def _mark_ready(resource: Resource, *, passage_count: int, now: datetime) -> Non
     resource.ingest_heartbeat_at = None
 
 
-def resource_passages_store(*, resource_id: uuid.UUID, embedded: EmbeddedChunks) -> bool:
+def resource_passages_store(
+    *, resource_id: uuid.UUID, embedded: EmbeddedChunks, read: Mapping[uuid.UUID, str] | None = None
+) -> bool:
     """Swap the resource's passages for new ones and mark it ready, atomically.
 
     Retrieval sees either the old passages or the new ones, never both nor
-    a part. ``False`` if the resource was deleted meanwhile.
+    a part. ``False`` if the resource was deleted meanwhile, or if its bytes
+    are no longer those the attempt read (``read``: the sha256 each resource
+    had when it was claimed): an upload replaced them meanwhile
+    (resources/external.py) and queued the attempt that reads the new ones.
     """
     with transaction.atomic():
         resource = Resource.objects.select_for_update().filter(pk=resource_id).first()
-        if resource is None:
+        if resource is None or _replaced(resource, read):
             return False
         count = indexing.passages_replace(resource=resource, embedded=embedded)
         _mark_ready(resource, passage_count=count, now=timezone.now())
@@ -167,14 +172,17 @@ def resource_passages_store(*, resource_id: uuid.UUID, embedded: EmbeddedChunks)
     return True
 
 
-def resources_passages_store(*, embedded: dict[uuid.UUID, EmbeddedChunks]) -> dict[uuid.UUID, bool]:
+def resources_passages_store(
+    *, embedded: dict[uuid.UUID, EmbeddedChunks], read: Mapping[uuid.UUID, str] | None = None
+) -> dict[uuid.UUID, bool]:
     """:func:`resource_passages_store` for many resources in one transaction:
     each swap is atomic (the transaction holds them all), and retrieval sees
     all of a resource's old passages or all of its new ones. ``False`` for a
-    resource deleted meanwhile."""
+    resource deleted or replaced meanwhile."""
     with transaction.atomic():
         # In id order, as every claim locks, so that batches cannot deadlock.
-        resources = list(Resource.objects.select_for_update().filter(pk__in=list(embedded)).order_by("pk"))
+        locked = Resource.objects.select_for_update().filter(pk__in=list(embedded)).order_by("pk")
+        resources = [resource for resource in locked if not _replaced(resource, read)]
         counts = indexing.passages_replace_many(items=[(r, embedded[r.pk]) for r in resources])
         now = timezone.now()
         for resource in resources:
@@ -183,6 +191,11 @@ def resources_passages_store(*, embedded: dict[uuid.UUID, EmbeddedChunks]) -> di
         Resource.objects.bulk_update(resources, _READY_FIELDS)
     found = {r.pk for r in resources}
     return {resource_id: resource_id in found for resource_id in embedded}
+
+
+def _replaced(resource: Resource, read: Mapping[uuid.UUID, str] | None) -> bool:
+    """Whether the resource's bytes changed since the attempt read them."""
+    return read is not None and resource.pk in read and read[resource.pk] != resource.sha256
 
 
 def resource_fail(*, resource_id: uuid.UUID, code: str, message: str) -> None:

@@ -75,7 +75,7 @@ def test_upload_answers_202_with_a_pending_resource(owner: Tenant) -> None:
     assert (data["metadata"], data["access"]) == ({}, None)
     assert set(data) == {
         "id", "title", "filename", "content_type", "size_bytes", "sha256", "status", "error",
-        "passage_count", "metadata", "access", "created_at", "updated_at",
+        "passage_count", "metadata", "access", "external_id", "version", "created_at", "updated_at",
     }  # fmt: skip
 
 
