@@ -17,7 +17,6 @@ from workspaces.webhooks import services
 from workspaces.webhooks.addresses import MAX_URL_CHARS
 
 TAGS = ["Webhooks"]
-ADMIN = frozenset({"GET", "POST", "PATCH", "DELETE"})
 
 
 class WebhookSerializer(serializers.ModelSerializer[WebhookEndpoint]):
@@ -110,7 +109,7 @@ class WebhookUpdateSerializer(WebhookInputSerializer):
 
 
 class WebhookListApi(WorkspaceApi):
-    admin_methods = ADMIN
+    admin_methods = frozenset({"GET", "POST"})
 
     @extend_schema(
         operation_id="webhooks_list",
@@ -146,7 +145,7 @@ class WebhookListApi(WorkspaceApi):
 
 
 class WebhookDetailApi(WorkspaceApi):
-    admin_methods = ADMIN
+    admin_methods = frozenset({"GET", "PATCH", "DELETE"})
 
     @extend_schema(
         operation_id="webhooks_get",
@@ -192,7 +191,7 @@ class WebhookDetailApi(WorkspaceApi):
 
 
 class WebhookRotateSecretApi(WorkspaceApi):
-    admin_methods = ADMIN
+    admin_methods = frozenset({"POST"})
 
     @extend_schema(
         operation_id="webhooks_rotate_secret",
@@ -209,7 +208,7 @@ class WebhookRotateSecretApi(WorkspaceApi):
 
 
 class WebhookDeliveryListApi(WorkspaceApi):
-    admin_methods = ADMIN
+    admin_methods = frozenset({"GET"})
 
     @extend_schema(
         operation_id="webhooks_deliveries_list",
@@ -231,7 +230,7 @@ class WebhookDeliveryListApi(WorkspaceApi):
 
 
 class WebhookRedeliverApi(WorkspaceApi):
-    admin_methods = ADMIN
+    admin_methods = frozenset({"POST"})
 
     @extend_schema(
         operation_id="webhooks_redeliver",
