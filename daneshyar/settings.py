@@ -343,6 +343,8 @@ SPECTACULAR_SETTINGS = {
         "EnvelopeOkEnum": ["ok"],
         "EnvelopeErrorEnum": ["error"],
         "GuardActionEnum": "chat.models.GuardAction",
+        "WebhookEventEnum": "workspaces.models.WebhookEvent",
+        "WebhookDeliveryStatusEnum": "workspaces.models.DeliveryStatus",
     },
     # The security schemes come from the authentication classes' extensions
     # (workspaces/authentication.py), per operation.

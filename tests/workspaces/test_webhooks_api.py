@@ -196,3 +196,16 @@ def test_bad_bodies_are_400(owner: Tenant) -> None:
     response = owner.client().patch(f"{_base(owner)}{created['id']}/", {"events": "all"}, format="json")
     assert response.status_code == 400
     assert owner.client().get(f"{_base(owner)}not-a-uuid/").status_code == 404
+
+
+def test_a_name_that_does_not_resolve_yet_is_accepted_and_checked_when_posted(
+    owner: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+
+    def unresolvable(*args: Any, **kwargs: Any) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", unresolvable)
+    created = _create(owner, url="https://later.example.com/in")
+    assert created["url"] == "https://later.example.com/in"

@@ -12,6 +12,7 @@ the deployment sets WEBHOOK_ALLOW_PRIVATE. Redirects are never followed.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 from dataclasses import dataclass
@@ -27,6 +28,10 @@ MAX_READ_BYTES = 4096
 
 class UnsafeUrl(Exception):
     """The URL may not be posted to; ``str(exc)`` says why."""
+
+
+class Unresolvable(UnsafeUrl):
+    """The host has no address (now)."""
 
 
 @dataclass(frozen=True)
@@ -78,10 +83,10 @@ def addresses_checked(target: Target) -> list[str]:
     try:
         found = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
-        raise UnsafeUrl(f"The host {target.host} does not resolve.") from None
+        raise Unresolvable(f"The host {target.host} does not resolve.") from None
     addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
     if not addresses:
-        raise UnsafeUrl(f"The host {target.host} does not resolve.")
+        raise Unresolvable(f"The host {target.host} does not resolve.")
     if not settings.WEBHOOK_ALLOW_PRIVATE and any(address_refused(a) for a in addresses):
         raise UnsafeUrl(
             f"The host {target.host} resolves to a loopback, private, link-local or reserved address."
@@ -90,9 +95,12 @@ def addresses_checked(target: Target) -> list[str]:
 
 
 def url_check(url: str) -> Target:
-    """At creation: the URL's form, and its host's addresses."""
+    """At creation: the URL's form, and its host's addresses. A name that does
+    not resolve yet is accepted (a receiver set up after its endpoint): every
+    delivery checks it again, and an unresolvable one is a failed attempt."""
     target = url_parse(url)
-    addresses_checked(target)
+    with contextlib.suppress(Unresolvable):
+        addresses_checked(target)
     return target
 
 
