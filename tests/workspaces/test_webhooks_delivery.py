@@ -17,6 +17,7 @@ from pytest_django import Settings
 
 from chat.services.feedback import feedback_upsert
 from resources import ingestion, services
+from resources.models import Resource
 from tests.conftest import Tenant
 from tests.transcripts.factories import conversation
 from tests.workspaces.webhook_receiver import Received, receiver
@@ -225,7 +226,7 @@ def test_a_resource_becoming_ready_or_failed_or_deleted_emits_its_events(owner: 
     ingestion.resource_fail(resource_id=resource_id, code="parse_failed", message="Unreadable.")
     failed = WebhookDelivery.objects.get(event_type=WebhookEvent.RESOURCE_FAILED)
     assert failed.payload["data"]["error_code"] == "parse_failed"
-    services.resource_delete(resource=services.Resource.objects.get(pk=resource_id))
+    services.resource_delete(resource=Resource.objects.get(pk=resource_id))
     deleted = WebhookDelivery.objects.get(event_type=WebhookEvent.RESOURCE_DELETED)
     assert deleted.payload["data"]["status"] == "deleted"
     ordered = WebhookDelivery.objects.order_by("created_at").values_list("event_type", flat=True)
