@@ -9,9 +9,11 @@ import datetime as dt
 import hashlib
 import hmac
 import json
+import time
 import uuid
 
 import pytest
+from celery.worker import WorkController
 from django.utils import timezone
 from pytest_django import Settings
 
@@ -20,6 +22,7 @@ from resources import ingestion, services
 from resources.models import Resource
 from tests.conftest import Tenant
 from tests.transcripts.factories import conversation
+from tests.worker import wait_for
 from tests.workspaces.webhook_receiver import Received, receiver
 from workspaces.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from workspaces.webhooks import signing
@@ -261,3 +264,34 @@ def test_a_broken_outbox_never_fails_the_change(owner: Tenant, monkeypatch: pyte
     _emit(owner)
     assert not WebhookDelivery.objects.exists()
     assert WebhookEndpoint.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_posts_resource_ready_after_ingestion(
+    owner: Tenant, celery_worker: WorkController
+) -> None:
+    """End to end: upload, the worker ingests, the outbox row is queued on
+    commit, and the worker posts it, signed, to a real receiver."""
+    with receiver() as hooks:
+        secret = webhook_create(workspace=owner.workspace, url=hooks.url).secret
+        upload = owner.client().post(
+            f"/api/v1/workspaces/{owner.workspace.id}/resources/",
+            {"title": "Shipping", "text": "Parcels ship within two working days."},
+            format="json",
+        )
+        assert upload.status_code == 202
+        resource = wait_for(upload.json()["data"]["id"])
+        assert resource.status == "ready"
+        deadline = time.monotonic() + 60
+        while not hooks.received and time.monotonic() < deadline:
+            time.sleep(0.2)
+    [got] = hooks.received
+    assert _verify(secret, got)
+    assert json.loads(got.body)["data"]["resource_id"] == str(resource.id)
+    delivery = WebhookDelivery.objects.get()
+    for _ in range(50):  # the outcome is recorded just after the answer
+        delivery.refresh_from_db()
+        if delivery.status == DeliveryStatus.DELIVERED:
+            break
+        time.sleep(0.1)
+    assert delivery.status == DeliveryStatus.DELIVERED
