@@ -35,8 +35,8 @@ from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
 from resources.tasks import ingest_batch_enqueue_on_commit, ingest_enqueue_on_commit
-from workspaces.models import WebhookEvent, Workspace
-from workspaces.webhooks.events import resource_event_data, webhook_event_emit
+from workspaces.models import Workspace
+from workspaces.webhooks.events import resource_deleted_emit
 
 
 @dataclass(frozen=True)
@@ -301,12 +301,7 @@ def resource_delete(*, resource: Resource) -> None:
     transaction: their foreign key cascades (one DELETE, no rows loaded)."""
     with transaction.atomic():
         if Resource.objects.filter(pk=resource.pk).delete()[0]:
-            webhook_event_emit(
-                workspace_id=resource.workspace_id,
-                event_type=WebhookEvent.RESOURCE_DELETED,
-                subject_id=str(resource.pk),
-                data={**resource_event_data(resource), "status": "deleted"},
-            )
+            resource_deleted_emit(resource)
 
 
 def resource_reingest(*, resource: Resource) -> Resource:

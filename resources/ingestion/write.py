@@ -26,8 +26,7 @@ from django.utils import timezone
 from resources.chunking import Chunk
 from resources.models import Resource, ResourceStatus
 from retrieval import indexing
-from workspaces.models import WebhookEvent
-from workspaces.webhooks.events import resource_event_data, webhook_event_emit, webhook_events_emit
+from workspaces.webhooks.events import resource_failed_emit, resources_ready_emit
 
 logger = logging.getLogger(__name__)
 
@@ -153,18 +152,6 @@ def _mark_ready(resource: Resource, *, passage_count: int, now: datetime) -> Non
     resource.ingest_heartbeat_at = None
 
 
-def _emit_ready(resources: Sequence[Resource]) -> None:
-    """``resource.ready`` for each, in the transaction that made them ready."""
-    by_workspace: dict[uuid.UUID, list[Resource]] = {}
-    for resource in resources:
-        by_workspace.setdefault(resource.workspace_id, []).append(resource)
-    for workspace_id, group in by_workspace.items():
-        webhook_events_emit(
-            workspace_id=workspace_id,
-            events=[(WebhookEvent.RESOURCE_READY, str(r.pk), resource_event_data(r)) for r in group],
-        )
-
-
 def resource_passages_store(*, resource_id: uuid.UUID, embedded: EmbeddedChunks) -> bool:
     """Swap the resource's passages for new ones and mark it ready, atomically.
 
@@ -178,7 +165,7 @@ def resource_passages_store(*, resource_id: uuid.UUID, embedded: EmbeddedChunks)
         count = indexing.passages_replace(resource=resource, embedded=embedded)
         _mark_ready(resource, passage_count=count, now=timezone.now())
         resource.save()
-        _emit_ready([resource])
+        resources_ready_emit([resource])
     return True
 
 
@@ -196,7 +183,7 @@ def resources_passages_store(*, embedded: dict[uuid.UUID, EmbeddedChunks]) -> di
             _mark_ready(resource, passage_count=counts[resource.pk], now=now)
             resource.updated_at = now  # bulk_update skips auto_now
         Resource.objects.bulk_update(resources, _READY_FIELDS)
-        _emit_ready(resources)
+        resources_ready_emit(resources)
     found = {r.pk for r in resources}
     return {resource_id: resource_id in found for resource_id in embedded}
 
@@ -215,10 +202,5 @@ def resource_fail(*, resource_id: uuid.UUID, code: str, message: str) -> None:
         resource.passage_count = 0
         resource.ingest_heartbeat_at = None
         resource.save()
-        webhook_event_emit(
-            workspace_id=resource.workspace_id,
-            event_type=WebhookEvent.RESOURCE_FAILED,
-            subject_id=str(resource.pk),
-            data={**resource_event_data(resource), "error_message": resource.error_message},
-        )
+        resource_failed_emit(resource)
     logger.warning("ingestion of resource %s failed: %s: %s", resource_id, code, message)

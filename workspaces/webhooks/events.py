@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -84,3 +84,36 @@ def resource_event_data(resource: Any) -> dict[str, Any]:
         "error_code": resource.error_code or None,
         "passage_count": resource.passage_count,
     }
+
+
+def resources_ready_emit(resources: Sequence[Any]) -> None:
+    """``resource.ready`` for each, in the transaction that made them ready
+    (resources/ingestion/write.py; a batch may span workspaces)."""
+    by_workspace: dict[uuid.UUID, list[Any]] = {}
+    for resource in resources:
+        by_workspace.setdefault(resource.workspace_id, []).append(resource)
+    for workspace_id, group in by_workspace.items():
+        webhook_events_emit(
+            workspace_id=workspace_id,
+            events=[(WebhookEvent.RESOURCE_READY, str(r.pk), resource_event_data(r)) for r in group],
+        )
+
+
+def resource_failed_emit(resource: Any) -> None:
+    """``resource.failed``, in the transaction that failed it."""
+    webhook_event_emit(
+        workspace_id=resource.workspace_id,
+        event_type=WebhookEvent.RESOURCE_FAILED,
+        subject_id=str(resource.pk),
+        data={**resource_event_data(resource), "error_message": resource.error_message},
+    )
+
+
+def resource_deleted_emit(resource: Any) -> None:
+    """``resource.deleted``, in the transaction that deleted it."""
+    webhook_event_emit(
+        workspace_id=resource.workspace_id,
+        event_type=WebhookEvent.RESOURCE_DELETED,
+        subject_id=str(resource.pk),
+        data={**resource_event_data(resource), "status": "deleted"},
+    )
