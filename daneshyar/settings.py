@@ -22,6 +22,8 @@ from daneshyar.config.ingestion import INGEST_SWEEP_INTERVAL_SECONDS
 from daneshyar.config.keys import required_secret
 from daneshyar.config.login import *  # noqa: F403  (AUTHENTICATION_BACKENDS, AXES_*)
 from daneshyar.config.schema import TAGS as SCHEMA_TAGS
+from daneshyar.config.webhooks import *  # noqa: F403  (WEBHOOK_*)
+from daneshyar.config.webhooks import WEBHOOK_SWEEP_SECONDS
 from daneshyar.env import (
     env_bool,
     env_choice,
@@ -188,6 +190,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "workspaces.delete_expired_idempotency_records",
         "schedule": 3600.0,
     },
+    # Webhook deliveries that are due: retries, and any whose worker was lost (workspaces/webhooks/).
+    "workspaces-webhook-deliveries": {
+        "task": "workspaces.webhook_sweep",
+        "schedule": float(WEBHOOK_SWEEP_SECONDS),
+    },
 }
 
 # --- Limits, ingestion (daneshyar/config/ingestion.py) ---------------------------
@@ -336,6 +343,8 @@ SPECTACULAR_SETTINGS = {
         "EnvelopeOkEnum": ["ok"],
         "EnvelopeErrorEnum": ["error"],
         "GuardActionEnum": "chat.models.GuardAction",
+        "WebhookEventEnum": "workspaces.models.WebhookEvent",
+        "WebhookDeliveryStatusEnum": "workspaces.models.DeliveryStatus",
     },
     # The security schemes come from the authentication classes' extensions
     # (workspaces/authentication.py), per operation.

@@ -44,6 +44,7 @@ from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
 from resources.tasks import ingest_batch_enqueue_on_commit, ingest_enqueue_on_commit
 from workspaces.models import Workspace
+from workspaces.webhooks.events import resource_deleted_emit
 
 
 @dataclass(frozen=True)
@@ -375,7 +376,8 @@ def resource_delete(*, resource: Resource) -> None:
     """Delete the resource. Its passages leave retrieval in the same
     transaction: their foreign key cascades (one DELETE, no rows loaded)."""
     with transaction.atomic():
-        Resource.objects.filter(pk=resource.pk).delete()
+        if Resource.objects.filter(pk=resource.pk).delete()[0]:
+            resource_deleted_emit(resource)
 
 
 def resource_reingest(*, resource: Resource) -> Resource:

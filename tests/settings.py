@@ -3,7 +3,7 @@ deployment must set given test values.
 
 The secrets are fresh for each run (nothing committed, nothing in DATA_DIR)
 and put in the environment, so the server and worker processes the tests
-start share them. Prompt traces are on, as under ``make run``; the tests of
+start share them. Prompt traces are on, private webhook addresses allowed, as under ``make run``; the tests of
 a deployment without them turn them off.
 """
 
@@ -16,6 +16,8 @@ from daneshyar.keygen import new_secret
 for _name in ("SECRET_KEY", "CERTIFICATE_SIGNING_KEY", "TRANSCRIPT_PSEUDONYM_KEY", "API_KEY_HASH_SECRET"):
     os.environ.setdefault(_name, new_secret(_name))
 os.environ.setdefault("PROMPT_TRACE_ENABLED", "true")
+# Webhook receivers in the tests listen on 127.0.0.1; the SSRF tests turn this off.
+os.environ.setdefault("WEBHOOK_ALLOW_PRIVATE", "true")
 
 from daneshyar.settings import *  # noqa: E402, F403
 

@@ -110,6 +110,14 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("POST", W + "openai/v1/chat/completions"): {**end_user(200), "key_access": 200},
     ("GET", W + "transcripts/"): ADMIN,
     ("DELETE", W + "end-users/<path:external_user_id>/"): ADMIN,
+    ("GET", W + "webhooks/"): ADMIN,
+    ("POST", W + "webhooks/"): ADMIN,
+    ("GET", W + "webhooks/<uuid:webhook_id>/"): ADMIN,
+    ("PATCH", W + "webhooks/<uuid:webhook_id>/"): ADMIN,
+    ("DELETE", W + "webhooks/<uuid:webhook_id>/"): ADMIN,
+    ("POST", W + "webhooks/<uuid:webhook_id>/rotate-secret/"): ADMIN,
+    ("GET", W + "webhooks/<uuid:webhook_id>/deliveries/"): ADMIN,
+    ("POST", W + "webhooks/<uuid:webhook_id>/deliveries/<uuid:delivery_id>/redeliver/"): ADMIN,
 }
 # Routes added by other parts of the API register here too (see below).
 OPTIONAL_ROWS: dict[tuple[str, str], dict[str, int]] = {}
@@ -262,6 +270,8 @@ def _body(method: str, pattern: str, user: str) -> Any:
         return [{"title": "t", "text": "some text"}]
     if pattern.endswith("chat/completions"):
         return {"model": "extractive", "messages": [{"role": "user", "content": "hi"}], "user": user}
+    if pattern.endswith("webhooks/") or pattern.endswith("webhooks/<uuid:webhook_id>/"):
+        return {"url": "http://127.0.0.1:9/hooks"}
     if pattern.endswith("guard-rules/"):
         return {"rules": []}
     if pattern.endswith("sync/"):

@@ -340,3 +340,10 @@ class StaffMembership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.organization or 'no organization'}"
+
+
+# Registered with this app from their own module (workspaces/webhooks/models.py).
+from workspaces.webhooks.models import DeliveryStatus as DeliveryStatus  # noqa: E402
+from workspaces.webhooks.models import WebhookDelivery as WebhookDelivery  # noqa: E402
+from workspaces.webhooks.models import WebhookEndpoint as WebhookEndpoint  # noqa: E402
+from workspaces.webhooks.models import WebhookEvent as WebhookEvent  # noqa: E402

@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from chat.models import Feedback, FeedbackRating, Message, MessageRole, Session
 from daneshyar.exceptions import NotFound, ValidationFailed
-from workspaces.models import Workspace
+from workspaces.models import WebhookEvent, Workspace
+from workspaces.webhooks.events import webhook_event_emit
 
 
 @transaction.atomic
@@ -50,4 +51,18 @@ def feedback_upsert(
         defaults={"rating": rating, "comment": comment},
     )
     Session.objects.filter(pk=session.pk).update(updated_at=timezone.now())
+    if created:
+        webhook_event_emit(
+            workspace_id=workspace.id,
+            event_type=WebhookEvent.FEEDBACK_CREATED,
+            subject_id=str(message.id),
+            data={
+                "workspace_id": str(workspace.id),
+                "session_id": str(session.id),
+                "message_id": str(message.id),
+                "external_user_id": external_user_id,
+                "rating": str(feedback.rating),
+                "comment": feedback.comment,
+            },
+        )
     return feedback, created

@@ -16,6 +16,10 @@ TAGS: list[dict[str, str]] = [
     {"name": "Feedback", "description": "End users' ratings of replies."},
     {"name": "Transcripts", "description": "Export conversations; delete an end user's data (admin keys)."},
     {"name": "Guard", "description": "Rules checked on every reply before it leaves (admin keys)."},
+    {
+        "name": "Webhooks",
+        "description": "Signed events posted to the integrator's URLs, and their delivery log (admin keys).",
+    },
     {"name": "Certificates", "description": "Signed replies: the public keys and verification."},
     {"name": "Models", "description": "The generation models this deployment serves."},
     {"name": "OpenAI-compatible", "description": "OpenAI's chat API per workspace, for SDKs and front ends."},

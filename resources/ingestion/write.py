@@ -26,6 +26,7 @@ from django.utils import timezone
 from resources.chunking import Chunk
 from resources.models import Resource, ResourceStatus
 from retrieval import indexing
+from workspaces.webhooks.events import resource_failed_emit, resources_ready_emit
 
 logger = logging.getLogger(__name__)
 
@@ -169,6 +170,7 @@ def resource_passages_store(
         count = indexing.passages_replace(resource=resource, embedded=embedded)
         _mark_ready(resource, passage_count=count, now=timezone.now())
         resource.save()
+        resources_ready_emit([resource])
     return True
 
 
@@ -189,6 +191,7 @@ def resources_passages_store(
             _mark_ready(resource, passage_count=counts[resource.pk], now=now)
             resource.updated_at = now  # bulk_update skips auto_now
         Resource.objects.bulk_update(resources, _READY_FIELDS)
+        resources_ready_emit(resources)
     found = {r.pk for r in resources}
     return {resource_id: resource_id in found for resource_id in embedded}
 
@@ -212,4 +215,5 @@ def resource_fail(*, resource_id: uuid.UUID, code: str, message: str) -> None:
         resource.passage_count = 0
         resource.ingest_heartbeat_at = None
         resource.save()
+        resource_failed_emit(resource)
     logger.warning("ingestion of resource %s failed: %s: %s", resource_id, code, message)

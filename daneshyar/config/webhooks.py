@@ -1,0 +1,20 @@
+"""Webhooks (workspaces/webhooks/, docs/webhooks.md).
+
+``daneshyar/settings.py`` imports these names; each is listed with its default
+in docs/configuration.md and .env.example.
+"""
+
+from __future__ import annotations
+
+from daneshyar.env import env_bool, env_int
+
+__all__ = ["WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_SWEEP_SECONDS", "WEBHOOK_TIMEOUT_SECONDS"]
+
+# Post to loopback, private, link-local and reserved addresses too (a
+# receiver on the same machine or network). Off: those are refused (SSRF).
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
+# How long one delivery attempt may take, connection and answer together.
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1, maximum=60)
+# How often beat posts the deliveries that are due (retries, and any whose
+# worker was lost).
+WEBHOOK_SWEEP_SECONDS = env_int("WEBHOOK_SWEEP_SECONDS", 30, minimum=1)

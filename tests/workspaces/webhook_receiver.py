@@ -1,0 +1,58 @@
+"""A real HTTP receiver for webhook tests: a threading http.server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Receiver:
+    url: str
+    # Statuses to answer, in order; when used up, 200.
+    statuses: list[int] = field(default_factory=list)
+    received: list[Received] = field(default_factory=list)
+
+
+@contextmanager
+def receiver(statuses: list[int] | None = None) -> Iterator[Receiver]:
+    state = Receiver(url="", statuses=list(statuses or []))
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            with lock:
+                state.received.append(
+                    Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                )
+                status = state.statuses.pop(0) if state.statuses else 200
+            self.send_response(status)
+            if 300 <= status < 400:
+                self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/daneshyar?source=test"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
