@@ -24,6 +24,7 @@ from daneshyar.exceptions import ValidationFailed
 from resources.external import MAX_EXTERNAL_ID_CHARS, external_id_problem
 from resources.models import Resource
 from workspaces.models import Workspace
+from workspaces.webhooks.events import resource_deleted_emit
 
 # Documents one manifest (or one deletion) may name; a larger source is
 # diffed in parts with "complete": false, then deleted by its own list.
@@ -160,8 +161,14 @@ def sync_delete(
     passages (they leave retrieval in the same transaction). Returns the
     deleted ``(external_id, resource id)`` pairs and the ids not found."""
     with transaction.atomic():
-        rows = Resource.objects.filter(workspace=workspace, external_id__in=list(external_ids))
-        found = dict(rows.values_list("external_id", "id"))
+        rows = list(
+            Resource.objects.filter(workspace=workspace, external_id__in=list(external_ids)).only(
+                "id", "workspace_id", "external_id", "title", "status", "error_code", "passage_count"
+            )
+        )
+        found = {row.external_id: row.id for row in rows}
         Resource.objects.filter(pk__in=list(found.values())).delete()
+        for row in rows:  # each subscriber hears of each document gone (workspaces/webhooks)
+            resource_deleted_emit(row)
     deleted = [(eid, found[eid]) for eid in external_ids if eid in found]
     return deleted, [eid for eid in external_ids if eid not in found]

@@ -236,6 +236,25 @@ def test_a_resource_becoming_ready_or_failed_or_deleted_emits_its_events(owner: 
     assert list(ordered) == ["resource.ready", "resource.failed", "resource.deleted"]
 
 
+def test_deletions_confirmed_through_the_sync_api_emit_resource_deleted(owner: Tenant) -> None:
+    endpoint = webhook_create(workspace=owner.workspace, url="http://127.0.0.1:9/").endpoint
+    base = f"/api/v1/workspaces/{owner.workspace.id}"
+    ids = []
+    for external_id in ("page-1", "page-2"):
+        upload = owner.client().post(
+            f"{base}/resources/",
+            {"title": external_id, "text": f"The text of {external_id}.", "external_id": external_id},
+            format="json",
+        )
+        assert upload.status_code == 202, upload.json()
+        ids.append(upload.json()["data"]["id"])
+    gone = owner.client().post(f"{base}/sync/delete/", {"external_ids": ["page-1", "page-2"]}, format="json")
+    assert gone.status_code == 200, gone.json()
+    deleted = WebhookDelivery.objects.filter(endpoint=endpoint, event_type=WebhookEvent.RESOURCE_DELETED)
+    assert sorted(d.subject_id for d in deleted) == sorted(ids)
+    assert all(d.payload["data"]["status"] == "deleted" for d in deleted)
+
+
 def test_new_feedback_emits_feedback_created_once(owner: Tenant) -> None:
     webhook_create(workspace=owner.workspace, url="http://127.0.0.1:9/", events=["feedback.created"])
     session, messages = conversation(owner.workspace, external_user_id="alice")
