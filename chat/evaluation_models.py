@@ -1,0 +1,132 @@
+"""Evaluation test sets and runs (docs/evaluation.md), registered with the
+chat app from chat/models.py.
+
+A test set holds a workspace's questions (or whole conversations) with the
+documents that should be found and the outcome the reply should have; a run
+puts every item through the chat turn and keeps, per item, what came back
+and, per run, the metrics and the workspace's settings at the time.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+from workspaces.models import Workspace
+
+
+class ExpectedOutcome(models.TextChoices):
+    ANSWER = "answer", "an answer citing the documents"
+    NO_ANSWER = "no_answer", "the no-answer reply (the documents do not say)"
+    ASK_BACK = "ask_back", "a question back (a form or a clarifying question)"
+
+
+class ReplyOutcome(models.TextChoices):
+    ANSWERED = "answered", "a reply with a cited part"
+    ABSTAINED = "abstained", "the no-answer reply"
+    ASKED = "asked", "a form or a question back"
+    OTHER = "other", "anything else (small talk, an uncited reply)"
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class TestSet(models.Model):
+    # Not a pytest test class, whatever its name says.
+    __test__ = False
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="test_sets")
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TestItem(models.Model):
+    __test__ = False
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="items")
+    # The order of the set (an import keeps its lines' order).
+    position = models.PositiveIntegerField(default=0)
+    # One of the two: a single question, or a conversation ending with the
+    # user's question ([{role, content}], as the chat endpoint's ``messages``).
+    question = models.TextField(blank=True, default="")
+    messages = models.JSONField(null=True, blank=True)
+    expected_resource_ids = models.JSONField(default=list, blank=True)
+    expected_answer = models.TextField(blank=True, default="")
+    expected_outcome = models.CharField(
+        max_length=16, choices=ExpectedOutcome.choices, default=ExpectedOutcome.ANSWER
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return self.question[:80] or "(a conversation)"
+
+
+class EvaluationRun(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    test_set = models.ForeignKey(TestSet, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING)
+    model = models.CharField(max_length=200)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    # The workspace's settings when the run started (embedding model,
+    # answerability threshold, top_k, model, the system prompt's hash).
+    settings_snapshot = models.JSONField(default=dict)
+    metrics = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"run {self.id} ({self.status})"
+
+
+class EvaluationResult(models.Model):
+    """What one item of a run got back."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="results")
+    # Null once the item is deleted from its test set (the result stays).
+    item = models.ForeignKey(TestItem, on_delete=models.SET_NULL, null=True, related_name="results")
+    position = models.PositiveIntegerField()
+    question = models.TextField()
+    expected_resource_ids = models.JSONField(default=list)
+    expected_outcome = models.CharField(max_length=16, choices=ExpectedOutcome.choices)
+    retrieved_resource_ids = models.JSONField(default=list)
+    outcome = models.CharField(max_length=16, choices=ReplyOutcome.choices)
+    reply = models.TextField(blank=True, default="")
+    first_cited_resource_id = models.UUIDField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField()
+    # The per-item scores the metrics average (null where they do not apply:
+    # an item without expected documents).
+    recall = models.FloatField(null=True, blank=True)
+    reciprocal_rank = models.FloatField(null=True, blank=True)
+    first_citation_expected = models.BooleanField(null=True, blank=True)
+    outcome_right = models.BooleanField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "position"], name="evaluation_result_unique_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.position}: {self.outcome}"

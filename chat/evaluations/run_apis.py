@@ -1,0 +1,211 @@
+"""Evaluation runs: start one, follow its progress, read its results and
+compare two (admin keys; docs/evaluation.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from chat.evaluations import compare, items, runs
+from chat.models import EvaluationResult, EvaluationRun, ExpectedOutcome, ReplyOutcome, RunStatus
+from daneshyar.api import PageParamsSerializer, StringField, ok, paginate, query_data
+from daneshyar.schema import envelope, list_envelope
+from workspaces.access import WorkspaceApi
+
+TAGS = ["Evaluation"]
+
+
+class RunSerializer(serializers.ModelSerializer[EvaluationRun]):
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    progress = serializers.SerializerMethodField()
+    settings = serializers.JSONField(
+        source="settings_snapshot",
+        help_text="The workspace's settings when the run started: model, embedding_model, "
+        "answerability_threshold, top_k, system_prompt_sha256.",
+    )
+    metrics = serializers.JSONField(
+        allow_null=True,
+        help_text="Once completed: items, items_with_expected_documents, recall_at_k, mrr, "
+        "first_citation_expected, outcome_right (0..1), latency_p50_ms, latency_p95_ms.",
+    )
+
+    class Meta:
+        model = EvaluationRun
+        fields = [
+            "id",
+            "test_set_id",
+            "status",
+            "model",
+            "progress",
+            "settings",
+            "metrics",
+            "error",
+            "created_at",
+            "finished_at",
+        ]
+        ref_name = "EvaluationRun"
+
+    def get_progress(self, run: EvaluationRun) -> dict[str, int]:
+        return {"done": run.done, "total": run.total}
+
+
+class ResultSerializer(serializers.ModelSerializer[EvaluationResult]):
+    expected_outcome = serializers.ChoiceField(choices=ExpectedOutcome.choices)
+    outcome = serializers.ChoiceField(choices=ReplyOutcome.choices)
+    expected_resource_ids = serializers.ListField(child=serializers.UUIDField())
+    retrieved_resource_ids = serializers.ListField(
+        child=serializers.UUIDField(), help_text="The distinct documents retrieved, best first."
+    )
+
+    class Meta:
+        model = EvaluationResult
+        fields = [
+            "item_id",
+            "position",
+            "question",
+            "expected_resource_ids",
+            "expected_outcome",
+            "retrieved_resource_ids",
+            "outcome",
+            "outcome_right",
+            "reply",
+            "first_cited_resource_id",
+            "first_citation_expected",
+            "recall",
+            "reciprocal_rank",
+            "latency_ms",
+        ]
+        ref_name = "EvaluationResult"
+
+
+class RunInputSerializer(serializers.Serializer[Any]):
+    test_set_id = serializers.UUIDField()
+    model = StringField(
+        required=False, max_length=200, help_text='A model id of GET /models/; default "extractive".'
+    )
+
+    class Meta:
+        ref_name = "EvaluationRunInput"
+
+
+class CompareParamsSerializer(serializers.Serializer[Any]):
+    margin = serializers.FloatField(
+        required=False,
+        default=compare.DEFAULT_MARGIN,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="A quality metric lower than the baseline's by more than this is a regression.",
+    )
+
+    class Meta:
+        ref_name = "EvaluationCompareParams"
+
+
+class RunListApi(WorkspaceApi):
+    admin_methods = frozenset({"GET", "POST"})
+
+    @extend_schema(
+        operation_id="evaluations_list",
+        summary="List evaluation runs",
+        description="The workspace's runs, newest first (admin keys).",
+        tags=TAGS,
+        parameters=[PageParamsSerializer],
+        responses=list_envelope("EvaluationRunList", RunSerializer),
+    )
+    def get(self, request: Request, workspace_id: str) -> Response:
+        return paginate(
+            request,
+            runs.run_list(workspace=self.workspace),
+            ordering=("-created_at", "-id"),
+            serialize=lambda rows: RunSerializer(rows, many=True).data,
+        )
+
+    @extend_schema(
+        operation_id="evaluations_create",
+        summary="Start an evaluation run",
+        description="Every item of the test set through the chat turn, in the background (admin keys). "
+        "202 with the pending run; follow `progress` with `GET …/evaluations/{id}/`.",
+        tags=TAGS,
+        request=RunInputSerializer,
+        responses={202: envelope("EvaluationRunCreated", RunSerializer)},
+    )
+    def post(self, request: Request, workspace_id: str) -> Response:
+        serializer = RunInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        test_set = items.test_set_get(workspace=self.workspace, test_set_id=data["test_set_id"])
+        with transaction.atomic():
+            run = runs.run_create(test_set=test_set, model=data.get("model"))
+            runs.run_enqueue_on_commit(run)
+        return ok(RunSerializer(run).data, status=202)
+
+
+class RunDetailApi(WorkspaceApi):
+    admin_methods = frozenset({"GET"})
+
+    @extend_schema(
+        operation_id="evaluations_get",
+        summary="Get an evaluation run",
+        description="Its status, progress, settings and, once completed, metrics (admin keys).",
+        tags=TAGS,
+        responses=envelope("EvaluationRunDetail", RunSerializer),
+    )
+    def get(self, request: Request, workspace_id: str, run_id: str) -> Response:
+        return ok(RunSerializer(runs.run_get(workspace=self.workspace, run_id=run_id)).data)
+
+
+class RunResultListApi(WorkspaceApi):
+    admin_methods = frozenset({"GET"})
+
+    @extend_schema(
+        operation_id="evaluations_items",
+        summary="List a run's per-item results",
+        description="In the test set's order: the documents retrieved, the reply, its outcome and the "
+        "item's scores (admin keys).",
+        tags=TAGS,
+        parameters=[PageParamsSerializer],
+        responses=list_envelope("EvaluationResultList", ResultSerializer),
+    )
+    def get(self, request: Request, workspace_id: str, run_id: str) -> Response:
+        run = runs.run_get(workspace=self.workspace, run_id=run_id)
+        return paginate(
+            request,
+            EvaluationResult.objects.filter(run=run),
+            ordering=("position", "id"),
+            serialize=lambda rows: ResultSerializer(rows, many=True).data,
+        )
+
+
+class RunCompareApi(WorkspaceApi):
+    admin_methods = frozenset({"GET"})
+
+    @extend_schema(
+        operation_id="evaluations_compare",
+        summary="Compare two evaluation runs",
+        description=(
+            "Run `id` against the baseline `other_id` (both completed, of this workspace): `deltas` "
+            "(run minus baseline per metric), `regressions` (the quality metrics lower by more than "
+            "`margin`), and item by item (the items both ran) `verdict` better, worse or same — judged "
+            "on the outcome, then the first citation, then the expected documents' rank (admin keys)."
+        ),
+        tags=TAGS,
+        parameters=[CompareParamsSerializer],
+        responses=envelope(
+            "EvaluationComparison",
+            serializers.JSONField(
+                help_text="run_id, baseline_id, metrics, baseline_metrics, deltas, "
+                "margin, regressions, counts {better, worse, same}, items."
+            ),
+        ),
+    )
+    def get(self, request: Request, workspace_id: str, run_id: str, other_id: str) -> Response:
+        params = CompareParamsSerializer(data=query_data(request))
+        params.is_valid(raise_exception=True)
+        run = runs.run_get(workspace=self.workspace, run_id=run_id)
+        baseline = runs.run_get(workspace=self.workspace, run_id=other_id)
+        return ok(compare.runs_compare(run=run, baseline=baseline, margin=params.validated_data["margin"]))

@@ -1,0 +1,213 @@
+"""Evaluation runs: every item of a test set through the chat turn (the
+service's own code path, chat/services/turn), what came back per item, and
+the run's metrics.
+
+A run's turns are stored under a reserved end user of their own
+(``console:evaluation-<run id>``: never shown by the API, the transcript
+export or the dashboard), and deleted when the run ends, so no end user's
+data mixes in and none is left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from typing import Any
+
+from celery import current_app
+from django.db import transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from chat.backends import resolve_model
+from chat.evaluations.metrics import ItemScores, item_scores, run_metrics
+from chat.message_list import Conversation, conversation_parse
+from chat.models import (
+    CONSOLE_USER_PREFIX,
+    EvaluationResult,
+    EvaluationRun,
+    Message,
+    ReplyOutcome,
+    RunStatus,
+    Session,
+    TestItem,
+    TestSet,
+)
+from chat.services.turn import TurnRequest, turn_complete, turn_prepare
+from daneshyar.api import uuid_or_404
+from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
+from workspaces.models import ApiKey, ApiKeyScope, Workspace
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "extractive"
+RUN_TASK = "chat.evaluation_run"
+
+
+def evaluation_user_id(run: EvaluationRun) -> str:
+    return f"{CONSOLE_USER_PREFIX}evaluation-{run.id}"
+
+
+def settings_snapshot(workspace: Workspace, model: str) -> dict[str, Any]:
+    """The workspace's settings a run's figures depend on, as they are now."""
+    return {
+        "model": model,
+        "embedding_model": workspace.embedding_model,
+        "answerability_threshold": workspace.answerability_threshold,
+        "top_k": workspace.top_k,
+        "system_prompt_sha256": hashlib.sha256(workspace.system_prompt.encode()).hexdigest(),
+    }
+
+
+def run_list(*, workspace: Workspace) -> QuerySet[EvaluationRun]:
+    return EvaluationRun.objects.filter(test_set__workspace=workspace).select_related("test_set")
+
+
+def run_get(*, workspace: Workspace, run_id: object) -> EvaluationRun:
+    """Another workspace's run, or a malformed id, is a 404 like a missing one."""
+    found = run_list(workspace=workspace).filter(id=uuid_or_404(run_id)).first()
+    if found is None:
+        raise NotFound()
+    return found
+
+
+def run_create(*, test_set: TestSet, model: str | None = None) -> EvaluationRun:
+    """A pending run of every item of ``test_set`` (400: an unknown model, an empty set)."""
+    model = model or DEFAULT_MODEL
+    resolve_model(model)
+    total = TestItem.objects.filter(test_set=test_set).count()
+    if total == 0:
+        raise ValidationFailed(
+            "The test set has no item.", fields={"test_set_id": ["The test set has no item."]}
+        )
+    return EvaluationRun.objects.create(
+        test_set=test_set,
+        model=model,
+        total=total,
+        settings_snapshot=settings_snapshot(test_set.workspace, model),
+    )
+
+
+def run_enqueue_on_commit(run: EvaluationRun) -> None:
+    """Queue the run (chat.tasks) when the current transaction commits."""
+    run_id = str(run.id)
+    transaction.on_commit(lambda: current_app.send_task(RUN_TASK, args=[run_id]))
+
+
+def _outcome(reply: Message) -> str:
+    """answered (a cited part), abstained (grounding none), asked (a form or
+    an uncited question), other (as bench/conversation_quality.py counts)."""
+    response = reply.response or {}
+    if response.get("type") == "form":
+        return ReplyOutcome.ASKED
+    if any(p.get("source") for p in response.get("parts", [])):
+        return ReplyOutcome.ANSWERED
+    if reply.grounding == "none":
+        return ReplyOutcome.ABSTAINED
+    if reply.content.strip().endswith("?"):
+        return ReplyOutcome.ASKED
+    return ReplyOutcome.OTHER
+
+
+def _first_cited(reply: Message) -> str | None:
+    for part in (reply.response or {}).get("parts", []):
+        source = part.get("source")
+        if source:
+            return str(source["resource_id"])
+    return None
+
+
+def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, Any]:
+    """One item through the chat turn: what a result stores of it."""
+    workspace = run.test_set.workspace
+    conversation = (
+        conversation_parse(item.messages) if item.messages is not None else Conversation.single(item.question)
+    )
+    started = time.monotonic()
+    try:
+        prepared = turn_prepare(
+            TurnRequest(
+                principal=principal,
+                workspace=workspace,
+                external_user_id=evaluation_user_id(run),
+                conversation=conversation,
+                model=run.model,
+            )
+        )
+        reply = turn_complete(prepared)
+    except ApplicationError as exc:
+        # An error reply (the model server down, say) is this item's result, not the run's end.
+        return {
+            "retrieved": [],
+            "outcome": ReplyOutcome.OTHER,
+            "reply": f"[{exc.code}] {exc.message}",
+            "cited": None,
+            "latency_ms": round((time.monotonic() - started) * 1000),
+        }
+    latency_ms = round((time.monotonic() - started) * 1000)
+    retrieved = list(dict.fromkeys(str(p.resource_id) for p in prepared.retrieval.passages))
+    return {
+        "retrieved": retrieved,
+        "outcome": _outcome(reply),
+        "reply": reply.content,
+        "cited": _first_cited(reply),
+        "latency_ms": latency_ms,
+    }
+
+
+def _result(run: EvaluationRun, item: TestItem, position: int, turn: dict[str, Any]) -> EvaluationResult:
+    scores: ItemScores = item_scores(
+        expected=item.expected_resource_ids,
+        retrieved=turn["retrieved"],
+        k=int(run.settings_snapshot["top_k"]),
+        cited=turn["cited"],
+        outcome=turn["outcome"],
+        expected_outcome=item.expected_outcome,
+    )
+    return EvaluationResult.objects.create(
+        run=run,
+        item=item,
+        position=position,
+        question=item.question if item.messages is None else conversation_parse(item.messages).question,
+        expected_resource_ids=item.expected_resource_ids,
+        expected_outcome=item.expected_outcome,
+        retrieved_resource_ids=turn["retrieved"],
+        outcome=turn["outcome"],
+        reply=turn["reply"],
+        first_cited_resource_id=uuid.UUID(turn["cited"]) if turn["cited"] else None,
+        latency_ms=turn["latency_ms"],
+        recall=scores.recall,
+        reciprocal_rank=scores.reciprocal_rank,
+        first_citation_expected=scores.first_citation_expected,
+        outcome_right=scores.outcome_right,
+    )
+
+
+def run_execute(run_id: uuid.UUID | str) -> EvaluationRun | None:
+    """Run a pending run to its end (completed, or failed with the error);
+    a run already started or gone is left alone (a redelivered task)."""
+    claimed = EvaluationRun.objects.filter(id=run_id, status=RunStatus.PENDING).update(
+        status=RunStatus.RUNNING
+    )
+    run = EvaluationRun.objects.select_related("test_set__workspace").filter(id=run_id).first()
+    if not claimed or run is None:
+        return run
+    workspace = run.test_set.workspace
+    principal = ApiKey(organization=workspace.organization, name="evaluation", scope=ApiKeyScope.ADMIN)
+    try:
+        for position, item in enumerate(TestItem.objects.filter(test_set=run.test_set)[: run.total]):
+            _result(run, item, position, _turn(run, item, principal))
+            EvaluationRun.objects.filter(id=run.id).update(done=F("done") + 1)
+        run.metrics = run_metrics(list(run.results.all()))
+        run.status = RunStatus.COMPLETED
+    except Exception as exc:
+        logger.exception("evaluation run %s failed", run.id)
+        run.status, run.error = RunStatus.FAILED, f"{type(exc).__name__}: {exc}"[:2000]
+    finally:
+        Session.objects.filter(workspace=workspace, external_user_id=evaluation_user_id(run)).delete()
+    run.finished_at = timezone.now()
+    run.done = run.results.count()
+    run.save(update_fields=["metrics", "status", "error", "finished_at", "done"])
+    return run
