@@ -159,17 +159,17 @@ def _jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
-            raise _line_error(number, {"line": [f"Not JSON: {exc.msg}."]}) from None
+            raise _line_error(number, {"content": [f"Not JSON: {exc.msg}."]}) from None
 
 
 def _csv_rows(text: str) -> Iterator[tuple[int, Any]]:
     reader = csv.DictReader(io.StringIO(text))
     header = reader.fieldnames or []
     if "question" not in header or any(name not in CSV_COLUMNS for name in header):
-        raise _line_error(1, {"line": [f"The header must name columns among {', '.join(CSV_COLUMNS)}."]})
+        raise _line_error(1, {"content": [f"The header must name columns among {', '.join(CSV_COLUMNS)}."]})
     for row in reader:
         if None in row:
-            raise _line_error(reader.line_num, {"line": ["More values than columns."]})
+            raise _line_error(reader.line_num, {"content": ["More values than columns."]})
         fields: dict[str, Any] = {k: v for k, v in row.items() if v not in (None, "")}
         ids = fields.pop("expected_resource_ids", "")
         fields["expected_resource_ids"] = ids.replace(";", " ").split()
@@ -199,7 +199,7 @@ def items_import(*, test_set: TestSet, body: bytes, csv_format: bool) -> int:
     workspace = test_set.workspace
     for number, row in rows:
         if not isinstance(row, dict):
-            raise _line_error(number, {"line": ["Expected a JSON object."]})
+            raise _line_error(number, {"content": ["Expected a JSON object."]})
         serializer = ItemInputSerializer(data=row)
         if not serializer.is_valid():
             raise _line_error(number, dict(serializer.errors))

@@ -1,0 +1,193 @@
+"""Evaluation test sets and items: CRUD, import (JSONL and CSV, all or
+nothing) and export, and the tenant boundary (docs/evaluation.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from chat.models import TestItem, TestSet
+from tests.chat.helpers import ingest_text
+from tests.conftest import Tenant
+
+pytestmark = pytest.mark.django_db
+
+
+def _sets(tenant: Tenant) -> str:
+    return f"/api/v1/workspaces/{tenant.workspace.id}/test-sets/"
+
+
+def _create_set(tenant: Tenant, name: str = "Regression") -> dict[str, Any]:
+    response = tenant.client().post(_sets(tenant), {"name": name}, format="json")
+    assert response.status_code == 201, response.json()
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+def _import(tenant: Tenant, set_id: str, body: str, content_type: str = "application/x-ndjson") -> Any:
+    return tenant.client().post(f"{_sets(tenant)}{set_id}/import/", body.encode(), content_type=content_type)
+
+
+def test_test_set_crud(owner: Tenant) -> None:
+    created = _create_set(owner)
+    assert created["name"] == "Regression" and created["item_count"] == 0
+    url = f"{_sets(owner)}{created['id']}/"
+    renamed = owner.client().patch(url, {"name": "Nightly"}, format="json")
+    assert renamed.status_code == 200 and renamed.json()["data"]["name"] == "Nightly"
+    listed = owner.client().get(_sets(owner)).json()["data"]["items"]
+    assert [s["id"] for s in listed] == [created["id"]]
+    assert owner.client().get(url).json()["data"]["name"] == "Nightly"
+    assert owner.client().delete(url).status_code == 204
+    assert owner.client().get(url).status_code == 404
+
+
+def test_items_crud_and_validation(owner: Tenant) -> None:
+    doc = ingest_text(owner.workspace, "Holiday policy", "Employees receive 28 days of paid holiday.")
+    test_set = _create_set(owner)
+    items_url = f"{_sets(owner)}{test_set['id']}/items/"
+    client = owner.client()
+    created = client.post(
+        items_url,
+        {"question": "How many holiday days?", "expected_resource_ids": [str(doc.id)]},
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    item = created.json()["data"]
+    assert item["expected_outcome"] == "answer" and item["expected_resource_ids"] == [str(doc.id)]
+    conversation = [
+        {"role": "user", "content": "I work here."},
+        {"role": "assistant", "content": "How can I help?"},
+        {"role": "user", "content": "How many holiday days?"},
+    ]
+    second = client.post(items_url, {"messages": conversation, "expected_outcome": "answer"}, format="json")
+    assert second.status_code == 201 and second.json()["data"]["question"] is None
+    patched = client.patch(f"{items_url}{item['id']}/", {"expected_outcome": "no_answer"}, format="json")
+    assert patched.status_code == 200 and patched.json()["data"]["expected_outcome"] == "no_answer"
+    assert [i["id"] for i in client.get(items_url).json()["data"]["items"]][0] == item["id"]
+    for body in (
+        {},
+        {"question": "q", "messages": conversation},
+        {"question": "q", "expected_outcome": "maybe"},
+        {"messages": [{"role": "robot", "content": "x"}]},
+        {"question": "q", "expected_resource_ids": ["not-a-uuid"]},
+    ):
+        response = client.post(items_url, body, format="json")
+        assert response.status_code == 400, body
+        assert response.json()["error"]["code"] == "validation_error"
+    assert client.delete(f"{items_url}{item['id']}/").status_code == 204
+    assert TestItem.objects.filter(test_set_id=test_set["id"]).count() == 1
+
+
+def test_jsonl_import_and_export_round_trip(owner: Tenant) -> None:
+    doc = ingest_text(owner.workspace, "Holiday policy", "Employees receive 28 days of paid holiday.")
+    test_set = _create_set(owner)
+    lines = [
+        {"question": "How many holiday days?", "expected_resource_ids": [str(doc.id)]},
+        {"question": "What is the capital of Peru?", "expected_outcome": "no_answer"},
+        {"messages": [{"role": "user", "content": "Holiday days?"}], "expected_answer": "28 days"},
+    ]
+    body = "\n".join(json.dumps(line) for line in lines) + "\n\n"
+    response = _import(owner, test_set["id"], body)
+    assert response.status_code == 201, response.json()
+    assert response.json()["data"] == {"imported": 3}
+    exported = owner.client().get(f"{_sets(owner)}{test_set['id']}/export/")
+    assert exported.status_code == 200 and exported["Content-Type"].startswith("application/x-ndjson")
+    rows = [json.loads(line) for line in b"".join(exported.streaming_content).decode().splitlines()]
+    assert [r.get("question") for r in rows] == [
+        "How many holiday days?",
+        "What is the capital of Peru?",
+        None,
+    ]
+    assert rows[0]["expected_resource_ids"] == [str(doc.id)] and rows[1]["expected_outcome"] == "no_answer"
+    assert rows[2]["messages"] == lines[2]["messages"] and rows[2]["expected_answer"] == "28 days"
+    # What is exported imports again, as it is.
+    again = _import(owner, test_set["id"], "\n".join(json.dumps(r) for r in rows))
+    assert again.status_code == 201 and TestItem.objects.filter(test_set_id=test_set["id"]).count() == 6
+
+
+def test_csv_import(owner: Tenant) -> None:
+    doc = ingest_text(owner.workspace, "Holiday policy", "Employees receive 28 days of paid holiday.")
+    test_set = _create_set(owner)
+    body = (
+        "question,expected_resource_ids,expected_outcome,expected_answer\n"
+        f'"How many holiday days, in all?",{doc.id},answer,28 days\n'
+        "What is the capital of Peru?,,no_answer,\n"
+    )
+    response = _import(owner, test_set["id"], body, "text/csv")
+    assert response.status_code == 201, response.json()
+    stored = list(TestItem.objects.filter(test_set_id=test_set["id"]))
+    assert [i.question for i in stored] == ["How many holiday days, in all?", "What is the capital of Peru?"]
+    assert stored[0].expected_resource_ids == [str(doc.id)] and stored[0].expected_answer == "28 days"
+    assert stored[1].expected_outcome == "no_answer" and stored[1].expected_resource_ids == []
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "line"),
+    [
+        (
+            '{"question": "ok"}\n{"question": "ok", "expected_outcome": "maybe"}\n',
+            "application/x-ndjson",
+            "2",
+        ),
+        ('{"question": "ok"}\n\n{not json\n', "application/x-ndjson", "3"),
+        ('{"question": "ok"}\n["a list"]\n', "application/jsonl", "2"),
+        ("question,expected_outcome\nok,answer\nfine,sometimes\n", "text/csv", "3"),
+        ("title,expected_outcome\nok,answer\n", "text/csv", "1"),
+    ],
+)
+def test_a_bad_line_is_a_400_naming_it_and_nothing_is_written(
+    owner: Tenant, body: str, content_type: str, line: str
+) -> None:
+    test_set = _create_set(owner)
+    response = _import(owner, test_set["id"], body, content_type)
+    assert response.status_code == 400, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "validation_error" and error["fields"]["line"] == [line]
+    assert f"Line {line}" in error["message"]
+    assert TestItem.objects.filter(test_set_id=test_set["id"]).count() == 0
+
+
+def test_import_refuses_another_workspaces_document_and_an_empty_body(
+    owner: Tenant, outsider: Tenant
+) -> None:
+    foreign = ingest_text(outsider.workspace, "Foreign", "Foreign text about holidays.")
+    test_set = _create_set(owner)
+    line = json.dumps({"question": "q", "expected_resource_ids": [str(foreign.id)]})
+    response = _import(owner, test_set["id"], '{"question": "fine"}\n' + line)
+    assert response.status_code == 400 and response.json()["error"]["fields"]["line"] == ["2"]
+    assert _import(owner, test_set["id"], "\n\n").status_code == 400
+    assert TestItem.objects.filter(test_set_id=test_set["id"]).count() == 0
+
+
+def test_another_organizations_test_set_and_item_are_404(owner: Tenant, outsider: Tenant) -> None:
+    theirs = _create_set(outsider)
+    item = (
+        outsider.client()
+        .post(f"{_sets(outsider)}{theirs['id']}/items/", {"question": "Theirs?"}, format="json")
+        .json()["data"]
+    )
+    mine = _create_set(owner)
+    base = _sets(owner)
+    client = owner.client()
+    for response in (
+        client.get(f"{base}{theirs['id']}/"),
+        client.patch(f"{base}{theirs['id']}/", {"name": "x"}, format="json"),
+        client.delete(f"{base}{theirs['id']}/"),
+        client.get(f"{base}{theirs['id']}/items/"),
+        client.post(f"{base}{theirs['id']}/items/", {"question": "x"}, format="json"),
+        client.patch(f"{base}{mine['id']}/items/{item['id']}/", {"question": "x"}, format="json"),
+        client.delete(f"{base}{mine['id']}/items/{item['id']}/"),
+        client.get(f"{base}{theirs['id']}/export/"),
+        _import(owner, theirs["id"], '{"question": "x"}'),
+    ):
+        assert response.status_code == 404
+        assert theirs["id"] not in response.content.decode()
+    assert TestSet.objects.get(id=theirs["id"]).name == "Regression"
+    assert TestItem.objects.get(id=item["id"]).question == "Theirs?"
+
+
+def test_chat_keys_are_refused(owner: Tenant) -> None:
+    assert owner.client("chat").get(_sets(owner)).status_code == 403
+    assert owner.client("chat").post(_sets(owner), {"name": "x"}, format="json").status_code == 403
