@@ -1,0 +1,173 @@
+"""Evaluation runs through the chat turn: a small workspace (real documents,
+the real embedding model, the extractive engine), the metrics checked by
+hand, the comparison of two runs, and ``manage.py evaluate`` against a
+baseline (docs/evaluation.md)."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from chat.evaluations import items, runs
+from chat.models import EvaluationRun, Session, TestSet
+from tests.chat.helpers import ingest_text
+from tests.conftest import Tenant
+from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
+
+pytestmark = pytest.mark.django_db
+
+DOCUMENTS = {
+    "kettle": (
+        "Kettle manual",
+        "The kettle holds 1.7 litres of water. A full kettle boils in about three minutes. "
+        "The kettle switches itself off when the water boils.",
+    ),
+    "eggs": (
+        "Egg guide",
+        "Boil eggs for about seven minutes for a firm yolk. Soft eggs take about four minutes in "
+        "boiling water. Cool the eggs in cold water afterwards.",
+    ),
+    "holiday": (
+        "Holiday policy",
+        "Employees receive 28 days of paid holiday per year. Holiday requests are approved by the "
+        "team lead. Unused holiday days expire at the end of March.",
+    ),
+}
+
+
+@pytest.fixture
+def evaluated(owner: Tenant) -> tuple[Tenant, TestSet, dict[str, str]]:
+    owner.workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
+    owner.workspace.save()
+    ids = {key: str(ingest_text(owner.workspace, *doc).id) for key, doc in DOCUMENTS.items()}
+    test_set = items.test_set_create(workspace=owner.workspace, name="Small")
+    lines = [
+        {"question": "When do unused holiday days expire?", "expected_resource_ids": [ids["holiday"]]},
+        {"question": "How many litres does the kettle hold?", "expected_resource_ids": [ids["kettle"]]},
+        {"question": "How long should I boil eggs for a firm yolk?", "expected_resource_ids": [ids["eggs"]]},
+        {"question": "What is the capital of Australia?", "expected_outcome": "no_answer"},
+    ]
+    body = "\n".join(json.dumps(line) for line in lines).encode()
+    items.items_import(test_set=test_set, body=body, csv_format=False)
+    return owner, test_set, ids
+
+
+def _base(tenant: Tenant) -> str:
+    return f"/api/v1/workspaces/{tenant.workspace.id}/evaluations/"
+
+
+def _start(tenant: Tenant, test_set: TestSet, django_capture_on_commit_callbacks: Any) -> EvaluationRun:
+    """POST …/evaluations/ (202, the task queued on commit), then the task's work, here."""
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = tenant.client().post(_base(tenant), {"test_set_id": str(test_set.id)}, format="json")
+    assert response.status_code == 202, response.json()
+    data = response.json()["data"]
+    assert data["status"] == "pending" and data["progress"] == {"done": 0, "total": 4}
+    assert len(queued) == 1
+    run = runs.run_execute(data["id"])
+    assert run is not None and run.status == "completed", run and run.error
+    return run
+
+
+def test_a_run_measures_the_workspace(
+    evaluated: tuple[Tenant, TestSet, dict[str, str]], django_capture_on_commit_callbacks: Any
+) -> None:
+    owner, test_set, ids = evaluated
+    run = _start(owner, test_set, django_capture_on_commit_callbacks)
+    detail = owner.client().get(f"{_base(owner)}{run.id}/").json()["data"]
+    assert detail["status"] == "completed" and detail["progress"] == {"done": 4, "total": 4}
+    assert detail["settings"]["model"] == "extractive"
+    assert detail["settings"]["answerability_threshold"] == DEFAULT_ANSWERABILITY_THRESHOLD
+    assert detail["settings"]["top_k"] == owner.workspace.top_k
+    assert detail["settings"]["embedding_model"] == owner.workspace.embedding_model
+    results = owner.client().get(f"{_base(owner)}{run.id}/items/").json()["data"]["items"]
+    assert [r["outcome"] for r in results] == ["answered", "answered", "answered", "abstained"]
+    expected = [ids["holiday"], ids["kettle"], ids["eggs"]]
+    for result, doc in zip(results, expected, strict=False):
+        assert result["first_cited_resource_id"] == doc and result["first_citation_expected"] is True
+        assert result["retrieved_resource_ids"][0] == doc
+        assert result["recall"] == 1.0 and result["reciprocal_rank"] == 1.0
+    assert results[3]["recall"] is None and results[3]["outcome_right"] is True
+    # By hand: every expected document ranked first and cited; every outcome right.
+    metrics = detail["metrics"]
+    assert metrics["items"] == 4 and metrics["items_with_expected_documents"] == 3
+    assert metrics["recall_at_k"] == 1.0 and metrics["mrr"] == 1.0
+    assert metrics["first_citation_expected"] == 1.0 and metrics["outcome_right"] == 1.0
+    latencies = sorted(r["latency_ms"] for r in results)
+    assert metrics["latency_p50_ms"] == latencies[1] and metrics["latency_p95_ms"] == latencies[3]
+    # The run's turns were stored under its own end user, and are gone.
+    assert not Session.objects.filter(workspace=owner.workspace).exists()
+
+
+def test_the_comparison_flags_what_got_worse(
+    evaluated: tuple[Tenant, TestSet, dict[str, str]], django_capture_on_commit_callbacks: Any
+) -> None:
+    owner, test_set, _ = evaluated
+    baseline = _start(owner, test_set, django_capture_on_commit_callbacks)
+    owner.workspace.answerability_threshold = 0.9
+    owner.workspace.save()
+    worse = _start(owner, test_set, django_capture_on_commit_callbacks)
+    assert worse.settings_snapshot["answerability_threshold"] == 0.9
+    response = owner.client().get(f"{_base(owner)}{worse.id}/compare/{baseline.id}/")
+    assert response.status_code == 200, response.json()
+    compared = response.json()["data"]
+    assert compared["counts"]["worse"] >= 1 and compared["counts"]["better"] == 0
+    assert "outcome_right" in compared["regressions"]
+    assert compared["deltas"]["outcome_right"] < -0.02
+    verdicts = {i["question"]: i["verdict"] for i in compared["items"]}
+    assert verdicts["What is the capital of Australia?"] == "same"
+    flipped = owner.client().get(f"{_base(owner)}{baseline.id}/compare/{worse.id}/").json()["data"]
+    assert flipped["counts"]["better"] == compared["counts"]["worse"] and flipped["regressions"] == []
+    assert owner.client().get(f"{_base(owner)}{worse.id}/compare/{baseline.id}/?margin=2").status_code == 400
+
+
+def test_the_command_exits_non_zero_on_a_regression_and_zero_once_restored(
+    evaluated: tuple[Tenant, TestSet, dict[str, str]],
+) -> None:
+    owner, test_set, _ = evaluated
+    out = StringIO()
+    call_command("evaluate", str(test_set.id), stdout=out)
+    baseline = json.loads(out.getvalue())["run_id"]
+    owner.workspace.answerability_threshold = 0.9
+    owner.workspace.save()
+    with pytest.raises(CommandError) as raised:
+        call_command(
+            "evaluate", str(test_set.id), "--baseline", baseline, "--margin", "0.02", stdout=StringIO()
+        )
+    assert raised.value.returncode == 1 and "outcome_right" in str(raised.value)
+    owner.workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
+    owner.workspace.save()
+    out = StringIO()
+    call_command("evaluate", str(test_set.id), "--baseline", baseline, stdout=out)
+    assert json.loads(out.getvalue())["regressions"] == []
+    with pytest.raises(CommandError) as unusable:
+        call_command("evaluate", "not-an-id", stdout=StringIO())
+    assert unusable.value.returncode == 2
+
+
+def test_bad_starts_and_another_organizations_runs(
+    evaluated: tuple[Tenant, TestSet, dict[str, str]], outsider: Tenant
+) -> None:
+    owner, test_set, _ = evaluated
+    client = owner.client()
+    for body in ({}, {"test_set_id": "nope"}, {"test_set_id": str(test_set.id), "model": "no-such-model"}):
+        response = client.post(_base(owner), body, format="json")
+        assert response.status_code == 400 and response.json()["error"]["code"] == "validation_error"
+    empty = items.test_set_create(workspace=owner.workspace, name="Empty")
+    assert client.post(_base(owner), {"test_set_id": str(empty.id)}, format="json").status_code == 400
+    theirs = items.test_set_create(workspace=outsider.workspace, name="Theirs")
+    items.item_create(test_set=theirs, data={"question": "Theirs?"})
+    assert client.post(_base(owner), {"test_set_id": str(theirs.id)}, format="json").status_code == 404
+    foreign = runs.run_create(test_set=theirs)
+    mine = runs.run_create(test_set=test_set)
+    for path in (f"{foreign.id}/", f"{foreign.id}/items/", f"{mine.id}/compare/{foreign.id}/"):
+        response = client.get(f"{_base(owner)}{path}")
+        assert response.status_code == 404 and str(foreign.id) not in response.content.decode()
+    assert str(foreign.id) not in client.get(_base(owner)).content.decode()
+    # A pending run is not compared.
+    assert client.get(f"{_base(owner)}{mine.id}/compare/{mine.id}/").status_code == 400
+    assert owner.client("chat").get(_base(owner)).status_code == 403
