@@ -118,6 +118,22 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("POST", W + "webhooks/<uuid:webhook_id>/rotate-secret/"): ADMIN,
     ("GET", W + "webhooks/<uuid:webhook_id>/deliveries/"): ADMIN,
     ("POST", W + "webhooks/<uuid:webhook_id>/deliveries/<uuid:delivery_id>/redeliver/"): ADMIN,
+    ("GET", W + "test-sets/"): ADMIN,
+    ("POST", W + "test-sets/"): ADMIN,
+    ("GET", W + "test-sets/<uuid:test_set_id>/"): ADMIN,
+    ("PATCH", W + "test-sets/<uuid:test_set_id>/"): ADMIN,
+    ("DELETE", W + "test-sets/<uuid:test_set_id>/"): ADMIN,
+    ("GET", W + "test-sets/<uuid:test_set_id>/items/"): ADMIN,
+    ("POST", W + "test-sets/<uuid:test_set_id>/items/"): ADMIN,
+    ("PATCH", W + "test-sets/<uuid:test_set_id>/items/<uuid:item_id>/"): ADMIN,
+    ("DELETE", W + "test-sets/<uuid:test_set_id>/items/<uuid:item_id>/"): ADMIN,
+    ("POST", W + "test-sets/<uuid:test_set_id>/import/"): ADMIN,
+    ("GET", W + "test-sets/<uuid:test_set_id>/export/"): ADMIN,
+    ("GET", W + "evaluations/"): ADMIN,
+    ("POST", W + "evaluations/"): ADMIN,
+    ("GET", W + "evaluations/<uuid:run_id>/"): ADMIN,
+    ("GET", W + "evaluations/<uuid:run_id>/items/"): ADMIN,
+    ("GET", W + "evaluations/<uuid:run_id>/compare/<uuid:other_id>/"): ADMIN,
 }
 # Routes added by other parts of the API register here too (see below).
 OPTIONAL_ROWS: dict[tuple[str, str], dict[str, int]] = {}

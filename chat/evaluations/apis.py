@@ -137,6 +137,7 @@ class TestSetDetailApi(WorkspaceApi):
     @extend_schema(
         operation_id="test_sets_get",
         summary="Get a test set",
+        description="Its name and item count (admin keys).",
         tags=TAGS,
         responses=envelope("TestSetDetail", TestSetSerializer),
     )
@@ -148,6 +149,7 @@ class TestSetDetailApi(WorkspaceApi):
     @extend_schema(
         operation_id="test_sets_update",
         summary="Rename a test set",
+        description="A new name; the items stay (admin keys).",
         tags=TAGS,
         request=TestSetInputSerializer,
         responses=envelope("TestSetUpdated", TestSetSerializer),

@@ -20,6 +20,11 @@ TAGS: list[dict[str, str]] = [
         "name": "Webhooks",
         "description": "Signed events posted to the integrator's URLs, and their delivery log (admin keys).",
     },
+    {
+        "name": "Evaluation",
+        "description": "Test sets of questions with the documents and outcome expected, runs through the "
+        "chat turn with their metrics, and comparisons of two runs (admin keys).",
+    },
     {"name": "Certificates", "description": "Signed replies: the public keys and verification."},
     {"name": "Models", "description": "The generation models this deployment serves."},
     {"name": "OpenAI-compatible", "description": "OpenAI's chat API per workspace, for SDKs and front ends."},
