@@ -11,6 +11,7 @@ import pytest
 from chat.models import TestItem, TestSet
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
+from tests.responses import response_body
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +66,10 @@ def test_items_crud_and_validation(owner: Tenant) -> None:
     assert second.status_code == 201 and second.json()["data"]["question"] is None
     patched = client.patch(f"{items_url}{item['id']}/", {"expected_outcome": "no_answer"}, format="json")
     assert patched.status_code == 200 and patched.json()["data"]["expected_outcome"] == "no_answer"
-    assert [i["id"] for i in client.get(items_url).json()["data"]["items"]][0] == item["id"]
+    assert [i["id"] for i in client.get(items_url).json()["data"]["items"]] == [
+        item["id"],
+        second.json()["data"]["id"],
+    ]
     for body in (
         {},
         {"question": "q", "messages": conversation},
@@ -83,10 +87,11 @@ def test_items_crud_and_validation(owner: Tenant) -> None:
 def test_jsonl_import_and_export_round_trip(owner: Tenant) -> None:
     doc = ingest_text(owner.workspace, "Holiday policy", "Employees receive 28 days of paid holiday.")
     test_set = _create_set(owner)
-    lines = [
+    conversation = [{"role": "user", "content": "Holiday days?"}]
+    lines: list[dict[str, Any]] = [
         {"question": "How many holiday days?", "expected_resource_ids": [str(doc.id)]},
         {"question": "What is the capital of Peru?", "expected_outcome": "no_answer"},
-        {"messages": [{"role": "user", "content": "Holiday days?"}], "expected_answer": "28 days"},
+        {"messages": conversation, "expected_answer": "28 days"},
     ]
     body = "\n".join(json.dumps(line) for line in lines) + "\n\n"
     response = _import(owner, test_set["id"], body)
@@ -94,14 +99,14 @@ def test_jsonl_import_and_export_round_trip(owner: Tenant) -> None:
     assert response.json()["data"] == {"imported": 3}
     exported = owner.client().get(f"{_sets(owner)}{test_set['id']}/export/")
     assert exported.status_code == 200 and exported["Content-Type"].startswith("application/x-ndjson")
-    rows = [json.loads(line) for line in b"".join(exported.streaming_content).decode().splitlines()]
+    rows = [json.loads(line) for line in response_body(exported).decode().splitlines()]
     assert [r.get("question") for r in rows] == [
         "How many holiday days?",
         "What is the capital of Peru?",
         None,
     ]
     assert rows[0]["expected_resource_ids"] == [str(doc.id)] and rows[1]["expected_outcome"] == "no_answer"
-    assert rows[2]["messages"] == lines[2]["messages"] and rows[2]["expected_answer"] == "28 days"
+    assert rows[2]["messages"] == conversation and rows[2]["expected_answer"] == "28 days"
     # What is exported imports again, as it is.
     again = _import(owner, test_set["id"], "\n".join(json.dumps(r) for r in rows))
     assert again.status_code == 201 and TestItem.objects.filter(test_set_id=test_set["id"]).count() == 6
