@@ -38,6 +38,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.core.result import Err
 from schemathesis.specs.openapi import checks as openapi_checks
 
+from chat.evaluations import items, runs
 from chat.models import Message
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant, make_tenant
@@ -85,6 +86,9 @@ def _world(tenant: Tenant) -> World:
     session, messages = conversation(workspace, external_user_id="alice", title="Alice asks")
     assistant = next(m for m in messages if m.role == "assistant")
     assert isinstance(assistant, Message)
+    test_set = items.test_set_create(workspace=workspace, name="Fuzz")
+    item = items.item_create(test_set=test_set, data={"question": "When are claims paid?"})
+    run = runs.run_create(test_set=test_set)
     return World(
         ids={
             "workspace_id": str(workspace.id),
@@ -92,6 +96,10 @@ def _world(tenant: Tenant) -> World:
             "session_id": str(session.id),
             "message_id": str(assistant.id),
             "external_user_id": "alice",
+            "test_set_id": str(test_set.id),
+            "item_id": str(item.id),
+            "run_id": str(run.id),
+            "other_id": str(run.id),
         },
     )
 

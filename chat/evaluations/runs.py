@@ -93,7 +93,7 @@ def run_create(*, test_set: TestSet, model: str | None = None) -> EvaluationRun:
 def run_enqueue_on_commit(run: EvaluationRun) -> None:
     """Queue the run (chat.tasks) when the current transaction commits."""
     run_id = str(run.id)
-    transaction.on_commit(lambda: current_app.send_task(RUN_TASK, args=[run_id]))
+    transaction.on_commit(lambda: current_app.send_task(RUN_TASK, args=[run_id]), robust=True)
 
 
 def _outcome(reply: Message) -> str:

@@ -163,6 +163,9 @@ def test_import_refuses_another_workspaces_document_and_an_empty_body(
     response = _import(owner, test_set["id"], '{"question": "fine"}\n' + line)
     assert response.status_code == 400 and response.json()["error"]["fields"]["line"] == ["2"]
     assert _import(owner, test_set["id"], "\n\n").status_code == 400
+    # An empty body (not parsed at all) too.
+    assert _import(owner, test_set["id"], "", "text/csv").status_code == 400
+    assert _import(owner, test_set["id"], "").status_code == 400
     assert TestItem.objects.filter(test_set_id=test_set["id"]).count() == 0
 
 
