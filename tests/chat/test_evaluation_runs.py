@@ -6,10 +6,12 @@ baseline (docs/evaluation.md)."""
 from __future__ import annotations
 
 import json
+import time
 from io import StringIO
 from typing import Any
 
 import pytest
+from celery.worker import WorkController
 from django.core.management import CommandError, call_command
 
 from chat.evaluations import items, runs
@@ -171,3 +173,24 @@ def test_bad_starts_and_another_organizations_runs(
     # A pending run is not compared.
     assert client.get(f"{_base(owner)}{mine.id}/compare/{mine.id}/").status_code == 400
     assert owner.client("chat").get(_base(owner)).status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_runs_a_started_run_to_its_end(owner: Tenant, celery_worker: WorkController) -> None:
+    """End to end: POST …/evaluations/ queues the task on commit, a real
+    worker runs it, progress reaches the total."""
+    doc = ingest_text(owner.workspace, *DOCUMENTS["holiday"])
+    test_set = items.test_set_create(workspace=owner.workspace, name="Worker")
+    items.item_create(
+        test_set=test_set,
+        data={"question": "When do unused holiday days expire?", "expected_resource_ids": [doc.id]},
+    )
+    response = owner.client().post(_base(owner), {"test_set_id": str(test_set.id)}, format="json")
+    assert response.status_code == 202
+    url = f"{_base(owner)}{response.json()['data']['id']}/"
+    deadline = time.monotonic() + 120
+    while (data := owner.client().get(url).json()["data"])["status"] in ("pending", "running"):
+        assert time.monotonic() < deadline, data
+        time.sleep(0.2)
+    assert data["status"] == "completed" and data["progress"] == {"done": 1, "total": 1}
+    assert data["metrics"]["recall_at_k"] == 1.0
