@@ -91,6 +91,10 @@ class EvaluationRun(models.Model):
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the worker running it last finished an item (or claimed it): a
+    # run whose worker stopped is told from one still working by it
+    # (chat/evaluations/runs.py, runs_stale_sweep).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -28,3 +28,10 @@ def evaluation_run(run_id: str) -> None:
     """Run a pending evaluation run to its end (chat/evaluations/runs.py);
     a redelivered task finds it started and does nothing."""
     runs.run_execute(run_id)
+
+
+@shared_task(name="chat.evaluation_sweep", ignore_result=True)
+def evaluation_sweep() -> None:
+    """Periodic (CELERY_BEAT_SCHEDULE): no evaluation run left pending or
+    running for ever (chat/evaluations/runs.py, runs_stale_sweep)."""
+    runs.runs_stale_sweep()

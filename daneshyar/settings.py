@@ -190,6 +190,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "workspaces.delete_expired_idempotency_records",
         "schedule": 3600.0,
     },
+    # Evaluation runs whose task or worker was lost (chat/evaluations/runs.py).
+    "chat-evaluation-sweep": {"task": "chat.evaluation_sweep", "schedule": 60.0},
     # Webhook deliveries that are due: retries, and any whose worker was lost (workspaces/webhooks/).
     "workspaces-webhook-deliveries": {
         "task": "workspaces.webhook_sweep",

@@ -10,6 +10,7 @@ data mixes in and none is left behind.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import logging
 import time
@@ -44,6 +45,11 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "extractive"
 RUN_TASK = "chat.evaluation_run"
+# A pending run not started this long after it was made (its task lost: the
+# broker was down) is queued again; a running one whose worker has not
+# finished an item for this long (the worker was killed) is failed.
+PENDING_REQUEUE_SECONDS = 120
+RUNNING_STALE_SECONDS = 900
 
 
 def evaluation_user_id(run: EvaluationRun) -> str:
@@ -189,7 +195,7 @@ def run_execute(run_id: uuid.UUID | str) -> EvaluationRun | None:
     """Run a pending run to its end (completed, or failed with the error);
     a run already started or gone is left alone (a redelivered task)."""
     claimed = EvaluationRun.objects.filter(id=run_id, status=RunStatus.PENDING).update(
-        status=RunStatus.RUNNING
+        status=RunStatus.RUNNING, heartbeat_at=timezone.now()
     )
     run = EvaluationRun.objects.select_related("test_set__workspace").filter(id=run_id).first()
     if not claimed or run is None:
@@ -199,7 +205,7 @@ def run_execute(run_id: uuid.UUID | str) -> EvaluationRun | None:
     try:
         for position, item in enumerate(TestItem.objects.filter(test_set=run.test_set)[: run.total]):
             _result(run, item, position, _turn(run, item, principal))
-            EvaluationRun.objects.filter(id=run.id).update(done=F("done") + 1)
+            EvaluationRun.objects.filter(id=run.id).update(done=F("done") + 1, heartbeat_at=timezone.now())
         run.metrics = run_metrics(list(run.results.all()))
         run.status = RunStatus.COMPLETED
     except Exception as exc:
@@ -211,3 +217,36 @@ def run_execute(run_id: uuid.UUID | str) -> EvaluationRun | None:
     run.done = run.results.count()
     run.save(update_fields=["metrics", "status", "error", "finished_at", "done"])
     return run
+
+
+def runs_stale_sweep() -> tuple[int, int]:
+    """Periodic (CELERY_BEAT_SCHEDULE): queue again the pending runs whose
+    task was lost (starting claims a pending run once, so a second task does
+    nothing), and fail the running runs whose worker stopped (the error
+    says so; the run can be started again as a new run), so no run is left
+    ``pending`` or ``running`` for ever. Returns (queued, failed)."""
+    now = timezone.now()
+    lost = list(
+        EvaluationRun.objects.filter(
+            status=RunStatus.PENDING, created_at__lt=now - dt.timedelta(seconds=PENDING_REQUEUE_SECONDS)
+        ).values_list("id", flat=True)
+    )
+    for run_id in lost:
+        current_app.send_task(RUN_TASK, args=[str(run_id)])
+    stale = EvaluationRun.objects.filter(
+        status=RunStatus.RUNNING, heartbeat_at__lt=now - dt.timedelta(seconds=RUNNING_STALE_SECONDS)
+    ).select_related("test_set")
+    failed = 0
+    for run in stale:
+        with transaction.atomic():
+            if not EvaluationRun.objects.filter(id=run.id, status=RunStatus.RUNNING).update(
+                status=RunStatus.FAILED,
+                error="The worker running it stopped before its end; start a new run.",
+                finished_at=now,
+            ):
+                continue
+            Session.objects.filter(
+                workspace_id=run.test_set.workspace_id, external_user_id=evaluation_user_id(run)
+            ).delete()
+        failed += 1
+    return len(lost), failed

@@ -194,3 +194,33 @@ def test_the_worker_runs_a_started_run_to_its_end(owner: Tenant, celery_worker: 
         time.sleep(0.2)
     assert data["status"] == "completed" and data["progress"] == {"done": 1, "total": 1}
     assert data["metrics"]["recall_at_k"] == 1.0
+
+
+def test_no_run_is_left_pending_or_running_for_ever(
+    evaluated: tuple[Tenant, TestSet, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pending run whose task was lost is queued again; a running run whose
+    worker stopped is failed, its sessions deleted; a fresh one of each is left alone."""
+    import datetime as dt
+    from unittest import mock
+
+    from django.utils import timezone
+
+    _, test_set, _ = evaluated
+    lost = runs.run_create(test_set=test_set)
+    fresh = runs.run_create(test_set=test_set)
+    stopped = runs.run_create(test_set=test_set)
+    working = runs.run_create(test_set=test_set)
+    long_ago = timezone.now() - dt.timedelta(hours=1)
+    EvaluationRun.objects.filter(id=lost.id).update(created_at=long_ago)
+    EvaluationRun.objects.filter(id=stopped.id).update(status="running", heartbeat_at=long_ago)
+    EvaluationRun.objects.filter(id=working.id).update(status="running", heartbeat_at=timezone.now())
+    Session.objects.create(workspace=test_set.workspace, external_user_id=runs.evaluation_user_id(stopped))
+    with mock.patch.object(runs.current_app, "send_task") as send_task:
+        assert runs.runs_stale_sweep() == (1, 1)
+    send_task.assert_called_once_with(runs.RUN_TASK, args=[str(lost.id)])
+    statuses = dict(EvaluationRun.objects.values_list("id", "status"))
+    assert statuses[fresh.id] == "pending" and statuses[working.id] == "running"
+    stopped.refresh_from_db()
+    assert stopped.status == "failed" and "worker" in stopped.error and stopped.finished_at is not None
+    assert not Session.objects.filter(external_user_id=runs.evaluation_user_id(stopped)).exists()
