@@ -216,9 +216,9 @@ def test_no_run_is_left_pending_or_running_for_ever(
     EvaluationRun.objects.filter(id=stopped.id).update(status="running", heartbeat_at=long_ago)
     EvaluationRun.objects.filter(id=working.id).update(status="running", heartbeat_at=timezone.now())
     Session.objects.create(workspace=test_set.workspace, external_user_id=runs.evaluation_user_id(stopped))
-    with mock.patch.object(runs.current_app, "send_task") as send_task:
+    with mock.patch.object(runs, "current_app") as app:
         assert runs.runs_stale_sweep() == (1, 1)
-    send_task.assert_called_once_with(runs.RUN_TASK, args=[str(lost.id)])
+    app.send_task.assert_called_once_with(runs.RUN_TASK, args=[str(lost.id)])
     statuses = dict(EvaluationRun.objects.values_list("id", "status"))
     assert statuses[fresh.id] == "pending" and statuses[working.id] == "running"
     stopped.refresh_from_db()
