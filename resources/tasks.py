@@ -178,29 +178,6 @@ def sweep_stale_resources(stale_after_seconds: float | None = None) -> int:
     return ingestion.resources_sweep_stale(requeue=ingest_enqueue_on_commit, stale_after=stale_after)
 
 
-@shared_task(name="resources.source_sync")
-def source_sync(run_id: str) -> str:
-    """One sync of a web source (resources/sources/run.py); safe to run
-    again: a run no longer running is left as it is."""
-    from resources.sources.run import source_run_execute  # above this module: services
-
-    run = source_run_execute(run_id)
-    return "gone" if run is None else str(run.status)
-
-
-def source_sync_enqueue_on_commit(run_id: uuid.UUID) -> None:
-    transaction.on_commit(lambda: source_sync.delay(str(run_id)), robust=True)
-
-
-@shared_task(name="resources.sources_sweep")
-def sources_sweep() -> dict[str, int]:
-    """Periodic (beat): fail the syncs whose worker was lost, start those due."""
-    from resources.sources.services import sources_sweep as sweep
-
-    failed, started = sweep()
-    return {"failed": failed, "started": started}
-
-
 # Kept importable from here (the backoff lives with the retries, in ingestion).
 retry_countdown = ingestion.retry_countdown
 

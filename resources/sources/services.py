@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
@@ -15,7 +16,6 @@ from django.utils import timezone
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
 from resources.external import MAX_EXTERNAL_ID_CHARS
 from resources.models import Source, SourceKind, SourceRun, SourceRunStatus
-from resources.tasks import source_sync_enqueue_on_commit
 from workspaces.models import Workspace
 from workspaces.webhooks.addresses import UnsafeUrl, url_check
 
@@ -111,10 +111,15 @@ def source_sync_start(*, source: Source) -> SourceRun:
         with transaction.atomic():
             run = SourceRun.objects.create(source=source)
             Source.objects.filter(pk=source.pk).update(last_run_at=run.started_at)
-            source_sync_enqueue_on_commit(run.id)
+            transaction.on_commit(lambda: _enqueue(run.id), robust=True)
     except IntegrityError:
         raise SyncRunning() from None
     return run
+
+
+def _enqueue(run_id: Any) -> None:
+    # By name: the task's module (resources/sources/tasks.py) imports this one.
+    current_app.send_task("resources.source_sync", args=[str(run_id)])
 
 
 def sources_sweep(*, now: Any = None) -> tuple[int, int]:

@@ -197,7 +197,7 @@ def test_private_and_metadata_addresses_are_refused(
     assert site.requests == []
     # A redirect to the metadata address is checked like the request: refused.
     settings.WEBHOOK_ALLOW_PRIVATE = True
-    real = fetch.addresses_checked
+    real = fetch.addresses_checked  # type: ignore[attr-defined]
 
     def loopback_only(target: Any) -> list[str]:  # the fixture site allowed, nothing else
         addresses = real(target)
@@ -205,7 +205,7 @@ def test_private_and_metadata_addresses_are_refused(
             raise UnsafeUrl("refused")
         return addresses
 
-    monkeypatch.setattr(fetch, "addresses_checked", loopback_only)
+    monkeypatch.setattr(fetch, "addresses_checked", loopback_only)  # type: ignore[attr-defined]
     site.redirects["/p/2"] = "http://169.254.169.254/latest/meta-data/"
     with pytest.raises(UnsafeUrl):
         fetch.get(site.url("/p/2"), max_bytes=1000)
