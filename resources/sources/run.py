@@ -25,7 +25,9 @@ from resources.services import resource_create
 from resources.sources import fetch
 from resources.sources.crawl import Crawler, SiteUnavailable
 from resources.sync import sync_delete
+from workspaces.models import WebhookEvent
 from workspaces.webhooks.addresses import UnsafeUrl
+from workspaces.webhooks.events import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +98,27 @@ def _finish(progress: _Progress, status: str, error: str) -> SourceRun | None:
     )
     if not updated:
         return None
-    return SourceRun.objects.get(pk=progress.run.pk)
+    run = SourceRun.objects.get(pk=progress.run.pk)
+    run_event_emit(run, workspace_id=progress.run.source.workspace_id)
+    return run
+
+
+def run_event_emit(run: SourceRun, *, workspace_id: uuid.UUID) -> None:
+    """``source.sync.completed`` (completed or partial) or ``source.sync.failed``."""
+    failed = run.status == SourceRunStatus.FAILED
+    webhook_event_emit(
+        workspace_id=workspace_id,
+        event_type=WebhookEvent.SOURCE_SYNC_FAILED if failed else WebhookEvent.SOURCE_SYNC_COMPLETED,
+        subject_id=str(run.source_id),
+        data={
+            "workspace_id": str(workspace_id),
+            "source_id": str(run.source_id),
+            "run_id": str(run.pk),
+            "status": str(run.status),
+            **{name: getattr(run, name) for name in COUNTS},
+            "error": run.error or None,
+        },
+    )
 
 
 def _hosts(source: Source) -> set[str]:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
 from resources.external import MAX_EXTERNAL_ID_CHARS
 from resources.models import Source, SourceKind, SourceRun, SourceRunStatus
+from resources.sources.run import run_event_emit
 from workspaces.models import Workspace
 from workspaces.webhooks.addresses import UnsafeUrl, url_check
 
@@ -128,11 +129,18 @@ def sources_sweep(*, now: Any = None) -> tuple[int, int]:
     scheduled sources that are due. Returns (failed, started)."""
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.SOURCES_RUN_STALE_SECONDS)
-    failed = SourceRun.objects.filter(status=SourceRunStatus.RUNNING, heartbeat_at__lt=stale).update(
-        status=SourceRunStatus.FAILED,
-        error="The worker running this sync was lost; the next run starts over.",
-        finished_at=now,
-    )
+    failed = 0
+    lost = SourceRun.objects.filter(status=SourceRunStatus.RUNNING, heartbeat_at__lt=stale)
+    for run in lost.select_related("source"):
+        with transaction.atomic():
+            if SourceRun.objects.filter(pk=run.pk, status=SourceRunStatus.RUNNING).update(
+                status=SourceRunStatus.FAILED,
+                error="The worker running this sync was lost; the next run starts over.",
+                finished_at=now,
+            ):
+                run.refresh_from_db()
+                run_event_emit(run, workspace_id=run.source.workspace_id)
+                failed += 1
     started = 0
     for source in Source.objects.filter(schedule_seconds__isnull=False).exclude(
         runs__status=SourceRunStatus.RUNNING

@@ -20,6 +20,7 @@ from resources.sources import fetch, services
 from resources.sources.run import source_run_execute
 from tests.conftest import Tenant
 from tests.resources.fixture_site import Site, page, serving
+from workspaces.models import WebhookDelivery, WebhookEndpoint
 from workspaces.webhooks.addresses import UnsafeUrl
 
 pytestmark = pytest.mark.django_db
@@ -158,6 +159,7 @@ def test_a_stale_running_run_is_failed_by_the_sweep_and_the_next_run_completes(
 ) -> None:
     site.pages = {"/p/1": page(1)}
     source = _sitemap_source(owner, site)
+    WebhookEndpoint.objects.create(workspace=owner.workspace, url="http://127.0.0.1:9/", secret="x")
     lost = services.source_sync_start(source=source)  # its worker dies: no heartbeat again
     with pytest.raises(services.SyncRunning):
         services.source_sync_start(source=source)
@@ -167,6 +169,11 @@ def test_a_stale_running_run_is_failed_by_the_sweep_and_the_next_run_completes(
     assert lost.status == "failed" and "lost" in lost.error
     assert source_run_execute(lost.id) is None  # a redelivered task leaves it failed
     assert _sync(source).status == "completed"
+    events = WebhookDelivery.objects.order_by("created_at", "id").values_list("event_type", "payload")
+    assert [(kind, payload["data"]["status"]) for kind, payload in events if kind.startswith("source.")] == [
+        ("source.sync.failed", "failed"),
+        ("source.sync.completed", "completed"),
+    ]
 
 
 def test_a_scheduled_source_is_started_by_the_sweep_when_due(owner: Tenant, site: Site) -> None:
