@@ -9,7 +9,9 @@ and deletes nothing."""
 
 from __future__ import annotations
 
+import html
 import logging
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -34,6 +36,7 @@ logger = logging.getLogger(__name__)
 # Sitemap entries read at most (pages past ``max_pages`` are counted skipped).
 MAX_LISTED = 100_000
 HEARTBEAT_SECONDS = 10.0
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 COUNTS = ("new", "changed", "unchanged", "deleted", "failed", "skipped")
 
 
@@ -178,6 +181,7 @@ def _sync_page(
         outcome = resource_create(
             workspace=source.workspace,
             data=answer.body,
+            title=page_title(answer.body),
             filename=(urlsplit(url).path.rsplit("/", 1)[-1] or urlsplit(url).hostname or "")[:200],
             claimed_type=answer.content_type.split(";", 1)[0].strip(),
             external=External(url),
@@ -191,6 +195,14 @@ def _sync_page(
         defaults={"resource": outcome.resource, "etag": answer.etag, "last_modified": answer.last_modified},
     )
     return "new" if outcome.created else "changed" if outcome.replaced else "unchanged"
+
+
+def page_title(body: bytes) -> str:
+    """An HTML page's ``<title>``, or "" (the document is then titled from its text)."""
+    found = _TITLE.search(body[:65536])
+    if found is None:
+        return ""
+    return " ".join(html.unescape(found[1].decode("utf-8", "replace")).split())[:500]
 
 
 def _delete_gone(source: Source, listed: set[str], progress: _Progress) -> None:

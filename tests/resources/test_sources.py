@@ -78,7 +78,8 @@ def test_a_sitemap_is_synced_then_nothing_is_queued_then_edits_and_deletions_are
     assert (first.status, _counts(first)) == ("completed", {"new": N})
     documents = Resource.objects.filter(workspace=owner.workspace)
     assert documents.count() == N
-    assert documents.get(external_id=site.url("/p/7")).content_type == "text/html"
+    seventh = documents.get(external_id=site.url("/p/7"))
+    assert (seventh.content_type, seventh.title) == ("text/html", "Page 7")
 
     site.requests.clear()
     second, queued = _sync_queueing(source, django_capture_on_commit_callbacks)
