@@ -22,6 +22,7 @@ from daneshyar.config.ingestion import INGEST_SWEEP_INTERVAL_SECONDS
 from daneshyar.config.keys import required_secret
 from daneshyar.config.login import *  # noqa: F403  (AUTHENTICATION_BACKENDS, AXES_*)
 from daneshyar.config.schema import TAGS as SCHEMA_TAGS
+from daneshyar.config.sources import *  # noqa: F403  (SOURCES_*)
 from daneshyar.config.webhooks import *  # noqa: F403  (WEBHOOK_*)
 from daneshyar.config.webhooks import WEBHOOK_SWEEP_SECONDS
 from daneshyar.env import (
@@ -205,6 +206,7 @@ CELERY_BEAT_SCHEDULE["resources-sweep-stale"] = {
     "task": "resources.sweep_stale",
     "schedule": float(INGEST_SWEEP_INTERVAL_SECONDS),
 }
+CELERY_BEAT_SCHEDULE["resources-sources-sweep"] = SOURCES_SWEEP_BEAT  # noqa: F405  (web sources' sweep)
 # Large workspaces get an HNSW index of their own (retrieval/workspace_index.py).
 WORKSPACE_INDEX_SWEEP_SECONDS = env_int("WORKSPACE_INDEX_SWEEP_SECONDS", 600, minimum=10)
 CELERY_BEAT_SCHEDULE["retrieval-workspace-indexes"] = {

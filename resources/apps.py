@@ -15,3 +15,5 @@ class ResourcesConfig(AppConfig):
         # The bulk upload (resources/urls.py) takes a body of any type up to
         # its own limit; its view checks the exact one.
         register_body_limit("/resources/batch/", lambda: settings.BATCH_UPLOAD_MAX_BYTES)
+        # The web sources' tasks (Celery discovers resources/tasks.py only).
+        from resources.sources import tasks  # noqa: F401

@@ -108,3 +108,100 @@ class ResourceFile(models.Model):
 
     def __str__(self) -> str:
         return f"file of {self.resource_id}"
+
+
+class SourceKind(models.TextChoices):
+    PAGE = "page", "page"
+    PAGES = "pages", "pages"
+    SITEMAP = "sitemap", "sitemap"
+
+
+class Source(models.Model):
+    """Web pages kept in sync with a workspace (docs/ingestion.md, "Web
+    sources"): a page, a list of pages, or a sitemap (an index included),
+    fetched again on a schedule or on demand (resources/sources/)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="sources")
+    kind = models.CharField(max_length=8, choices=SourceKind.choices)
+    # The page, the pages, or the sitemap's URL (one).
+    urls = models.JSONField(default=list)
+    # Seconds between runs; None: only when asked (POST …/sync/).
+    schedule_seconds = models.PositiveIntegerField(null=True, blank=True)
+    max_pages = models.PositiveIntegerField(default=1000)
+    max_page_bytes = models.PositiveIntegerField(default=5 * 1024 * 1024)
+    same_host = models.BooleanField(default=True)
+    # The guard: a run that would delete more than this share (percent) of
+    # the source's documents fails and deletes nothing.
+    max_delete_percent = models.PositiveSmallIntegerField(default=50)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.urls[:1]}"
+
+
+class SourceRunStatus(models.TextChoices):
+    RUNNING = "running", "running"
+    COMPLETED = "completed", "completed"
+    FAILED = "failed", "failed"
+    PARTIAL = "partial", "partial"
+
+
+class SourceRun(models.Model):
+    """One sync of a source and what it did. A run whose heartbeat goes
+    stale (its worker was lost) is failed by the sweep."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(max_length=10, choices=SourceRunStatus.choices, default=SourceRunStatus.RUNNING)
+    new = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    deleted = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["heartbeat_at"],
+                name="sourcerun_running_idx",
+                condition=models.Q(status="running"),
+            ),
+        ]
+        constraints = [
+            # At most one run of a source at a time.
+            models.UniqueConstraint(
+                fields=["source"], name="sourcerun_one_running", condition=models.Q(status="running")
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.id} ({self.status})"
+
+
+class SourcePage(models.Model):
+    """A page a source holds as a document (``external_id`` = its URL), and
+    the validators its last answer gave, sent back as conditional requests."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="pages")
+    url = models.CharField(max_length=255)
+    resource = models.ForeignKey(Resource, on_delete=models.SET_NULL, null=True, related_name="+")
+    etag = models.CharField(max_length=255, blank=True, default="")
+    last_modified = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "url"], name="sourcepage_unique_url")]
+
+    def __str__(self) -> str:
+        return self.url

@@ -6,12 +6,29 @@ from django.urls import URLPattern, path
 
 from daneshyar.api import WORKSPACE_ROUTE
 from resources import apis, batch_apis, sync_apis
+from resources.sources import apis as source_apis
 
 urlpatterns: list[URLPattern] = [
     path(f"{WORKSPACE_ROUTE}resources/", apis.ResourceListCreateApi.as_view(), name="resource-list"),
     path(f"{WORKSPACE_ROUTE}resources/batch/", batch_apis.ResourceBatchApi.as_view(), name="resource-batch"),
     path(f"{WORKSPACE_ROUTE}sync/", sync_apis.SyncManifestApi.as_view(), name="sync-manifest"),
     path(f"{WORKSPACE_ROUTE}sync/delete/", sync_apis.SyncDeleteApi.as_view(), name="sync-delete"),
+    path(f"{WORKSPACE_ROUTE}sources/", source_apis.SourceListApi.as_view(), name="source-list"),
+    path(
+        f"{WORKSPACE_ROUTE}sources/<uuid:source_id>/",
+        source_apis.SourceDetailApi.as_view(),
+        name="source-detail",
+    ),
+    path(
+        f"{WORKSPACE_ROUTE}sources/<uuid:source_id>/sync/",
+        source_apis.SourceSyncApi.as_view(),
+        name="source-sync",
+    ),
+    path(
+        f"{WORKSPACE_ROUTE}sources/<uuid:source_id>/runs/",
+        source_apis.SourceRunListApi.as_view(),
+        name="source-runs",
+    ),
     path(
         f"{WORKSPACE_ROUTE}resources/<uuid:resource_id>/",
         apis.ResourceDetailApi.as_view(),

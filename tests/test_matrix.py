@@ -35,6 +35,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.views import APIView
 
 from chat.models import Session
+from resources.models import Source
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant, api_client, make_tenant, token_client
 from tests.factories import WorkspaceFactory
@@ -94,6 +95,13 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("GET", W + "resources/<uuid:resource_id>/passages/"): WORKSPACE,
     ("POST", W + "sync/"): ADMIN,
     ("POST", W + "sync/delete/"): ADMIN,
+    ("GET", W + "sources/"): ADMIN,
+    ("POST", W + "sources/"): ADMIN,
+    ("GET", W + "sources/<uuid:source_id>/"): ADMIN,
+    ("PATCH", W + "sources/<uuid:source_id>/"): ADMIN,
+    ("DELETE", W + "sources/<uuid:source_id>/"): ADMIN,
+    ("POST", W + "sources/<uuid:source_id>/sync/"): ADMIN,
+    ("GET", W + "sources/<uuid:source_id>/runs/"): ADMIN,
     ("POST", W + "search/"): {**WORKSPACE, "key_access": 200},
     ("POST", W + "chat/"): {**end_user(200), "key_access": 200},
     ("POST", W + "chat/stream/"): {**end_user(200), "key_access": 200},
@@ -207,6 +215,10 @@ def _world() -> World:
     foreign_session, foreign_messages = conversation(
         foreign.workspace, external_user_id="alice", title=f"Foreign chat {marker}"
     )
+    own_source, foreign_source = (
+        Source.objects.create(workspace=tenant.workspace, kind="page", urls=["http://example.com/"])
+        for tenant in (owner, foreign)
+    )
     revoked = services.api_key_create(organization=owner.organization, name="old", scope=ApiKeyScope.ADMIN)
     services.api_key_revoke(api_key=revoked.api_key)
     other = WorkspaceFactory.create(organization=owner.organization)
@@ -217,6 +229,7 @@ def _world() -> World:
     ids = {
         "workspace_id": str(owner.workspace.id),
         "resource_id": str(own_resource.id),
+        "source_id": str(own_source.id),
         "session_id": str(session.id),
         "message_id": str(messages[1].id),
         "external_user_id": "alice",
@@ -231,6 +244,7 @@ def _world() -> World:
             str(foreign_resource.id),
             str(foreign_session.id),
             str(foreign_messages[0].id),
+            str(foreign_source.id),
         ],
         keys={
             "none": None,
@@ -290,6 +304,10 @@ def _body(method: str, pattern: str, user: str) -> Any:
         return {"url": "http://127.0.0.1:9/hooks"}
     if pattern.endswith("guard-rules/"):
         return {"rules": []}
+    if pattern.endswith("/sources/") or pattern.endswith("sources/<uuid:source_id>/"):
+        return {"kind": "page", "urls": ["http://example.com/"]}
+    if pattern.endswith("sources/<uuid:source_id>/sync/"):
+        return {}
     if pattern.endswith("sync/"):
         return {"documents": [{"external_id": "wiki/1", "version": "1"}], "complete": True}
     if pattern.endswith("sync/delete/"):
@@ -393,13 +411,14 @@ def test_foreign_objects_inside_an_own_workspace_are_404_and_never_shown() -> No
     ids = {
         **world.ids,
         "resource_id": world.foreign_bytes[2],
+        "source_id": world.foreign_bytes[5],
         "session_id": str(foreign_session.id),
         "message_id": str(foreign_message.id),
     }
     failures: list[str] = []
     views = {route.pattern: route.view for route in ROUTES}
     for method, pattern in CELLS:
-        if not any(name in pattern for name in ("resource_id", "session_id", "message_id")):
+        if not any(name in pattern for name in ("resource_id", "source_id", "session_id", "message_id")):
             continue
         view = views[pattern]
         admin_only = issubclass(view, WorkspaceApi) and method in view.admin_methods

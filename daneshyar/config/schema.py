@@ -6,6 +6,10 @@ from __future__ import annotations
 TAGS: list[dict[str, str]] = [
     {"name": "Workspaces", "description": "Workspaces and their settings (admin keys)."},
     {"name": "Resources", "description": "Documents: upload one or many, follow ingestion, read passages."},
+    {
+        "name": "Sources",
+        "description": "Web pages and sitemaps kept in sync with a workspace, and their runs (admin keys).",
+    },
     {"name": "Search", "description": "The passages a chat turn would retrieve, inspectable."},
     {"name": "Chat", "description": "Chat turns, plain or streamed, answered with cited passages."},
     {"name": "Sessions", "description": "An end user's conversations and their messages."},

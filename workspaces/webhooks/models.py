@@ -18,6 +18,8 @@ class WebhookEvent(models.TextChoices):
     RESOURCE_FAILED = "resource.failed", "a resource's ingestion failed"
     RESOURCE_DELETED = "resource.deleted", "a resource was deleted"
     FEEDBACK_CREATED = "feedback.created", "an end user rated an answer"
+    SOURCE_SYNC_COMPLETED = "source.sync.completed", "a web source's sync ended completed or partial"
+    SOURCE_SYNC_FAILED = "source.sync.failed", "a web source's sync failed"
 
 
 class WebhookEndpoint(models.Model):
