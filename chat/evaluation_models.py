@@ -15,6 +15,9 @@ from django.db import models
 
 from workspaces.models import Workspace
 
+# The chat tables the items refer to (chat/models.py imports this module at its end).
+MESSAGE_MODEL = "chat.Message"
+
 
 class ExpectedOutcome(models.TextChoices):
     ANSWER = "answer", "an answer citing the documents"
@@ -67,6 +70,12 @@ class TestItem(models.Model):
     expected_answer = models.TextField(blank=True, default="")
     expected_outcome = models.CharField(
         max_length=16, choices=ExpectedOutcome.choices, default=ExpectedOutcome.ANSWER
+    )
+    # The reply an item was built from (the console's "Add to test set"):
+    # deleting the end user's data, or the retention sweep, deletes the
+    # message and so the item built from their text (docs/evaluation.md).
+    source_message = models.ForeignKey(
+        MESSAGE_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="test_items"
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -125,6 +134,10 @@ class EvaluationResult(models.Model):
     reciprocal_rank = models.FloatField(null=True, blank=True)
     first_citation_expected = models.BooleanField(null=True, blank=True)
     outcome_right = models.BooleanField()
+    # The reply is in the language it should be (the question's, as the turn
+    # chooses it); null when that cannot be told (an empty or error reply,
+    # a reply too short to tell).
+    reply_language_right = models.BooleanField(null=True, blank=True)
 
     class Meta:
         ordering = ["position"]

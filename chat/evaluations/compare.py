@@ -15,6 +15,7 @@ def _side(result: EvaluationResult) -> dict[str, Any]:
     return {
         "outcome": result.outcome,
         "outcome_right": result.outcome_right,
+        "reply_language_right": result.reply_language_right,
         "recall": result.recall,
         "reciprocal_rank": result.reciprocal_rank,
         "first_citation_expected": result.first_citation_expected,

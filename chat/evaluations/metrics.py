@@ -7,6 +7,10 @@ items they apply to), and how two runs compare. Pure functions.
 - first citation expected: the reply's first cited document is an expected one;
 - outcome right: answered when an answer was expected, abstained when
   no_answer, asked back when ask_back;
+- reply language right: the reply is in the language the turn should hold
+  it in (its question's, else the conversation's, else English:
+  ``chat.languages.question_language``); undecidable (None, left out of the
+  mean) when the reply is empty, an error, or too short to tell;
 - latency p50/p95 in milliseconds.
 
 The first three apply to the items with expected documents; outcome right
@@ -20,10 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from chat.languages import question_language
 from chat.models import ExpectedOutcome, ReplyOutcome
+from retrieval.languages.detect import UNDETERMINED, detect
 
 # The metrics where higher is better: the ones a regression is judged on.
-QUALITY_METRICS = ("recall_at_k", "mrr", "first_citation_expected", "outcome_right")
+QUALITY_METRICS = ("recall_at_k", "mrr", "first_citation_expected", "outcome_right", "reply_language_right")
 LATENCY_METRICS = ("latency_p50_ms", "latency_p95_ms")
 
 RIGHT_OUTCOME = {
@@ -46,6 +52,7 @@ class Scored(Protocol):
     reciprocal_rank: float | None
     first_citation_expected: bool | None
     outcome_right: bool
+    reply_language_right: bool | None
     latency_ms: int
 
 
@@ -65,6 +72,14 @@ def item_scores(
     recall = len(wanted.intersection(retrieved[:k])) / len(wanted)
     rank = next((i for i, doc in enumerate(retrieved, start=1) if doc in wanted), None)
     return ItemScores(recall, 1 / rank if rank else 0.0, cited in wanted, right)
+
+
+def language_right(*, question: str, earlier_questions: Sequence[str], reply: str) -> bool | None:
+    """The reply is in the turn's language (None: the reply does not tell)."""
+    told = detect(reply) if reply.strip() else UNDETERMINED
+    if told == UNDETERMINED:
+        return None
+    return told == question_language(question, earlier_questions).code
 
 
 def percentile(values: Sequence[int], fraction: float) -> int | None:
@@ -89,6 +104,9 @@ def run_metrics(results: Sequence[Scored]) -> dict[str, Any]:
         "mrr": _mean([r.reciprocal_rank or 0.0 for r in with_expected]),
         "first_citation_expected": _mean([float(bool(r.first_citation_expected)) for r in with_expected]),
         "outcome_right": _mean([float(r.outcome_right) for r in results]),
+        "reply_language_right": _mean(
+            [float(r.reply_language_right) for r in results if r.reply_language_right is not None]
+        ),
         "latency_p50_ms": percentile(latencies, 0.5),
         "latency_p95_ms": percentile(latencies, 0.95),
     }

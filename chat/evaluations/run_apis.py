@@ -31,7 +31,8 @@ class RunSerializer(serializers.ModelSerializer[EvaluationRun]):
     metrics = serializers.JSONField(
         allow_null=True,
         help_text="Once completed: items, items_with_expected_documents, recall_at_k, mrr, "
-        "first_citation_expected, outcome_right (0..1), latency_p50_ms, latency_p95_ms.",
+        "first_citation_expected, outcome_right, reply_language_right (0..1), "
+        "latency_p50_ms, latency_p95_ms.",
     )
 
     class Meta:
@@ -73,6 +74,7 @@ class ResultSerializer(serializers.ModelSerializer[EvaluationResult]):
             "retrieved_resource_ids",
             "outcome",
             "outcome_right",
+            "reply_language_right",
             "reply",
             "first_cited_resource_id",
             "first_citation_expected",

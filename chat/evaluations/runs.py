@@ -23,7 +23,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from chat.backends import resolve_model
-from chat.evaluations.metrics import ItemScores, item_scores, run_metrics
+from chat.evaluations.metrics import ItemScores, item_scores, language_right, run_metrics
 from chat.message_list import Conversation, conversation_parse
 from chat.models import (
     CONSOLE_USER_PREFIX,
@@ -117,7 +117,7 @@ def _outcome(reply: Message) -> str:
     return ReplyOutcome.OTHER
 
 
-def _first_cited(reply: Message) -> str | None:
+def first_cited_resource(reply: Message) -> str | None:
     for part in (reply.response or {}).get("parts", []):
         source = part.get("source")
         if source:
@@ -151,6 +151,7 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
             "reply": f"[{exc.code}] {exc.message}",
             "cited": None,
             "latency_ms": round((time.monotonic() - started) * 1000),
+            "language_right": None,
         }
     latency_ms = round((time.monotonic() - started) * 1000)
     retrieved = list(dict.fromkeys(str(p.resource_id) for p in prepared.retrieval.passages))
@@ -158,8 +159,13 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
         "retrieved": retrieved,
         "outcome": _outcome(reply),
         "reply": reply.content,
-        "cited": _first_cited(reply),
+        "cited": first_cited_resource(reply),
         "latency_ms": latency_ms,
+        "language_right": language_right(
+            question=conversation.question,
+            earlier_questions=[user for user, _ in conversation.history],
+            reply=reply.content,
+        ),
     }
 
 
@@ -188,6 +194,7 @@ def _result(run: EvaluationRun, item: TestItem, position: int, turn: dict[str, A
         reciprocal_rank=scores.reciprocal_rank,
         first_citation_expected=scores.first_citation_expected,
         outcome_right=scores.outcome_right,
+        reply_language_right=turn["language_right"],
     )
 
 
