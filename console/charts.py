@@ -228,3 +228,57 @@ def legend(items: Sequence[tuple[str, str, int]]) -> SafeString:
         )
         + "</ul>"
     )
+
+
+def paired_bars(
+    rows: Sequence[tuple[str, float | None, float | None]],
+    *,
+    first: str,
+    second: str,
+    title: str,
+    width: int = 560,
+    row: int = 34,
+) -> SafeString:
+    """Two figures from 0 to 1 per row, side by side (an evaluation run and
+    its baseline): ``first`` in tone-primary, ``second`` in tone-muted; a
+    figure that is None is drawn as no bar and labelled "n/a"."""
+    label_w, plot_w = 170, width - 170 - 50
+    body: list[str] = []
+    for index, (label, *values) in enumerate(rows):
+        y = index * row + 2
+        body.append(
+            format_html(
+                '<text class="label" x="{}" y="{}" text-anchor="end">{}</text>',
+                label_w - 8,
+                y + row * 0.5,
+                label,
+            )
+        )
+        for offset, (series, tone, value) in enumerate(
+            zip((first, second), ("primary", "muted"), values, strict=True)
+        ):
+            shown = "n/a" if value is None else f"{value:.2f}"
+            w = round(plot_w * max(0.0, min(1.0, value or 0.0)), 1)
+            top = y + 3 + offset * (row - 8) / 2
+            body.append(
+                format_html(
+                    '<rect class="bar tone-{}" x="{}" y="{}" width="{}" height="{}"'
+                    ' data-label="{} {}" data-value="{}"><title>{}, {}: {}</title></rect>'
+                    '<text class="value" x="{}" y="{}">{}</text>',
+                    tone,
+                    label_w,
+                    round(top, 1),
+                    w,
+                    round((row - 10) / 2, 1),
+                    label,
+                    series,
+                    "" if value is None else value,
+                    label,
+                    series,
+                    shown,
+                    round(label_w + w + 6, 1),
+                    round(top + (row - 10) / 2, 1),
+                    shown,
+                )
+            )
+    return _svg(width, max(row * len(rows), row) + 4, title, body, "paired-bars")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from console.views import dashboard, index, passages, playground, progress, transcripts
+from console.views import dashboard, evaluations, index, passages, playground, progress, transcripts
 
 app_name = "console"
 
@@ -21,4 +21,5 @@ urlpatterns: list[URLPattern] = [
     path(f"{WORKSPACE}transcripts/", transcripts.transcript_search, name="transcripts"),
     path(f"{WORKSPACE}transcripts/<uuid:session_id>/", transcripts.transcript, name="transcript"),
     path(f"{WORKSPACE}passages/<uuid:passage_id>/", passages.passage, name="passage"),
+    *evaluations.urlpatterns,
 ]

@@ -36,6 +36,9 @@ VIEW_PROGRESS = ("resources.view_resource",)
 UPLOAD = ("resources.add_resource",)
 RETRY = ("resources.change_resource",)
 VIEW_PASSAGE = ("retrieval.view_passage",)
+VIEW_EVALUATIONS = ("chat.view_testset",)
+EDIT_TEST_SETS = ("chat.change_testset",)
+START_RUN = ("chat.add_evaluationrun",)
 
 
 def workspace_view(
@@ -73,6 +76,7 @@ _TABS = (
     ("playground", "Playground", USE_PLAYGROUND),
     ("progress", "Ingestion", VIEW_PROGRESS),
     ("transcripts", "Transcripts", VIEW_TRANSCRIPTS),
+    ("test-sets", "Test sets", VIEW_EVALUATIONS),
 )
 
 

@@ -7,7 +7,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
 from console.dashboard import WINDOW_DAYS, workspace_dashboard
-from console.views.common import VIEW_DASHBOARD, page_context, workspace_view
+from console.views.common import EDIT_TEST_SETS, VIEW_DASHBOARD, page_context, workspace_view
 from workspaces.models import Workspace
 
 
@@ -18,4 +18,5 @@ def dashboard(request: HttpRequest, workspace: Workspace) -> HttpResponse:
     context = page_context(request, workspace, tab="dashboard", title=f"Dashboard: {workspace.name}")
     context["dashboard"] = workspace_dashboard(workspace=workspace, include_console=include_console)
     context["window_days"] = WINDOW_DAYS
+    context["can_add_items"] = request.user.has_perms(EDIT_TEST_SETS)
     return TemplateResponse(request, "console/dashboard.html", context)
