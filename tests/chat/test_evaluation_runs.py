@@ -224,3 +224,46 @@ def test_no_run_is_left_pending_or_running_for_ever(
     stopped.refresh_from_db()
     assert stopped.status == "failed" and "worker" in stopped.error and stopped.finished_at is not None
     assert not Session.objects.filter(external_user_id=runs.evaluation_user_id(stopped)).exists()
+
+
+def test_the_reply_language_is_the_questions(owner: Tenant) -> None:
+    """A German question answered from a German document, a Persian one the
+    documents do not answer (the Persian no-answer reply), an English one:
+    each reply is in its question's language."""
+    owner.workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
+    owner.workspace.save()
+    kettle = ingest_text(
+        owner.workspace,
+        "Wasserkocher",
+        "Der Wasserkocher fasst 1,7 Liter Wasser und schaltet sich aus, wenn das Wasser kocht.",
+    )
+    ingest_text(owner.workspace, *DOCUMENTS["holiday"])
+    test_set = items.test_set_create(workspace=owner.workspace, name="Languages")
+    for data in (
+        {"question": "Wie viel Wasser fasst der Wasserkocher?", "expected_resource_ids": [kettle.id]},
+        {"question": "پایتخت استرالیا کدام شهر است؟", "expected_outcome": "no_answer"},
+        {"question": "When do unused holiday days expire?"},
+    ):
+        items.item_create(test_set=test_set, data=data)
+    run = runs.run_execute(runs.run_create(test_set=test_set).id)
+    assert run is not None and run.status == "completed", run and run.error
+    results = list(run.results.all())
+    assert [r.reply_language_right for r in results] == [True, True, True], [r.reply for r in results]
+    assert results[1].outcome == "abstained"
+    assert run.metrics is not None and run.metrics["reply_language_right"] == 1.0
+    # A reply that tells no language (empty, or too short: "Der Wasserkocher
+    # fasst 1,7 Liter.") is left out, and a wrong one counts.
+    from chat.evaluations.metrics import language_right
+
+    assert language_right(question="Wie spät ist es?", earlier_questions=[], reply="") is None
+    assert (
+        language_right(question="Wie spät ist es?", earlier_questions=[], reply="Der Wasserkocher.") is None
+    )
+    assert (
+        language_right(
+            question="Wie viel Wasser fasst der Wasserkocher?",
+            earlier_questions=[],
+            reply="The kettle holds 1.7 litres of water.",
+        )
+        is False
+    )
