@@ -13,6 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern
 
+from chat.evaluations import items, runs
 from console import urls as console_urls
 from resources.models import Resource, ResourceStatus
 from retrieval.models import Passage
@@ -32,14 +33,20 @@ def _objects(tenant: Tenant) -> dict[str, uuid.UUID]:
     )
     Resource.objects.filter(pk=resource.pk).update(status=ResourceStatus.FAILED, error_code="corrupt_file")
     passage = Passage.objects.get(resource=resource)
-    session, _ = conversation(
+    session, messages = conversation(
         tenant.workspace, external_user_id="alice", title=f"{tenant.organization.name} chat"
     )
+    test_set = items.test_set_create(workspace=tenant.workspace, name="Set")
+    item = items.item_create(test_set=test_set, data={"question": "Opening hours?"})
     return {
         "workspace_id": tenant.workspace.id,
         "resource_id": resource.id,
         "session_id": session.id,
         "passage_id": passage.id,
+        "test_set_id": test_set.id,
+        "item_id": item.id,
+        "run_id": runs.run_create(test_set=test_set).id,
+        "message_id": messages[1].id,
     }
 
 
