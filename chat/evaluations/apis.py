@@ -13,7 +13,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.evaluations import items
+from chat.evaluations import items, promote
 from chat.models import ExpectedOutcome, TestItem, TestSet
 from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
 from daneshyar.exceptions import PayloadTooLarge
@@ -49,6 +49,11 @@ class TestItemSerializer(serializers.ModelSerializer[TestItem]):
     messages = serializers.JSONField(allow_null=True, help_text="[{role, content}]; null for a question.")
     expected_resource_ids = serializers.ListField(child=serializers.UUIDField())
     expected_outcome = serializers.ChoiceField(choices=ExpectedOutcome.choices)
+    source_message_id = serializers.UUIDField(
+        allow_null=True,
+        read_only=True,
+        help_text="The reply the item was built from (deleted with its end user's data); null otherwise.",
+    )
 
     class Meta:
         model = TestItem
@@ -59,6 +64,7 @@ class TestItemSerializer(serializers.ModelSerializer[TestItem]):
             "expected_resource_ids",
             "expected_answer",
             "expected_outcome",
+            "source_message_id",
             "created_at",
         ]
         ref_name = "TestItem"
@@ -196,17 +202,20 @@ class TestItemListApi(WorkspaceApi):
     @extend_schema(
         operation_id="test_items_create",
         summary="Add a test item",
-        description="A question (or a conversation as `messages`), the documents expected and the outcome "
-        "expected (admin keys). An expected document of another workspace is a 400.",
+        description="A question (or a conversation as `messages`, or a stored reply's as "
+        "`from_message_id`), the documents expected and the outcome expected (admin keys). An expected "
+        "document of another workspace is a 400; another workspace's reply, a 404.",
         tags=TAGS,
-        request=items.ItemInputSerializer,
+        request=promote.ItemCreateSerializer,
         responses={201: envelope("TestItemCreated", TestItemSerializer)},
     )
     def post(self, request: Request, workspace_id: str, test_set_id: str) -> Response:
         test_set = items.test_set_get(workspace=self.workspace, test_set_id=test_set_id)
-        serializer = items.ItemInputSerializer(data=request.data)
+        serializer = promote.ItemCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        created = items.item_create(test_set=test_set, data=serializer.validated_data)
+        created = promote.item_create_any(
+            workspace=self.workspace, test_set=test_set, data=serializer.validated_data
+        )
         return ok(TestItemSerializer(created).data, status=201)
 
 

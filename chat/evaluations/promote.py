@@ -16,7 +16,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from chat.evaluations.items import item_create
+from django.db import transaction
+from rest_framework import serializers
+
+from chat.evaluations.items import ItemInputSerializer, item_create
 from chat.evaluations.runs import first_cited_resource
 from chat.message_list import conversation_parse
 from chat.models import (
@@ -106,6 +109,7 @@ def reply_conversation_or_none(reply: Message) -> dict[str, Any] | None:
         return None
 
 
+@transaction.atomic
 def item_from_reply(
     *, test_set: TestSet, reply: Message, expected_resource_ids: list[Any], expected_outcome: str
 ) -> TestItem:
@@ -131,3 +135,39 @@ def reply_default_outcome(reply: Message) -> str:
         .values_list("outcome", flat=True)[0]
     )
     return default_expected_outcome(outcome=outcome, disliked=disliked)
+
+
+class ItemCreateSerializer(ItemInputSerializer):
+    """``POST …/test-sets/{id}/items/``: an item, or with ``from_message_id``
+    one built from a stored reply (its question or conversation)."""
+
+    from_message_id = serializers.UUIDField(
+        required=False,
+        help_text="A reply (an assistant message) of this workspace: the item is its question, or the "
+        "conversation up to it for a follow-up, and is deleted with its end user's data. Instead of "
+        "question and messages.",
+    )
+
+    class Meta:
+        ref_name = "TestItemCreateInput"
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "from_message_id" not in attrs:
+            return super().validate(attrs)
+        if attrs.get("question", "").strip() or attrs.get("messages") is not None:
+            raise serializers.ValidationError(
+                {"from_message_id": ["Send from_message_id instead of question and messages, not with them."]}
+            )
+        return attrs
+
+
+def item_create_any(*, workspace: Workspace, test_set: TestSet, data: dict[str, Any]) -> TestItem:
+    """The POST's item: from a reply (another workspace's is a 404) or as written."""
+    if "from_message_id" not in data:
+        return item_create(test_set=test_set, data=data)
+    return item_from_reply(
+        test_set=test_set,
+        reply=reply_get(workspace=workspace, message_id=data["from_message_id"]),
+        expected_resource_ids=data.get("expected_resource_ids", []),
+        expected_outcome=data.get("expected_outcome", ExpectedOutcome.ANSWER),
+    )

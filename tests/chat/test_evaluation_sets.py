@@ -199,3 +199,29 @@ def test_another_organizations_test_set_and_item_are_404(owner: Tenant, outsider
 def test_chat_keys_are_refused(owner: Tenant) -> None:
     assert owner.client("chat").get(_sets(owner)).status_code == 403
     assert owner.client("chat").post(_sets(owner), {"name": "x"}, format="json").status_code == 403
+
+
+def test_an_item_from_a_stored_reply(owner: Tenant, outsider: Tenant) -> None:
+    """``from_message_id``: the reply's question (admin keys); another
+    workspace's reply, or a user message, is a 404; with a question, a 400."""
+    from tests.transcripts.factories import answer_response, conversation
+
+    doc = ingest_text(owner.workspace, "Refund policy", "Refunds are paid within thirty days.")
+    _, mine = conversation(
+        owner.workspace, turns=[("How long do refunds take?", answer_response(("Thirty days.", None)))]
+    )
+    _, theirs = conversation(outsider.workspace)
+    url = f"{_sets(owner)}{_create_set(owner)['id']}/items/"
+    body = {"from_message_id": str(mine[1].id), "expected_resource_ids": [str(doc.id)]}
+    created = owner.client().post(url, body, format="json")
+    assert created.status_code == 201, created.json()
+    data = created.json()["data"]
+    assert data["question"] == "How long do refunds take?" and data["source_message_id"] == str(mine[1].id)
+    assert data["expected_resource_ids"] == [str(doc.id)] and data["expected_outcome"] == "answer"
+    for message in (theirs[1], mine[0]):
+        missing = owner.client().post(url, {"from_message_id": str(message.id)}, format="json")
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    both = owner.client().post(url, {**body, "question": "And?"}, format="json")
+    assert both.status_code == 400 and "from_message_id" in both.json()["error"]["fields"]
+    assert owner.client("chat").post(url, body, format="json").status_code == 403
+    assert TestItem.objects.filter(test_set__workspace=owner.workspace).count() == 1
