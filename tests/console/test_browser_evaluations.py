@@ -43,6 +43,7 @@ def _run_to_its_end(browser: WebDriver) -> str:
             return None
         return found if found in ("completed", "failed") else None
 
+    _wait(browser).until(lambda d: d.find_elements(By.ID, "start-run"))
     browser.find_element(By.ID, "start-run").click()
     assert _wait(browser, timeout=120).until(status) == "completed"
     return str(browser.current_url)
@@ -76,6 +77,7 @@ def test_a_test_set_imported_run_and_compared_in_the_console(
     ).click()
     browser.find_element(By.ID, "id_name").send_keys("Small")
     browser.find_element(By.CSS_SELECTOR, "#test-set-create button").click()
+    _wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#import-form input[type=file]"))
     browser.find_element(By.CSS_SELECTOR, "#import-form input[type=file]").send_keys(str(upload))
     browser.find_element(By.ID, "import-submit").click()
     _wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#items tr[data-item]")) == 3)
