@@ -19,7 +19,7 @@ from django.utils.safestring import SafeString
 from chat.evaluations.compare import runs_compare
 from chat.evaluations.items import MAX_QUESTION_CHARS
 from chat.evaluations.metrics import QUALITY_METRICS
-from chat.models import EvaluationRun, ExpectedOutcome, TestSet
+from chat.models import EvaluationResult, EvaluationRun, ExpectedOutcome, TestSet
 from console.charts import paired_bars
 from resources.models import Resource
 from workspaces.models import Workspace
@@ -140,6 +140,31 @@ def comparison(run: EvaluationRun, baseline: EvaluationRun) -> Comparison:
         deltas=compared["deltas"],
         regressions=compared["regressions"],
     )
+
+
+@dataclass(frozen=True)
+class RetrievedDocument:
+    title: str
+    expected: bool
+
+
+def retrieved_titles(
+    workspace: Workspace, results: list[EvaluationResult]
+) -> dict[object, list[RetrievedDocument]]:
+    """Per result id, its retrieved documents by title (an id once the
+    document is deleted), each marked when it was an expected one (one query)."""
+    ids = {doc for result in results for doc in result.retrieved_resource_ids}
+    titles = {
+        str(pk): title
+        for pk, title in Resource.objects.filter(workspace=workspace, id__in=ids).values_list("id", "title")
+    }
+    return {
+        result.id: [
+            RetrievedDocument(titles.get(doc, doc), doc in result.expected_resource_ids)
+            for doc in result.retrieved_resource_ids
+        ]
+        for result in results
+    }
 
 
 def metric_rows(metrics: dict[str, Any] | None) -> list[tuple[str, Any]]:

@@ -27,6 +27,7 @@ from console.evaluations import (
     TestSetForm,
     comparison,
     metric_rows,
+    retrieved_titles,
 )
 from console.views.common import EDIT_TEST_SETS, START_RUN, VIEW_EVALUATIONS, page_context, workspace_view
 from daneshyar.exceptions import ApplicationError
@@ -188,6 +189,8 @@ def run_page(request: HttpRequest, workspace: Workspace, run_id: Any) -> HttpRes
     ``?compare=<run id>``, the comparison with that run of the same set."""
     run = runs.run_get(workspace=workspace, run_id=run_id)
     finished = run.status in (RunStatus.COMPLETED, RunStatus.FAILED)
+    results = list(run.results.all()) if finished else []
+    retrieved = retrieved_titles(workspace, results)
     others = runs.run_list(workspace=workspace).filter(test_set=run.test_set, status=RunStatus.COMPLETED)
     context = page_context(request, workspace, tab="test-sets", title=f"Evaluation run: {run.test_set.name}")
     context.update(
@@ -196,7 +199,7 @@ def run_page(request: HttpRequest, workspace: Workspace, run_id: Any) -> HttpRes
         refresh_seconds=None if finished else RUN_REFRESH_SECONDS,
         percent=round(100 * run.done / run.total) if run.total else 0,
         metrics=metric_rows(run.metrics),
-        results=run.results.all() if finished else [],
+        results=[(r, retrieved[r.id]) for r in results],
         others=others.exclude(id=run.id),
     )
     chosen = request.GET.get("compare")

@@ -138,6 +138,7 @@ def test_a_run_page_follows_the_run_and_compares_it(
     page = curator.client.get(first_url).content.decode()
     assert 'http-equiv="refresh"' not in page and 'data-done="2" data-total="2"' in page
     assert "Unused holiday days expire at the end of March." in page and "Reply language right" in page
+    assert '<strong class="expected">Holiday policy</strong>' in page
     # A second run, worse on purpose (nothing is answerable), compared with the first.
     owner.workspace.answerability_threshold = 0.99
     owner.workspace.save()
