@@ -263,6 +263,7 @@ def measure_service(
         tally.seconds.append(time.monotonic() - started)
         outcome = outcome_of(reply)
         tally.outcomes[task.answerability].append(outcome)
+        tally.outcomes[f"{task.collection}|{task.answerability}"].append(outcome)
         if task.relevant and not alone:
             ranked = documents_of(prepared, filenames)
             for group in ("all", "follow-up" if task.follow_up else "other", task.collection):
@@ -282,9 +283,9 @@ def measure_service(
                     tally.ndcg[f"{mode}|{group}"].append(ndcg_at_5(ranked, task.relevant))
         if task.relevant and outcome == "answered":
             first = next(p["source"] for p in reply.response["parts"] if p.get("source"))
-            tally.first_relevant[task.answerability].append(
-                filenames[uuid.UUID(first["resource_id"])] in task.relevant
-            )
+            relevant = filenames[uuid.UUID(first["resource_id"])] in task.relevant
+            tally.first_relevant[task.answerability].append(relevant)
+            tally.first_relevant[task.collection].append(relevant)
     return tally
 
 
@@ -364,6 +365,70 @@ def sweep_settings(configs: Sequence[str], tasks: list[Task], workspaces: dict[s
             + f" {statistics.mean(firsts) if firsts else 0.0:>8.3f}",
             flush=True,
         )
+
+
+# --- the same figures through the evaluation API ---------------------------------
+
+EXPECTED_OUTCOME = {
+    "ANSWERABLE": "answer",
+    "PARTIAL": "answer",
+    "UNANSWERABLE": "no_answer",
+    "UNDERSPECIFIED": "ask_back",
+}
+
+
+def through_evaluation(tasks: list[Task], workspaces: dict[str, Any], tally: Tally, model: str) -> None:
+    """Each collection's tasks as a test set of its workspace (the
+    conversation as ``messages``, the qrels as the expected documents, the
+    class as the expected outcome), run through ``POST …/evaluations/`` with
+    k = 5; the run's metrics beside the bench's figures for the same
+    collection (bench/through_evaluation.py)."""
+    from bench import through_evaluation as api
+    from resources.models import Resource
+
+    print("\nThe same figures through the evaluation API (per collection): bench, run, difference")
+    with api.running_worker():
+        for collection, workspace in sorted(workspaces.items()):
+            ids = dict(Resource.objects.filter(workspace=workspace).values_list("filename", "id"))
+            items = [
+                {
+                    "messages": task.messages(),
+                    "expected_resource_ids": sorted(str(ids[d]) for d in task.relevant),
+                    "expected_outcome": EXPECTED_OUTCOME[task.answerability],
+                }
+                for task in tasks
+                if task.collection == collection
+            ]
+            client = api.EvaluationClient(workspace)
+            test_set = client.test_set(f"MTRAG-UN dev {collection}", items)
+            metrics = client.run(test_set, model=model, k=5, label=collection)["metrics"]
+            by = metrics["by_expected_outcome"]
+
+            def share(classes: Sequence[str], outcome: str, collection: str = collection) -> float | None:
+                outcomes = [o for c in classes for o in tally.outcomes[f"{collection}|{c}"]]
+                return outcomes.count(outcome) / len(outcomes) if outcomes else None
+
+            rows = [
+                ("recall@5, conversation", mean(tally.recall[f"conversation|{collection}"]), "recall_at_k"),
+                ("nDCG@5, conversation", mean(tally.ndcg[f"conversation|{collection}"]), "ndcg_at_k"),
+                ("first cited relevant (answered)", mean(tally.first_relevant[collection]), None),
+                ("answerable+partial: answered", share(("ANSWERABLE", "PARTIAL"), "answered"), "answer"),
+                ("unanswerable: abstained", share(("UNANSWERABLE",), "abstained"), "no_answer"),
+                ("underspecified: asked back", share(("UNDERSPECIFIED",), "asked"), "ask_back"),
+            ]
+            print(f"{collection}: {len(items)} items")
+            for name, bench, key in rows:
+                if bench is None:
+                    continue  # no task of the class in this collection
+                if key is None:
+                    figure = metrics["first_citation_expected"]
+                elif key in by:
+                    figure = by[key]["outcome_right"]
+                else:
+                    figure = metrics.get(key)
+                print("  " + api.parity_line(name, bench, figure))
+            latency = f"{metrics['latency_p50_ms']} / {metrics['latency_p95_ms']} ms"
+            print(f"  latency p50 / p95 in the run: {latency}")
 
 
 # --- exact peers -------------------------------------------------------------------
@@ -469,6 +534,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N tasks (default: all 219)")
     parser.add_argument("--no-peers", action="store_true", help="skip the exact peers")
     parser.add_argument(
+        "--through-evaluation",
+        action="store_true",
+        help="then the same figures through the evaluation API, per collection, side by side",
+    )
+    parser.add_argument(
         "--dense-weights",
         default="",
         help="comma-separated hybrid dense weights for the configured model: one line of figures per "
@@ -499,6 +569,8 @@ def main() -> None:
     tally = measure_service(tasks, workspaces, args.model)
     peers = {} if args.no_peers else measure_peers(tasks, corpus)
     report(tally, peers, args.model)
+    if args.through_evaluation:
+        through_evaluation(tasks, workspaces, tally, args.model)
 
 
 if __name__ == "__main__":

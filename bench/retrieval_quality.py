@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -59,6 +60,11 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="compare fusion rules offline")
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries (quick checks)")
     parser.add_argument(
+        "--through-evaluation",
+        action="store_true",
+        help="then each configuration's figures through the evaluation API, side by side",
+    )
+    parser.add_argument(
         "--corpus",
         type=int,
         default=0,
@@ -73,6 +79,12 @@ def main() -> None:
     from bench import scifact
     from retrieval.models import Passage
     from retrieval.search.service import Legs, search
+
+    configurations = [
+        ("dense", Legs(dense=True, lexical=False)),
+        ("lexical", Legs(dense=False, lexical=True)),
+        ("hybrid", Legs(dense=True, lexical=True)),
+    ]
 
     data = scifact.sample(scifact.load(), queries=args.limit, corpus=args.corpus)
     started = time.perf_counter()
@@ -95,11 +107,8 @@ def main() -> None:
         return
 
     print(f"\n{'method':<10} {'nDCG@10':>8} {'recall@5':>9}   reference nDCG@10 / recall@5   ms/query")
-    for name, legs in [
-        ("dense", Legs(dense=True, lexical=False)),
-        ("lexical", Legs(dense=False, lexical=True)),
-        ("hybrid", Legs(dense=True, lexical=True)),
-    ]:
+    figures = {}
+    for name, legs in configurations:
 
         def run(text: str, legs: Legs = legs) -> list[str]:
             return [
@@ -110,9 +119,51 @@ def main() -> None:
         ndcg, recall = evaluate(run, queries, data.qrels)
         per_query = (time.perf_counter() - started) * 1000 / len(queries)
         ref = REFERENCE[name]
+        figures[name] = (ndcg, recall)
         print(
             f"{name:<10} {ndcg:>8.3f} {recall:>9.3f}   {ref[0]:.3f} / {ref[1]:.3f}{'':>17}{per_query:>6.1f}"
         )
+    if args.through_evaluation:
+        through_evaluation(workspace, queries, data.qrels, figures, configurations)
+
+
+def through_evaluation(
+    workspace: Any,
+    queries: dict[str, str],
+    qrels: dict[str, set[str]],
+    figures: dict[str, tuple[float, float]],
+    configurations: list[tuple[str, Any]],
+) -> None:
+    """The queries as a test set of the workspace (the qrels as the expected
+    documents), run through ``POST …/evaluations/`` under each configuration
+    of the legs (RETRIEVAL_DENSE, RETRIEVAL_LEXICAL: the turn searches with
+    the configured legs) with the workspace's top_k at 10 and k = 10: the
+    run's ndcg_at_k and recall_at["5"] beside the bench's (bench/through_evaluation.py)."""
+    from django.conf import settings
+
+    from bench import through_evaluation as api
+    from resources.models import Resource
+
+    ids = dict(Resource.objects.filter(workspace=workspace).values_list("filename", "id"))
+    items = [
+        {"question": text, "expected_resource_ids": sorted(str(ids[d]) for d in qrels[query_id])}
+        for query_id, text in queries.items()
+    ]
+    workspace.top_k = 10
+    workspace.save(update_fields=["top_k"])
+    client = api.EvaluationClient(workspace)
+    test_set = client.test_set("SciFact train", items)
+    print("\nThe same figures through the evaluation API (the chat turn): bench, run, difference")
+    saved = settings.RETRIEVAL_DENSE, settings.RETRIEVAL_LEXICAL
+    try:
+        with api.running_worker():
+            for name, legs in configurations:
+                settings.RETRIEVAL_DENSE, settings.RETRIEVAL_LEXICAL = legs.dense, legs.lexical
+                metrics = client.run(test_set, model="extractive", k=10, label=name)["metrics"]
+                print("  " + api.parity_line(f"{name} nDCG@10", figures[name][0], metrics["ndcg_at_k"]))
+                print("  " + api.parity_line(f"{name} recall@5", figures[name][1], metrics["recall_at"]["5"]))
+    finally:
+        settings.RETRIEVAL_DENSE, settings.RETRIEVAL_LEXICAL = saved
 
 
 if __name__ == "__main__":

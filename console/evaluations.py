@@ -29,6 +29,7 @@ DOCUMENT_CHOICES = 500
 
 METRIC_LABELS = {
     "recall_at_k": "Recall@k",
+    "ndcg_at_k": "nDCG@k",
     "mrr": "MRR",
     "first_citation_expected": "First citation expected",
     "outcome_right": "Outcome right",
@@ -125,7 +126,7 @@ def comparison(run: EvaluationRun, baseline: EvaluationRun) -> Comparison:
     """``run`` against ``baseline`` (both completed; compare.py's 400 otherwise)."""
     compared = runs_compare(run=run, baseline=baseline)
     rows = [
-        (METRIC_LABELS[name], compared["metrics"].get(name), compared["baseline_metrics"].get(name))
+        (METRIC_LABELS.get(name, name), compared["metrics"].get(name), compared["baseline_metrics"].get(name))
         for name in QUALITY_METRICS
     ]
     chart = paired_bars(
@@ -171,5 +172,12 @@ def metric_rows(metrics: dict[str, Any] | None) -> list[tuple[str, Any]]:
     """The run's figures as the page lists them."""
     if not metrics:
         return []
-    names = ("items", "items_with_expected_documents", *QUALITY_METRICS, "latency_p50_ms", "latency_p95_ms")
+    names = (
+        "items",
+        "items_with_expected_documents",
+        "k",
+        *QUALITY_METRICS,
+        "latency_p50_ms",
+        "latency_p95_ms",
+    )
     return [(METRIC_LABELS.get(name, name.replace("_", " ")), metrics.get(name)) for name in names]

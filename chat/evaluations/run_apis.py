@@ -25,14 +25,18 @@ class RunSerializer(serializers.ModelSerializer[EvaluationRun]):
     progress = serializers.SerializerMethodField()
     settings = serializers.JSONField(
         source="settings_snapshot",
-        help_text="The workspace's settings when the run started: model, embedding_model, "
-        "answerability_threshold, top_k, system_prompt_sha256.",
+        help_text="The workspace's settings when the run started: model, k (the cutoff of "
+        "recall_at_k and ndcg_at_k), embedding_model, answerability_threshold, top_k, "
+        "system_prompt_sha256.",
     )
     metrics = serializers.JSONField(
         allow_null=True,
-        help_text="Once completed: items, items_with_expected_documents, recall_at_k, mrr, "
-        "first_citation_expected, outcome_right, reply_language_right (0..1), "
-        "latency_p50_ms, latency_p95_ms.",
+        help_text="Once completed: items, items_with_expected_documents, k, recall_at_k, recall_at "
+        "{1, 3, 5, 10, 20 up to k}, ndcg_at_k, "
+        "mrr, first_citation_expected (of the replies that cite), outcome_right, "
+        "reply_language_right (0..1; of the replies that tell their language), "
+        "by_expected_outcome {answer|no_answer|ask_back: {items, outcome_right}}, latency_p50_ms, "
+        "latency_p95_ms.",
     )
 
     class Meta:
@@ -90,6 +94,12 @@ class RunInputSerializer(serializers.Serializer[Any]):
     model = StringField(
         required=False, max_length=200, help_text='A model id of GET /models/; default "extractive".'
     )
+    k = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=50,
+        help_text="The cutoff of recall_at_k and ndcg_at_k; default the workspace's top_k.",
+    )
 
     class Meta:
         ref_name = "EvaluationRunInput"
@@ -142,7 +152,7 @@ class RunListApi(WorkspaceApi):
         data = serializer.validated_data
         test_set = items.test_set_get(workspace=self.workspace, test_set_id=data["test_set_id"])
         with transaction.atomic():
-            run = runs.run_create(test_set=test_set, model=data.get("model"))
+            run = runs.run_create(test_set=test_set, model=data.get("model"), k=data.get("k"))
             runs.run_enqueue_on_commit(run)
         return ok(RunSerializer(run).data, status=202)
 

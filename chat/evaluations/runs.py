@@ -56,10 +56,12 @@ def evaluation_user_id(run: EvaluationRun) -> str:
     return f"{CONSOLE_USER_PREFIX}evaluation-{run.id}"
 
 
-def settings_snapshot(workspace: Workspace, model: str) -> dict[str, Any]:
-    """The workspace's settings a run's figures depend on, as they are now."""
+def settings_snapshot(workspace: Workspace, model: str, k: int | None = None) -> dict[str, Any]:
+    """The workspace's settings a run's figures depend on, as they are now,
+    and ``k``, the cutoff of recall@k and nDCG@k (by default top_k)."""
     return {
         "model": model,
+        "k": k or workspace.top_k,
         "embedding_model": workspace.embedding_model,
         "answerability_threshold": workspace.answerability_threshold,
         "top_k": workspace.top_k,
@@ -79,8 +81,15 @@ def run_get(*, workspace: Workspace, run_id: object) -> EvaluationRun:
     return found
 
 
-def run_create(*, test_set: TestSet, model: str | None = None) -> EvaluationRun:
-    """A pending run of every item of ``test_set`` (400: an unknown model, an empty set)."""
+def run_cutoff(run: EvaluationRun) -> int:
+    """The run's k (runs made before it was stored: the workspace's top_k then)."""
+    snapshot = run.settings_snapshot
+    return int(snapshot.get("k") or snapshot["top_k"])
+
+
+def run_create(*, test_set: TestSet, model: str | None = None, k: int | None = None) -> EvaluationRun:
+    """A pending run of every item of ``test_set`` (400: an unknown model, an
+    empty set); ``k``: the cutoff of recall@k and nDCG@k, by default top_k."""
     model = model or DEFAULT_MODEL
     resolve_model(model)
     total = TestItem.objects.filter(test_set=test_set).count()
@@ -92,7 +101,7 @@ def run_create(*, test_set: TestSet, model: str | None = None) -> EvaluationRun:
         test_set=test_set,
         model=model,
         total=total,
-        settings_snapshot=settings_snapshot(test_set.workspace, model),
+        settings_snapshot=settings_snapshot(test_set.workspace, model, k),
     )
 
 
@@ -173,7 +182,7 @@ def _result(run: EvaluationRun, item: TestItem, position: int, turn: dict[str, A
     scores: ItemScores = item_scores(
         expected=item.expected_resource_ids,
         retrieved=turn["retrieved"],
-        k=int(run.settings_snapshot["top_k"]),
+        k=run_cutoff(run),
         cited=turn["cited"],
         outcome=turn["outcome"],
         expected_outcome=item.expected_outcome,
@@ -213,7 +222,7 @@ def run_execute(run_id: uuid.UUID | str) -> EvaluationRun | None:
         for position, item in enumerate(TestItem.objects.filter(test_set=run.test_set)[: run.total]):
             _result(run, item, position, _turn(run, item, principal))
             EvaluationRun.objects.filter(id=run.id).update(done=F("done") + 1, heartbeat_at=timezone.now())
-        run.metrics = run_metrics(list(run.results.all()))
+        run.metrics = run_metrics(list(run.results.all()), k=run_cutoff(run))
         run.status = RunStatus.COMPLETED
     except Exception as exc:
         logger.exception("evaluation run %s failed", run.id)

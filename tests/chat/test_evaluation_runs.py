@@ -6,15 +6,17 @@ baseline (docs/evaluation.md)."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from io import StringIO
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from celery.worker import WorkController
 from django.core.management import CommandError, call_command
 
-from chat.evaluations import items, runs
+from chat.evaluations import items, metrics, runs
 from chat.models import EvaluationRun, Session, TestSet
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
@@ -84,7 +86,7 @@ def test_a_run_measures_the_workspace(
     assert detail["status"] == "completed" and detail["progress"] == {"done": 4, "total": 4}
     assert detail["settings"]["model"] == "extractive"
     assert detail["settings"]["answerability_threshold"] == DEFAULT_ANSWERABILITY_THRESHOLD
-    assert detail["settings"]["top_k"] == owner.workspace.top_k
+    assert detail["settings"]["top_k"] == detail["settings"]["k"] == owner.workspace.top_k
     assert detail["settings"]["embedding_model"] == owner.workspace.embedding_model
     results = owner.client().get(f"{_base(owner)}{run.id}/items/").json()["data"]["items"]
     assert [r["outcome"] for r in results] == ["answered", "answered", "answered", "abstained"]
@@ -97,8 +99,13 @@ def test_a_run_measures_the_workspace(
     # By hand: every expected document ranked first and cited; every outcome right.
     metrics = detail["metrics"]
     assert metrics["items"] == 4 and metrics["items_with_expected_documents"] == 3
-    assert metrics["recall_at_k"] == 1.0 and metrics["mrr"] == 1.0
+    assert metrics["recall_at_k"] == metrics["ndcg_at_k"] == metrics["mrr"] == 1.0
     assert metrics["first_citation_expected"] == 1.0 and metrics["outcome_right"] == 1.0
+    assert metrics["k"] == owner.workspace.top_k and metrics["recall_at"] == {"1": 1.0, "3": 1.0, "5": 1.0}
+    assert metrics["by_expected_outcome"] == {
+        "answer": {"items": 3, "outcome_right": 1.0},
+        "no_answer": {"items": 1, "outcome_right": 1.0},
+    }
     latencies = sorted(r["latency_ms"] for r in results)
     assert metrics["latency_p50_ms"] == latencies[1] and metrics["latency_p95_ms"] == latencies[3]
     # The run's turns were stored under its own end user, and are gone.
@@ -156,7 +163,14 @@ def test_bad_starts_and_another_organizations_runs(
 ) -> None:
     owner, test_set, _ = evaluated
     client = owner.client()
-    for body in ({}, {"test_set_id": "nope"}, {"test_set_id": str(test_set.id), "model": "no-such-model"}):
+    for body in (
+        {},
+        {"test_set_id": "nope"},
+        {"test_set_id": str(test_set.id), "model": "no-such-model"},
+        {"test_set_id": str(test_set.id), "k": 0},
+        {"test_set_id": str(test_set.id), "k": 51},
+        {"test_set_id": str(test_set.id), "k": "five"},
+    ):
         response = client.post(_base(owner), body, format="json")
         assert response.status_code == 400 and response.json()["error"]["code"] == "validation_error"
     empty = items.test_set_create(workspace=owner.workspace, name="Empty")
@@ -267,3 +281,49 @@ def test_the_reply_language_is_the_questions(owner: Tenant) -> None:
         )
         is False
     )
+
+
+def test_the_metrics_by_hand() -> None:
+    """nDCG@k with binary relevance, the first citation of the replies that
+    cite, and outcome right per expected outcome: the definitions of
+    bench/conversation_quality.py and bench/retrieval_quality.py."""
+    assert metrics.ndcg(expected=["a"], retrieved=["a", "b"], k=5) == 1.0
+    assert metrics.ndcg(expected=["a"], retrieved=["b", "a"], k=5) == pytest.approx(1 / math.log2(3))
+    assert metrics.ndcg(expected=["a", "c"], retrieved=["b", "a"], k=1) == 0.0
+    assert metrics.ndcg(expected=["a", "c"], retrieved=["c", "b", "a"], k=5) == pytest.approx(
+        (1 + 1 / 2) / (1 + 1 / math.log2(3))
+    )
+
+    def scored(expected: list[str], retrieved: list[str], cited: str | None, outcome: str, want: str) -> Any:
+        scores = metrics.item_scores(
+            expected=expected, retrieved=retrieved, k=2, cited=cited, outcome=outcome, expected_outcome=want
+        )
+        return SimpleNamespace(
+            expected_outcome=want,
+            expected_resource_ids=expected,
+            retrieved_resource_ids=retrieved,
+            latency_ms=10,
+            reply_language_right=None,
+            **vars(scores),
+        )
+
+    results = [
+        scored(["a"], ["a", "b"], "a", "answered", "answer"),
+        scored(["a"], ["b", "c", "a"], "b", "answered", "answer"),
+        scored(["a"], ["b"], None, "abstained", "answer"),  # no citation: not counted as a citation
+        scored([], ["b"], None, "abstained", "no_answer"),
+        scored([], ["b"], None, "answered", "ask_back"),
+    ]
+    assert results[2].first_citation_expected is None
+    figures = metrics.run_metrics(results, k=2)
+    assert figures["items_with_expected_documents"] == 3 and figures["k"] == 2
+    assert figures["recall_at_k"] == pytest.approx(round(1 / 3, 4))
+    assert figures["recall_at"] == {"1": pytest.approx(round(1 / 3, 4))}
+    assert metrics.recall_at(expected=["a", "c"], retrieved=["b", "c", "a"], k=2) == 0.5
+    assert figures["first_citation_expected"] == 0.5
+    assert figures["mrr"] == pytest.approx(round((1 + 1 / 3 + 0) / 3, 4))
+    assert figures["by_expected_outcome"] == {
+        "answer": {"items": 3, "outcome_right": pytest.approx(round(2 / 3, 4))},
+        "no_answer": {"items": 1, "outcome_right": 1.0},
+        "ask_back": {"items": 1, "outcome_right": 0.0},
+    }

@@ -37,6 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--baseline", help="the id of an earlier completed run of the workspace")
         parser.add_argument("--margin", type=float, default=compare.DEFAULT_MARGIN)
         parser.add_argument("--model", default=runs.DEFAULT_MODEL)
+        parser.add_argument("--k", type=int, help="the cutoff of recall@k and nDCG@k (default: top_k)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         test_set = (
@@ -54,7 +55,9 @@ class Command(BaseCommand):
                     f"No completed run {options['baseline']} of this workspace", returncode=UNUSABLE
                 )
         try:
-            run = runs.run_execute(runs.run_create(test_set=test_set, model=options["model"]).id)
+            run = runs.run_execute(
+                runs.run_create(test_set=test_set, model=options["model"], k=options["k"]).id
+            )
         except ApplicationError as exc:
             raise CommandError(exc.message, returncode=UNUSABLE) from None
         assert run is not None
