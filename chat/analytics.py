@@ -158,10 +158,14 @@ class ReplyToReview:
 # The outcomes a curator should look at: the documents did not back the
 # answer, or did not answer at all (a missing document, most often).
 UNCITED_OUTCOMES = (ReplyOutcome.NO_CITATION.value, ReplyOutcome.FALLBACK.value, ReplyOutcome.NO_ANSWER.value)
+# And the replies that asked back with a form: a question the documents
+# should have answered outright is a test item in the making (console
+# "Add to test set").
+REVIEW_OUTCOMES = (*UNCITED_OUTCOMES, ReplyOutcome.FORM.value)
 
 
 def replies_to_review(window: Window, *, limit: int = 10) -> list[ReplyToReview]:
-    """The latest replies that got negative feedback, no citation or no answer, with
+    """The latest replies that got negative feedback, no citation, no answer or asked back, with
     their question (one query)."""
     disliked = Feedback.objects.filter(message_id=OuterRef("pk"), rating=FeedbackRating.DOWN)
     question = Message.objects.filter(
@@ -170,7 +174,7 @@ def replies_to_review(window: Window, *, limit: int = 10) -> list[ReplyToReview]
     rows = (
         reply_list(window)
         .annotate(outcome=reply_outcome(), disliked=Exists(disliked), question=Subquery(question))
-        .filter(Q(disliked=True) | Q(outcome__in=UNCITED_OUTCOMES))
+        .filter(Q(disliked=True) | Q(outcome__in=REVIEW_OUTCOMES))
         .select_related("session")
         .order_by("-created_at", "-id")[:limit]
     )

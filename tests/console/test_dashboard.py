@@ -165,8 +165,8 @@ def test_each_reply_has_exactly_one_outcome(owner: Tenant) -> None:
     assert breakdown.by_outcome == {outcome.value: 1 for outcome in ReplyOutcome}
     assert breakdown.total == 9
     review = analytics.replies_to_review(window)
-    # A no-answer is the curator's sign of a missing document.
-    assert {item.external_user_id for item in review} == {"no_citation", "fallback", "no_answer"}
+    # A no-answer is the curator's sign of a missing document; a form asked back.
+    assert {item.external_user_id for item in review} == {"no_citation", "fallback", "no_answer", "form"}
 
 
 def test_the_window_is_thirty_days_and_playground_turns_stay_out(owner: Tenant) -> None:
