@@ -5,7 +5,8 @@ receiver answers at once, (c) one whose receiver sleeps --slow seconds per
 request (past WEBHOOK_TIMEOUT_SECONDS: every attempt times out, retried).
 
 Usage:
-  .venv/bin/python bench/webhook_receiver.py [--documents 50] [--repeats 3] [--slow 10]
+  .venv/bin/python bench/webhook_receiver.py [--documents 50] [--wave 10] [--repeats 3] [--slow 10]
+      [--shared]
 
 What runs: a private ``redis-server`` on a free port (the shared Redis is
 never touched), the ingestion worker (``celery worker --queues daneshyar``,
@@ -14,11 +15,12 @@ solo pool, as ``make run`` on a small machine) and the webhook worker
 on their own database ``daneshyar_bench_webhook_receiver`` with the real
 embedding model, and a receiver (http.server, threads) in this process.
 Each run empties the workspace, sets the endpoint of its case, uploads the
-documents in one ``POST …/resources/batch/`` and waits until all are
-``ready``; the cases take turns (a, b, c, a, b, c, …). Printed: each case's
-median seconds, and b/a and c/a. ``--shared``: the same with one worker
-taking both queues, as before deliveries had their own (expect c to wait
-for the slow posts queued before each next ingestion batch).
+documents in waves of --wave (``POST …/resources/batch/``, the next once
+the last is ``ready``) and times until all are ``ready``; the cases take
+turns (a, b, c, a, b, c, …). Printed: each case's median seconds, and
+b/a and c/a. ``--shared``: the same with one worker taking both queues, as
+before deliveries had their own (c's next wave waits for the slow posts of
+the one before).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--documents", type=int, default=50, help="documents per run")
+    parser.add_argument("--wave", type=int, default=10, help="documents per upload")
     parser.add_argument("--repeats", type=int, default=3, help="runs per case")
     parser.add_argument("--slow", type=float, default=10.0, help="the slow receiver's wait, seconds")
     parser.add_argument(
@@ -136,8 +139,10 @@ def _start_worker(scratch: Path, name: str, options: list[str]) -> subprocess.Po
     return worker
 
 
-def _ingest(workspace_id: str, key: str, documents: list[dict[str, str]]) -> float:
-    """Seconds from the upload until every document is ``ready``."""
+def _ingest(workspace_id: str, key: str, documents: list[dict[str, str]], wave: int) -> float:
+    """Seconds until every document is ``ready``, uploaded in waves of
+    ``wave`` (``POST …/resources/batch/``), each once the one before is
+    ready: a stream of uploads, each wave's events queued before the next."""
     from rest_framework.test import APIClient
 
     from resources.models import Resource, ResourceStatus
@@ -145,15 +150,17 @@ def _ingest(workspace_id: str, key: str, documents: list[dict[str, str]]) -> flo
     client = APIClient()
     client.credentials(HTTP_X_API_KEY=key)
     began = time.monotonic()
-    response = client.post(f"/api/v1/workspaces/{workspace_id}/resources/batch/", documents, format="json")
-    assert response.status_code == 202, response.content[:300]
     mine = Resource.objects.filter(workspace_id=workspace_id)
-    while mine.filter(status=ResourceStatus.READY).count() < len(documents):
-        if mine.filter(status=ResourceStatus.FAILED).exists():
-            raise SystemExit("a document failed")
-        if time.monotonic() - began > 900:
-            raise SystemExit("not ready after 900 s")
-        time.sleep(0.1)
+    for start in range(0, len(documents), wave):
+        part = documents[start : start + wave]
+        response = client.post(f"/api/v1/workspaces/{workspace_id}/resources/batch/", part, format="json")
+        assert response.status_code == 202, response.content[:300]
+        while mine.filter(status=ResourceStatus.READY).count() < start + len(part):
+            if mine.filter(status=ResourceStatus.FAILED).exists():
+                raise SystemExit("a document failed")
+            if time.monotonic() - began > 1800:
+                raise SystemExit("not ready after 1800 s")
+            time.sleep(0.05)
     return time.monotonic() - began
 
 
@@ -185,18 +192,19 @@ def _run(args: argparse.Namespace, workspace_id: str, key: str) -> int:
         for n in range(args.documents)
     ]
     _case(workspace_id, None)
-    _ingest(workspace_id, key, documents[:5])  # warm-up: the model loads in the first task
+    _ingest(workspace_id, key, documents[:5], 5)  # warm-up: the model loads in the first task
     times: dict[str, list[float]] = {name: [] for name in cases}
     load_before = os.getloadavg()
     for _ in range(args.repeats):
         for name, (case_url, seconds) in cases.items():
             delay["seconds"] = seconds
             _case(workspace_id, case_url)
-            times[name].append(_ingest(workspace_id, key, documents))
+            times[name].append(_ingest(workspace_id, key, documents, args.wave))
     load_after = os.getloadavg()
     server.shutdown()
     print(
-        f"webhook receiver: {args.documents} small documents per run, {args.repeats} runs per case; "
+        f"webhook receiver: {args.documents} small documents per run in waves of {args.wave}, "
+        f"{args.repeats} runs per case; "
         f"{'one worker for both queues' if args.shared else 'deliveries on their own worker'}; "
         f"WEBHOOK_TIMEOUT_SECONDS {settings.WEBHOOK_TIMEOUT_SECONDS}; cores {os.cpu_count()}, "
         f"load average {load_before[0]:.2f} -> {load_after[0]:.2f}"
