@@ -91,12 +91,7 @@ def main() -> int:
 
         _django.setup("webhook_receiver")
         workspace_id, key = _tenant()
-        workers.append(_start_worker(scratch, "ingestion", ["--queues", "daneshyar", "--pool", "solo"]))
-        workers.append(
-            _start_worker(
-                scratch, "webhooks", ["--queues", "webhooks", "--pool", "threads", "--concurrency", "4"]
-            )
-        )
+        workers += _start_workers(scratch, shared=args.shared)
         return _run(args, workspace_id, key)
     finally:
         for worker in workers:
@@ -114,6 +109,16 @@ def _tenant() -> tuple[str, str]:
     ApiKey.objects.filter(organization=organization).delete()
     key = services.api_key_create(organization=organization, name="bench", scope=ApiKeyScope.ADMIN)
     return str(workspace.id), key.plaintext
+
+
+def _start_workers(scratch: Path, *, shared: bool) -> list[subprocess.Popen[bytes]]:
+    if shared:  # the arrangement before: one worker takes both queues
+        return [_start_worker(scratch, "shared", ["--queues", "daneshyar,webhooks", "--pool", "solo"])]
+    threads = ["--pool", "threads", "--concurrency", "4"]
+    return [
+        _start_worker(scratch, "ingestion", ["--queues", "daneshyar", "--pool", "solo"]),
+        _start_worker(scratch, "webhooks", ["--queues", "webhooks", *threads]),
+    ]
 
 
 def _start_worker(scratch: Path, name: str, options: list[str]) -> subprocess.Popen[bytes]:
