@@ -14,10 +14,12 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from daneshyar.exceptions import ApplicationError
@@ -36,6 +38,8 @@ logger = logging.getLogger(__name__)
 # Sitemap entries read at most (pages past ``max_pages`` are counted skipped).
 MAX_LISTED = 100_000
 HEARTBEAT_SECONDS = 10.0
+# The first key of the advisory lock held while a run is carried out ("srcs").
+RUN_LOCK_SPACE = 0x73726373
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 COUNTS = ("new", "changed", "unchanged", "deleted", "failed", "skipped")
 
@@ -72,7 +76,36 @@ class _Progress:
 
 def source_run_execute(run_id: uuid.UUID | str) -> SourceRun | None:
     """Carry out the run (its worker's task); None when it is no longer
-    running (done already, or failed by the sweep). Safe to call again."""
+    running (done already, or failed by the sweep), or when another worker
+    is carrying it out. Safe to call again, and twice at once."""
+    with run_executing(run_id) as held:
+        if not held:
+            logger.info("sync run %s is being carried out by another worker", run_id)
+            return None
+        return _execute(run_id)
+
+
+@contextmanager
+def run_executing(run_id: uuid.UUID | str) -> Iterator[bool]:
+    """Whether this worker took the run's session advisory lock. Redis hands
+    an unacknowledged task to another worker after the broker's visibility
+    timeout (an hour) while the first may still run it (acks_late): the
+    second finds the lock held and does nothing. A lost worker's connection
+    closes, and its lock goes with it."""
+    key = [RUN_LOCK_SPACE, str(run_id)]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", key)
+        row = cursor.fetchone()
+    held = bool(row and row[0])
+    try:
+        yield held
+    finally:
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", key)
+
+
+def _execute(run_id: uuid.UUID | str) -> SourceRun | None:
     run = SourceRun.objects.select_related("source__workspace").filter(pk=run_id).first()
     if run is None or run.status != SourceRunStatus.RUNNING:
         return None
