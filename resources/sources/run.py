@@ -14,12 +14,13 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from urllib.parse import urlsplit
 
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from daneshyar.exceptions import ApplicationError
@@ -38,8 +39,6 @@ logger = logging.getLogger(__name__)
 # Sitemap entries read at most (pages past ``max_pages`` are counted skipped).
 MAX_LISTED = 100_000
 HEARTBEAT_SECONDS = 10.0
-# The first key of the advisory lock held while a run is carried out ("srcs").
-RUN_LOCK_SPACE = 0x73726373
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 COUNTS = ("new", "changed", "unchanged", "deleted", "failed", "skipped")
 
@@ -55,6 +54,7 @@ class GuardTripped(Exception):
 @dataclass
 class _Progress:
     run: SourceRun
+    executor: uuid.UUID
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
     gone: list[str] = field(default_factory=list)
     beat_at: float = field(default_factory=time.monotonic)
@@ -65,11 +65,15 @@ class _Progress:
         if time.monotonic() - self.beat_at >= HEARTBEAT_SECONDS:
             self.heartbeat()
 
+    def mine(self) -> QuerySet[SourceRun]:
+        """The run, while it is running and this worker holds it."""
+        return SourceRun.objects.filter(
+            pk=self.run.pk, status=SourceRunStatus.RUNNING, executor=self.executor
+        )
+
     def heartbeat(self) -> None:
         self.beat_at = time.monotonic()
-        alive = SourceRun.objects.filter(pk=self.run.pk, status=SourceRunStatus.RUNNING).update(
-            heartbeat_at=timezone.now(), **self.counts
-        )
+        alive = self.mine().update(heartbeat_at=timezone.now(), **self.counts)
         if not alive:
             raise RunLost()
 
@@ -78,38 +82,37 @@ def source_run_execute(run_id: uuid.UUID | str) -> SourceRun | None:
     """Carry out the run (its worker's task); None when it is no longer
     running (done already, or failed by the sweep), or when another worker
     is carrying it out. Safe to call again, and twice at once."""
-    with run_executing(run_id) as held:
-        if not held:
-            logger.info("sync run %s is being carried out by another worker", run_id)
-            return None
-        return _execute(run_id)
+    executor = run_claim(run_id)
+    if executor is None:
+        logger.info("sync run %s: not running, or carried out by another worker", run_id)
+        return None
+    return _execute(run_id, executor)
 
 
-@contextmanager
-def run_executing(run_id: uuid.UUID | str) -> Iterator[bool]:
-    """Whether this worker took the run's session advisory lock. Redis hands
-    an unacknowledged task to another worker after the broker's visibility
-    timeout (an hour) while the first may still run it (acks_late): the
-    second finds the lock held and does nothing. A lost worker's connection
-    closes, and its lock goes with it."""
-    key = [RUN_LOCK_SPACE, str(run_id)]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", key)
-        row = cursor.fetchone()
-    held = bool(row and row[0])
-    try:
-        yield held
-    finally:
-        if held:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", key)
+def run_claim(run_id: uuid.UUID | str) -> uuid.UUID | None:
+    """Take the run for this worker: its ``executor``, or None when the run
+    is not ``running`` or another worker holds it (its heartbeat newer than
+    SOURCES_RUN_STALE_SECONDS). Redis hands an unacknowledged task to a
+    second worker after the broker's visibility timeout (an hour) while the
+    first may still run it (acks_late): the second finds the run held and
+    does nothing; the first, should it lose its claim, stops (RunLost). A
+    row, not a session lock: safe behind a transaction-pooling PgBouncer."""
+    executor = uuid.uuid4()
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.SOURCES_RUN_STALE_SECONDS)
+    taken = (
+        SourceRun.objects.filter(pk=run_id, status=SourceRunStatus.RUNNING)
+        .filter(Q(executor__isnull=True) | Q(heartbeat_at__lt=stale))
+        .update(executor=executor, heartbeat_at=now)
+    )
+    return executor if taken else None
 
 
-def _execute(run_id: uuid.UUID | str) -> SourceRun | None:
+def _execute(run_id: uuid.UUID | str, executor: uuid.UUID) -> SourceRun | None:
     run = SourceRun.objects.select_related("source__workspace").filter(pk=run_id).first()
     if run is None or run.status != SourceRunStatus.RUNNING:
         return None
-    progress = _Progress(run)
+    progress = _Progress(run, executor)
     try:
         progress.heartbeat()
         listed = _sync_pages(run.source, Crawler(), progress)
@@ -129,7 +132,7 @@ def _execute(run_id: uuid.UUID | str) -> SourceRun | None:
 
 
 def _finish(progress: _Progress, status: str, error: str) -> SourceRun | None:
-    updated = SourceRun.objects.filter(pk=progress.run.pk, status=SourceRunStatus.RUNNING).update(
+    updated = progress.mine().update(
         status=status, error=error[:2000], finished_at=timezone.now(), **progress.counts
     )
     if not updated:

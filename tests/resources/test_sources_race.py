@@ -2,20 +2,22 @@
 runs, the other is refused), and the same run's task delivered to a second
 worker while the first still carries it out (Redis hands an unacknowledged
 task on after the broker's visibility timeout, an hour: a long sync): the
-second does nothing."""
+second does nothing while the first's heartbeat is fresh."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from django.db import connections
+from django.utils import timezone
 from pytest_django import Settings
 
 from resources.models import Resource, Source, SourceRun, SourceRunStatus
 from resources.sources import services
-from resources.sources.run import run_executing, source_run_execute
+from resources.sources.run import run_claim, source_run_execute
 from tests.conftest import Tenant
 from tests.resources.fixture_site import Site, page, serving
 
@@ -66,28 +68,26 @@ def test_two_syncs_started_at_once_one_runs_the_other_is_refused(owner: Tenant, 
 def test_a_run_delivered_again_while_it_runs_does_nothing(owner: Tenant, site: Site) -> None:
     source = _source(owner, site)
     run = services.source_sync_start(source=source)
-    holding, release = threading.Event(), threading.Event()
+    first = run_claim(run.id)  # the first worker holds the run, its heartbeat fresh
+    assert first is not None
+    assert source_run_execute(run.id) is None  # the second delivery: nothing done
+    run.refresh_from_db()
+    assert run.status == SourceRunStatus.RUNNING and run.new == 0 and run.executor == first
+    assert not Resource.objects.filter(workspace=owner.workspace).exists()
 
-    def first_worker() -> None:  # holds the run as a worker carrying it out does
-        try:
-            with run_executing(run.id) as held:
-                assert held
-                holding.set()
-                release.wait(timeout=60)
-        finally:
-            connections.close_all()
 
-    thread = threading.Thread(target=first_worker)
-    thread.start()
-    assert holding.wait(timeout=10)
-    try:
-        assert source_run_execute(run.id) is None  # the second delivery: nothing done
-        run.refresh_from_db()
-        assert run.status == SourceRunStatus.RUNNING and run.new == 0
-        assert not Resource.objects.filter(workspace=owner.workspace).exists()
-    finally:
-        release.set()
-        thread.join(timeout=30)
-    done = source_run_execute(run.id)  # the lock went with the first: the run is carried out once
+def test_the_first_worker_stops_when_its_run_was_taken_over(
+    owner: Tenant, site: Site, settings: Settings
+) -> None:
+    """A worker silent past SOURCES_RUN_STALE_SECONDS is taken for lost: a new
+    delivery takes the run over and carries it out once; the old claim is void."""
+    source = _source(owner, site)
+    run = services.source_sync_start(source=source)
+    first = run_claim(run.id)
+    stale = timezone.now() - timedelta(seconds=settings.SOURCES_RUN_STALE_SECONDS + 1)
+    SourceRun.objects.filter(pk=run.pk).update(heartbeat_at=stale)
+    done = source_run_execute(run.id)
     assert done is not None and (done.status, done.new) == (SourceRunStatus.COMPLETED, 5)
-    assert source_run_execute(run.id) is None  # and a late copy finds it finished
+    assert done.executor not in (None, first)
+    assert source_run_execute(run.id) is None  # a late copy finds it finished
+    assert Resource.objects.filter(workspace=owner.workspace).count() == 5
