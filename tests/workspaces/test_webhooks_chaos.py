@@ -99,6 +99,10 @@ def _emit(tenant: Tenant) -> None:
             )
 
 
+def _received(state: Receiver, count: int) -> Callable[[], bool]:
+    return lambda: len(state.received) >= count
+
+
 def _kill(process: subprocess.Popen[bytes]) -> None:
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
@@ -115,10 +119,10 @@ def test_a_thousand_events_survive_two_kills_and_a_minute_down(owner: Tenant, tm
                 _emit(owner)
                 state = first
                 for n, at in enumerate((150, 400), start=2):
-                    _until(lambda at=at: len(state.received) >= at, timeout=90)
+                    _until(_received(state, at), timeout=90)
                     _kill(worker)  # mid-delivery: four threads were posting
                     worker = _start_worker(tmp_path / f"worker-{n}.log")
-                _until(lambda: len(state.received) >= 600, timeout=90)
+                _until(_received(state, 600), timeout=90)
         time.sleep(DOWN_SECONDS)  # the receiver is down: attempts fail, retried
         with receiver(port=port, state=state), _sweeping():
             _until(_all_delivered, timeout=150)

@@ -37,12 +37,13 @@ def receiver(
     """``hold``: every request waits for it to be set before it is answered
     (a receiver that hangs). ``port`` and ``state``: the same receiver
     started again after it was down."""
-    state = state or Receiver(url="", statuses=list(statuses or []))
+    state = Receiver(url="", statuses=list(statuses or [])) if state is None else state
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            assert state is not None
             with lock:
                 state.received.append(
                     Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
