@@ -162,6 +162,24 @@ def test_deliveries_about_one_subject_arrive_in_order(owner: Tenant) -> None:
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {DeliveryStatus.DELIVERED}
 
 
+def test_the_sweep_skips_deliveries_waiting_for_an_earlier_one(owner: Tenant) -> None:
+    """A subject's later deliveries wait for its first: the sweep leaves them
+    to be queued when it ends, so they never crowd out other due ones."""
+    webhook_create(workspace=owner.workspace, url="http://127.0.0.1:9/")
+    for n in range(3):
+        _emit(owner, subject="blocked", n=n)
+    _emit(owner, subject="other")
+    first, *waiting = WebhookDelivery.objects.filter(subject_id="blocked").order_by("created_at")
+    other = WebhookDelivery.objects.get(subject_id="other")
+    assert deliveries_due() == [first.id, other.id]
+    # The first waits for its retry: its followers are still not due.
+    later = timezone.now() + dt.timedelta(hours=1)
+    WebhookDelivery.objects.filter(pk=first.pk).update(next_attempt_at=later)
+    assert deliveries_due() == [other.id]
+    WebhookDelivery.objects.filter(pk=first.pk).update(status=DeliveryStatus.DELIVERED)
+    assert deliveries_due() == [waiting[0].id, other.id]
+
+
 def test_redirects_are_not_followed(owner: Tenant) -> None:
     with receiver(statuses=[302]) as hooks:
         webhook_create(workspace=owner.workspace, url=hooks.url)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import urllib3
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from workspaces.models import DeliveryStatus, WebhookDelivery
@@ -177,10 +178,20 @@ def delivery_attempt(*, delivery_id: uuid.UUID) -> uuid.UUID | None:
 
 
 def deliveries_due(*, now: dt.datetime | None = None) -> list[uuid.UUID]:
-    """Pending deliveries whose time has come, oldest first (the sweep)."""
+    """Pending deliveries whose time has come, oldest first (the sweep),
+    less those waiting for an earlier one about the same subject: they are
+    queued when it ends, and would otherwise fill every batch while it
+    waits for its retry (a receiver down for hours), starving the rest."""
     now = now or timezone.now()
+    earlier = WebhookDelivery.objects.filter(
+        endpoint_id=OuterRef("endpoint_id"),
+        subject_id=OuterRef("subject_id"),
+        status=DeliveryStatus.PENDING,
+        created_at__lt=OuterRef("created_at"),
+    )
     return list(
         WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+        .exclude(Q(subject_id__gt="") & Exists(earlier))
         .order_by("created_at", "id")
         .values_list("id", flat=True)[:SWEEP_BATCH]
     )
