@@ -36,6 +36,10 @@ VIEW_PROGRESS = ("resources.view_resource",)
 UPLOAD = ("resources.add_resource",)
 RETRY = ("resources.change_resource",)
 VIEW_PASSAGE = ("retrieval.view_passage",)
+VIEW_SOURCES = ("resources.view_source", "resources.view_sourcerun")
+SYNC_SOURCE = ("resources.change_source",)
+VIEW_WEBHOOKS = ("workspaces.view_webhookendpoint", "workspaces.view_webhookdelivery")
+REDELIVER = ("workspaces.change_webhookdelivery",)
 
 
 def workspace_view(
@@ -73,6 +77,8 @@ _TABS = (
     ("playground", "Playground", USE_PLAYGROUND),
     ("progress", "Ingestion", VIEW_PROGRESS),
     ("transcripts", "Transcripts", VIEW_TRANSCRIPTS),
+    ("sources", "Sources", VIEW_SOURCES),
+    ("webhooks", "Webhooks", VIEW_WEBHOOKS),
 )
 
 
