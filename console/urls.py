@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from console.views import dashboard, evaluations, index, passages, playground, progress, transcripts
+from console.views import (
+    dashboard,
+    evaluations,
+    index,
+    passages,
+    playground,
+    progress,
+    sources,
+    transcripts,
+    webhooks,
+)
 
 app_name = "console"
 
@@ -21,5 +31,11 @@ urlpatterns: list[URLPattern] = [
     path(f"{WORKSPACE}transcripts/", transcripts.transcript_search, name="transcripts"),
     path(f"{WORKSPACE}transcripts/<uuid:session_id>/", transcripts.transcript, name="transcript"),
     path(f"{WORKSPACE}passages/<uuid:passage_id>/", passages.passage, name="passage"),
+    path(f"{WORKSPACE}sources/", sources.sources, name="sources"),
+    path(f"{WORKSPACE}sources/<uuid:source_id>/sync/", sources.sync_now, name="source-sync"),
+    path(f"{WORKSPACE}webhooks/", webhooks.webhooks, name="webhooks"),
+    path(
+        f"{WORKSPACE}webhooks/deliveries/<uuid:delivery_id>/redeliver/", webhooks.redeliver, name="redeliver"
+    ),
     *evaluations.urlpatterns,
 ]

@@ -5,7 +5,9 @@ set), migrates, makes sure a demo organization, workspace (with two small
 manuals, put in on the first start) and admin key exist,
 then runs the web server (gunicorn, on a private socket behind the small
 buffering proxy of daneshyar/devproxy.py, which alone listens on the port)
-and a Celery worker (with the periodic tasks).
+and two Celery workers: one for ingestion and the rest (with the periodic
+tasks), one for webhook deliveries only (a slow receiver never holds a slot
+ingestion needs: docs/webhooks.md, "A slow receiver").
 
 Each child runs in a process group of its own, so Ctrl-C (or SIGTERM, or a
 closed terminal) reaches this process only, and this process stops each
@@ -21,6 +23,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -71,6 +74,7 @@ def main() -> int:
         children.append(_start_web(upstream))
         children.append(_start_proxy(host, port, upstream))
         children.append(_start_worker(data_dir))
+        children.append(_start_webhook_worker())
         base = f"http://{host}:{port}"
         if _wait_ready(base, children, lambda: stopping):
             print(_banner(base, state), flush=True)
@@ -180,12 +184,24 @@ def _start_worker(data_dir: Path) -> subprocess.Popen[bytes]:
             "--beat",
             "--loglevel",
             "INFO",
+            "--queues",
+            os.environ.get("CELERY_TASK_DEFAULT_QUEUE") or "daneshyar",
             *pool,
             "--schedule",
             str(data_dir / "celerybeat-schedule"),
         ],
         env=worker_env,
     )
+
+
+def _start_webhook_worker() -> subprocess.Popen[bytes]:
+    """Webhook deliveries, in a worker of their own (daneshyar/config/webhooks.py):
+    threads, since a delivery waits on a receiver and never computes."""
+    queue = os.environ.get("WEBHOOK_QUEUE") or "webhooks"
+    return _start(
+        [sys.executable, "-m", "celery", "-A", "daneshyar", "worker", "--loglevel", "INFO", "--queues", queue,
+         "--pool", "threads", "--concurrency", "4", "--hostname", f"webhooks@{socket.gethostname()}"]
+    )  # fmt: skip
 
 
 def _signal_group(pgid: int, signum: int) -> bool:

@@ -169,6 +169,9 @@ class SourceRun(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(auto_now_add=True)
+    # The worker carrying the run out (resources/sources/run.py: run_claim): a
+    # second delivery of its task finds it held and does nothing.
+    executor = models.UUIDField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-started_at", "-id"]

@@ -23,6 +23,12 @@ CONSOLE_PERMISSIONS = [
     ("resources", "add_resource"),
     ("resources", "change_resource"),
     ("retrieval", "view_passage"),
+    ("resources", "view_source"),
+    ("resources", "view_sourcerun"),
+    ("resources", "change_source"),
+    ("workspaces", "view_webhookendpoint"),
+    ("workspaces", "view_webhookdelivery"),
+    ("workspaces", "change_webhookdelivery"),
     ("workspaces", "view_workspace"),
     ("workspaces", "view_organization"),
 ]

@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-APP_SERVICES = ("migrate", "web", "worker")
-LONG_RUNNING = ("db", "redis", "web", "worker", "vllm")
+APP_SERVICES = ("migrate", "web", "worker", "webhooks")
+LONG_RUNNING = ("db", "redis", "web", "worker", "webhooks", "vllm")
 
 
 class ComposeLoader(yaml.SafeLoader):
@@ -112,7 +112,7 @@ def test_the_cpu_stack_starts_no_vllm_and_nothing_depends_on_it() -> None:
     services = stack(cpu=True)
     running = started(services)
     assert "vllm" not in running
-    assert {"db", "redis", "migrate", "web", "worker"} <= running
+    assert {"db", "redis", "migrate", "web", "worker", "webhooks"} <= running
     for name in running:
         assert "vllm" not in services[name].get("depends_on", {}), f"{name} waits for vllm"
 

@@ -35,7 +35,7 @@ from tests.doc_examples import (
     scratch,
 )
 from tests.parts import part_missing
-from tests.worker import purge_queue, stop_process, worker_process
+from tests.worker import all_queues, purge_queue, stop_process, worker_process
 
 RUNNABLE = [path for path in documents() if any(block.runner for block in blocks(path))]
 
@@ -124,7 +124,7 @@ def doc_worker(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Ite
     """A real Celery worker process on the test database, for the whole module."""
     with django_db_blocker.unblock():
         purge_queue()
-        process = worker_process("--pool", "solo", "--concurrency", "1")
+        process = worker_process("--pool", "solo", "--concurrency", "1", "-Q", ",".join(all_queues()))
         try:
             yield
         finally:

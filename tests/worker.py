@@ -30,9 +30,15 @@ from resources.models import Resource, ResourceStatus
 FINISHED = (ResourceStatus.READY, ResourceStatus.FAILED)
 
 
+def all_queues() -> list[str]:
+    """Ingestion and the rest (the default queue), and webhook deliveries."""
+    return [settings.CELERY_TASK_DEFAULT_QUEUE, settings.WEBHOOK_QUEUE]
+
+
 def purge_queue() -> None:
     with celery_app.connection_for_write() as conn:
-        conn.default_channel.queue_purge(settings.CELERY_TASK_DEFAULT_QUEUE)
+        for queue in all_queues():
+            conn.default_channel.queue_purge(queue)
 
 
 def _close_connections(**kwargs: Any) -> None:
@@ -42,12 +48,14 @@ def _close_connections(**kwargs: Any) -> None:
 
 
 @contextmanager
-def running_worker() -> Iterator[WorkController]:
-    """A worker thread on the real broker; stop it before the database goes."""
+def running_worker(queues: list[str] | None = None) -> Iterator[WorkController]:
+    """A worker thread on the real broker (every queue unless ``queues``
+    says); stop it before the database goes."""
     task_postrun.connect(_close_connections, weak=False)
     try:
         with start_worker(
             celery_app,
+            queues=queues or all_queues(),
             pool="solo",
             concurrency=1,
             perform_ping_check=False,

@@ -39,6 +39,10 @@ VIEW_PASSAGE = ("retrieval.view_passage",)
 VIEW_EVALUATIONS = ("chat.view_testset",)
 EDIT_TEST_SETS = ("chat.change_testset",)
 START_RUN = ("chat.add_evaluationrun",)
+VIEW_SOURCES = ("resources.view_source", "resources.view_sourcerun")
+SYNC_SOURCE = ("resources.change_source",)
+VIEW_WEBHOOKS = ("workspaces.view_webhookendpoint", "workspaces.view_webhookdelivery")
+REDELIVER = ("workspaces.change_webhookdelivery",)
 
 
 def workspace_view(
@@ -77,6 +81,8 @@ _TABS = (
     ("progress", "Ingestion", VIEW_PROGRESS),
     ("transcripts", "Transcripts", VIEW_TRANSCRIPTS),
     ("test-sets", "Test sets", VIEW_EVALUATIONS),
+    ("sources", "Sources", VIEW_SOURCES),
+    ("webhooks", "Webhooks", VIEW_WEBHOOKS),
 )
 
 

@@ -6,15 +6,38 @@ in docs/configuration.md and .env.example.
 
 from __future__ import annotations
 
-from daneshyar.env import env_bool, env_int
+from daneshyar.env import env_bool, env_int, env_list, env_str
 
-__all__ = ["WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_SWEEP_SECONDS", "WEBHOOK_TIMEOUT_SECONDS"]
+__all__ = [
+    "CELERY_TASK_ROUTES",
+    "WEBHOOK_ALLOW_PRIVATE",
+    "WEBHOOK_QUEUE",
+    "WEBHOOK_RETRY_DELAYS",
+    "WEBHOOK_SWEEP_SECONDS",
+    "WEBHOOK_TIMEOUT_SECONDS",
+]
 
 # Post to loopback, private, link-local and reserved addresses too (a
 # receiver on the same machine or network). Off: those are refused (SSRF).
 WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
-# How long one delivery attempt may take, connection and answer together.
+# How long one delivery attempt may take, connection and answer together
+# (the connection itself at most 5 s of it).
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1, maximum=60)
 # How often beat posts the deliveries that are due (retries, and any whose
 # worker was lost).
 WEBHOOK_SWEEP_SECONDS = env_int("WEBHOOK_SWEEP_SECONDS", 30, minimum=1)
+# The wait before each retry, in seconds: 30 s, 2 min, 10 min, 1 h, 4 h, then
+# every 8 h: 8 attempts over about 25 hours, as the Standard Webhooks guidance
+# suggests. One attempt more than there are delays; then ``failed``.
+WEBHOOK_RETRY_DELAYS: tuple[int, ...] = tuple(
+    max(0, int(delay))
+    for delay in env_list("WEBHOOK_RETRY_DELAYS", ["30", "120", "600", "3600", "14400", "28800", "28800"])
+)
+# Deliveries run on a queue of their own, taken by a worker of their own
+# (docker-compose.yml's ``webhooks``, daneshyar/devserver.py): a slow or
+# hanging receiver holds a slot of that worker, never one ingestion needs.
+WEBHOOK_QUEUE = env_str("WEBHOOK_QUEUE", "webhooks")
+CELERY_TASK_ROUTES: dict[str, dict[str, str]] = {
+    "workspaces.webhook_deliver": {"queue": WEBHOOK_QUEUE},
+    "workspaces.webhook_sweep": {"queue": WEBHOOK_QUEUE},
+}

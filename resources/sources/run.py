@@ -15,9 +15,12 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import timedelta
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from daneshyar.exceptions import ApplicationError
@@ -51,6 +54,7 @@ class GuardTripped(Exception):
 @dataclass
 class _Progress:
     run: SourceRun
+    executor: uuid.UUID
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
     gone: list[str] = field(default_factory=list)
     beat_at: float = field(default_factory=time.monotonic)
@@ -61,22 +65,54 @@ class _Progress:
         if time.monotonic() - self.beat_at >= HEARTBEAT_SECONDS:
             self.heartbeat()
 
+    def mine(self) -> QuerySet[SourceRun]:
+        """The run, while it is running and this worker holds it."""
+        return SourceRun.objects.filter(
+            pk=self.run.pk, status=SourceRunStatus.RUNNING, executor=self.executor
+        )
+
     def heartbeat(self) -> None:
         self.beat_at = time.monotonic()
-        alive = SourceRun.objects.filter(pk=self.run.pk, status=SourceRunStatus.RUNNING).update(
-            heartbeat_at=timezone.now(), **self.counts
-        )
+        alive = self.mine().update(heartbeat_at=timezone.now(), **self.counts)
         if not alive:
             raise RunLost()
 
 
 def source_run_execute(run_id: uuid.UUID | str) -> SourceRun | None:
     """Carry out the run (its worker's task); None when it is no longer
-    running (done already, or failed by the sweep). Safe to call again."""
+    running (done already, or failed by the sweep), or when another worker
+    is carrying it out. Safe to call again, and twice at once."""
+    executor = run_claim(run_id)
+    if executor is None:
+        logger.info("sync run %s: not running, or carried out by another worker", run_id)
+        return None
+    return _execute(run_id, executor)
+
+
+def run_claim(run_id: uuid.UUID | str) -> uuid.UUID | None:
+    """Take the run for this worker: its ``executor``, or None when the run
+    is not ``running`` or another worker holds it (its heartbeat newer than
+    SOURCES_RUN_STALE_SECONDS). Redis hands an unacknowledged task to a
+    second worker after the broker's visibility timeout (an hour) while the
+    first may still run it (acks_late): the second finds the run held and
+    does nothing; the first, should it lose its claim, stops (RunLost). A
+    row, not a session lock: safe behind a transaction-pooling PgBouncer."""
+    executor = uuid.uuid4()
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.SOURCES_RUN_STALE_SECONDS)
+    taken = (
+        SourceRun.objects.filter(pk=run_id, status=SourceRunStatus.RUNNING)
+        .filter(Q(executor__isnull=True) | Q(heartbeat_at__lt=stale))
+        .update(executor=executor, heartbeat_at=now)
+    )
+    return executor if taken else None
+
+
+def _execute(run_id: uuid.UUID | str, executor: uuid.UUID) -> SourceRun | None:
     run = SourceRun.objects.select_related("source__workspace").filter(pk=run_id).first()
     if run is None or run.status != SourceRunStatus.RUNNING:
         return None
-    progress = _Progress(run)
+    progress = _Progress(run, executor)
     try:
         progress.heartbeat()
         listed = _sync_pages(run.source, Crawler(), progress)
@@ -96,7 +132,7 @@ def source_run_execute(run_id: uuid.UUID | str) -> SourceRun | None:
 
 
 def _finish(progress: _Progress, status: str, error: str) -> SourceRun | None:
-    updated = SourceRun.objects.filter(pk=progress.run.pk, status=SourceRunStatus.RUNNING).update(
+    updated = progress.mine().update(
         status=status, error=error[:2000], finished_at=timezone.now(), **progress.counts
     )
     if not updated:

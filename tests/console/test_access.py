@@ -16,12 +16,15 @@ from django.urls import URLPattern
 from chat.evaluations import items, runs
 from console import urls as console_urls
 from resources.models import Resource, ResourceStatus
+from resources.sources.services import SourceFields, source_create
 from retrieval.models import Passage
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.staff import Staff, make_staff
 from tests.transcripts.factories import conversation
-from workspaces.models import StaffMembership
+from workspaces.models import StaffMembership, WebhookDelivery, WebhookEvent
+from workspaces.webhooks.events import webhook_event_emit
+from workspaces.webhooks.services import webhook_create
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +50,21 @@ def _objects(tenant: Tenant) -> dict[str, uuid.UUID]:
         "item_id": item.id,
         "run_id": runs.run_create(test_set=test_set).id,
         "message_id": messages[1].id,
+        **_source_and_delivery(tenant),
     }
+
+
+def _source_and_delivery(tenant: Tenant) -> dict[str, uuid.UUID]:
+    """A web source and a webhook delivery of ``tenant``'s workspace."""
+    fields = SourceFields(kind="page", urls=["https://docs.example.org/"])
+    source = source_create(workspace=tenant.workspace, fields=fields)
+    webhook_create(workspace=tenant.workspace, url="https://hooks.example.org/")
+    webhook_event_emit(
+        workspace_id=tenant.workspace.id, event_type=WebhookEvent.RESOURCE_READY, subject_id="r", data={}
+    )
+    delivery = WebhookDelivery.objects.filter(endpoint__workspace=tenant.workspace).first()
+    assert delivery is not None
+    return {"source_id": source.id, "delivery_id": delivery.id}
 
 
 def _routes() -> list[tuple[str, URLPattern]]:

@@ -26,7 +26,7 @@ from tests.worker import wait_for
 from tests.workspaces.webhook_receiver import Received, receiver
 from workspaces.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from workspaces.webhooks import signing
-from workspaces.webhooks.delivery import BACKOFF_SECONDS, MAX_ATTEMPTS, deliveries_due, delivery_attempt
+from workspaces.webhooks.delivery import deliveries_due, delivery_attempt, max_attempts, retry_delays
 from workspaces.webhooks.events import webhook_event_emit
 from workspaces.webhooks.services import webhook_create
 
@@ -100,13 +100,13 @@ def test_a_500_is_retried_with_backoff_then_delivered(owner: Tenant) -> None:
         assert delivery.last_status_code == 500 and "500" in delivery.last_error
         assert delivery.next_attempt_at is not None
         wait = (delivery.next_attempt_at - before).total_seconds()
-        assert BACKOFF_SECONDS[0] - 1 <= wait <= BACKOFF_SECONDS[0] + 5
+        assert retry_delays()[0] - 1 <= wait <= retry_delays()[0] + 5
         # Not due yet: nothing is posted.
         assert deliveries_due() == []
         delivery_attempt(delivery_id=delivery.id)
         assert len(hooks.received) == 1
         # Due: the sweep finds it; the second attempt gets 503, the third 200.
-        assert deliveries_due(now=timezone.now() + dt.timedelta(seconds=BACKOFF_SECONDS[0] + 1)) == [
+        assert deliveries_due(now=timezone.now() + dt.timedelta(seconds=retry_delays()[0] + 1)) == [
             delivery.id
         ]
         _make_due(delivery)
@@ -114,7 +114,7 @@ def test_a_500_is_retried_with_backoff_then_delivered(owner: Tenant) -> None:
         delivery.refresh_from_db()
         assert delivery.attempts == 2 and delivery.last_status_code == 503
         assert delivery.next_attempt_at is not None
-        assert (delivery.next_attempt_at - timezone.now()).total_seconds() > BACKOFF_SECONDS[1] - 5
+        assert (delivery.next_attempt_at - timezone.now()).total_seconds() > retry_delays()[1] - 5
         _make_due(delivery)
         delivery_attempt(delivery_id=delivery.id)
     delivery.refresh_from_db()
@@ -123,17 +123,17 @@ def test_a_500_is_retried_with_backoff_then_delivered(owner: Tenant) -> None:
 
 
 def test_a_delivery_fails_when_its_attempts_run_out(owner: Tenant) -> None:
-    with receiver(statuses=[500] * MAX_ATTEMPTS) as hooks:
+    with receiver(statuses=[500] * max_attempts()) as hooks:
         webhook_create(workspace=owner.workspace, url=hooks.url)
         _emit(owner)
         delivery = WebhookDelivery.objects.get()
-        for _ in range(MAX_ATTEMPTS):
+        for _ in range(max_attempts()):
             _make_due(delivery)
             delivery_attempt(delivery_id=delivery.id)
     delivery.refresh_from_db()
-    assert delivery.status == DeliveryStatus.FAILED and delivery.attempts == MAX_ATTEMPTS
-    assert delivery.next_attempt_at is None and len(hooks.received) == MAX_ATTEMPTS
-    assert sum(BACKOFF_SECONDS) > 20 * 3600  # retried over about a day
+    assert delivery.status == DeliveryStatus.FAILED and delivery.attempts == max_attempts()
+    assert delivery.next_attempt_at is None and len(hooks.received) == max_attempts()
+    assert sum(retry_delays()) > 20 * 3600  # retried over about a day
 
 
 def test_deliveries_about_one_subject_arrive_in_order(owner: Tenant) -> None:
@@ -160,6 +160,24 @@ def test_deliveries_about_one_subject_arrive_in_order(owner: Tenant) -> None:
     order = [json.loads(r.body)["data"]["n"] for r in hooks.received]
     assert order == [3, 1, 1, 2]
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {DeliveryStatus.DELIVERED}
+
+
+def test_the_sweep_skips_deliveries_waiting_for_an_earlier_one(owner: Tenant) -> None:
+    """A subject's later deliveries wait for its first: the sweep leaves them
+    to be queued when it ends, so they never crowd out other due ones."""
+    webhook_create(workspace=owner.workspace, url="http://127.0.0.1:9/")
+    for n in range(3):
+        _emit(owner, subject="blocked", n=n)
+    _emit(owner, subject="other")
+    first, *waiting = WebhookDelivery.objects.filter(subject_id="blocked").order_by("created_at")
+    other = WebhookDelivery.objects.get(subject_id="other")
+    assert deliveries_due() == [first.id, other.id]
+    # The first waits for its retry: its followers are still not due.
+    later = timezone.now() + dt.timedelta(hours=1)
+    WebhookDelivery.objects.filter(pk=first.pk).update(next_attempt_at=later)
+    assert deliveries_due() == [other.id]
+    WebhookDelivery.objects.filter(pk=first.pk).update(status=DeliveryStatus.DELIVERED)
+    assert deliveries_due() == [waiting[0].id, other.id]
 
 
 def test_redirects_are_not_followed(owner: Tenant) -> None:

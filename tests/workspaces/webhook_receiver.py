@@ -22,21 +22,37 @@ class Receiver:
     # Statuses to answer, in order; when used up, 200.
     statuses: list[int] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
+    # Requests answered so far (a held one is received, not answered).
+    answered: int = 0
 
 
 @contextmanager
-def receiver(statuses: list[int] | None = None) -> Iterator[Receiver]:
-    state = Receiver(url="", statuses=list(statuses or []))
+def receiver(
+    statuses: list[int] | None = None,
+    *,
+    hold: threading.Event | None = None,
+    port: int = 0,
+    state: Receiver | None = None,
+) -> Iterator[Receiver]:
+    """``hold``: every request waits for it to be set before it is answered
+    (a receiver that hangs). ``port`` and ``state``: the same receiver
+    started again after it was down."""
+    state = Receiver(url="", statuses=list(statuses or [])) if state is None else state
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            assert state is not None
             with lock:
                 state.received.append(
                     Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 )
                 status = state.statuses.pop(0) if state.statuses else 200
+            if hold is not None:
+                hold.wait(timeout=120)
+            with lock:
+                state.answered += 1
             self.send_response(status)
             if 300 <= status < 400:
                 self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
@@ -47,7 +63,8 @@ def receiver(statuses: list[int] | None = None) -> Iterator[Receiver]:
         def log_message(self, format: str, *args: object) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ThreadingHTTPServer.allow_reuse_address = True
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/daneshyar?source=test"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -24,6 +25,8 @@ from django.conf import settings
 MAX_URL_CHARS = 2000
 # What is kept of a receiver's answer: enough to see an error, never a large body.
 MAX_READ_BYTES = 4096
+# The most the connection may take of an attempt (WEBHOOK_TIMEOUT_SECONDS).
+CONNECT_SECONDS = 5.0
 
 
 class UnsafeUrl(Exception):
@@ -106,6 +109,18 @@ def url_check(url: str) -> Target:
     return target
 
 
+def _drain(response: urllib3.BaseHTTPResponse, deadline: float) -> None:
+    """Read at most MAX_READ_BYTES of the answer, and only until ``deadline``."""
+    left = MAX_READ_BYTES
+    while left > 0:
+        if time.monotonic() > deadline:
+            raise urllib3.exceptions.ReadTimeoutError(None, "", "The answer took longer than the deadline.")  # type: ignore[arg-type]
+        chunk = response.read(min(left, 8192))
+        if not chunk:
+            return
+        left -= len(chunk)
+
+
 def post(url: str, *, body: bytes, headers: dict[str, str]) -> int:
     """POST ``body`` to ``url`` at one of its checked addresses; the status
     code (a redirect is an answer like any other). :class:`UnsafeUrl` when
@@ -116,7 +131,11 @@ def post(url: str, *, body: bytes, headers: dict[str, str]) -> int:
     host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"
     if ":" in target.host:  # an IPv6 literal
         host_header = f"[{target.host}]" if target.port == default_port else f"[{target.host}]:{target.port}"
-    timeout = urllib3.Timeout(total=settings.WEBHOOK_TIMEOUT_SECONDS)
+    total = float(settings.WEBHOOK_TIMEOUT_SECONDS)
+    # A short connect, and one deadline for the whole attempt: a receiver that
+    # hangs or trickles its answer is a failed attempt after ``total`` seconds.
+    timeout = urllib3.Timeout(connect=min(CONNECT_SECONDS, total), read=total, total=total)
+    deadline = time.monotonic() + total
     pool: urllib3.HTTPConnectionPool
     if target.scheme == "https":
         pool = urllib3.HTTPSConnectionPool(
@@ -136,7 +155,7 @@ def post(url: str, *, body: bytes, headers: dict[str, str]) -> int:
             preload_content=False,
         )
         try:
-            response.read(MAX_READ_BYTES)
+            _drain(response, deadline)
         finally:
             response.release_conn()
         return int(response.status)

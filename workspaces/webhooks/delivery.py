@@ -5,7 +5,7 @@ A delivery is claimed in a short transaction (its attempt counted, and
 again only if this worker is lost), posted with no transaction open, then
 its outcome recorded. A 2xx answer is ``delivered``; anything else (another
 status, a refused address, a timeout, a connection error) is retried after
-``BACKOFF_SECONDS`` and ends ``failed`` when they run out. A delivery waits
+``settings.WEBHOOK_RETRY_DELAYS`` and ends ``failed`` when they run out. A delivery waits
 while an earlier one of the same endpoint and subject is pending; when that
 one ends, the next is queued.
 """
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import urllib3
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from workspaces.models import DeliveryStatus, WebhookDelivery
@@ -29,13 +30,20 @@ from workspaces.webhooks.addresses import UnsafeUrl, post
 
 logger = logging.getLogger(__name__)
 
-# The wait before each retry: 30 s, 2 min, 10 min, 1 h, 4 h, then every 8 h:
-# 8 attempts over about 25 hours, as the Standard Webhooks guidance suggests.
-BACKOFF_SECONDS = (30, 120, 600, 3600, 4 * 3600, 8 * 3600, 8 * 3600)
-MAX_ATTEMPTS = len(BACKOFF_SECONDS) + 1
+
 # A claimed attempt is taken again by the sweep after this (its worker was lost).
 CLAIM_MARGIN_SECONDS = 60
 SWEEP_BATCH = 500
+
+
+def retry_delays() -> tuple[int, ...]:
+    """The wait before each retry (daneshyar/config/webhooks.py)."""
+    return tuple(settings.WEBHOOK_RETRY_DELAYS)
+
+
+def max_attempts() -> int:
+    """The first attempt and one per retry delay; then ``failed``."""
+    return len(retry_delays()) + 1
 
 
 @dataclass(frozen=True)
@@ -128,11 +136,12 @@ def _record(delivery_id: uuid.UUID, status: int | None, error: str) -> WebhookDe
             delivery.status = DeliveryStatus.DELIVERED
             delivery.delivered_at = now
             delivery.next_attempt_at = None
-        elif delivery.attempts >= MAX_ATTEMPTS:
+        elif delivery.attempts >= max_attempts():
             delivery.status = DeliveryStatus.FAILED
             delivery.next_attempt_at = None
         else:
-            wait = BACKOFF_SECONDS[min(delivery.attempts, len(BACKOFF_SECONDS)) - 1]
+            delays = retry_delays()
+            wait = delays[min(delivery.attempts, len(delays)) - 1]
             delivery.next_attempt_at = now + dt.timedelta(seconds=wait)
         delivery.save()
     return delivery
@@ -169,10 +178,20 @@ def delivery_attempt(*, delivery_id: uuid.UUID) -> uuid.UUID | None:
 
 
 def deliveries_due(*, now: dt.datetime | None = None) -> list[uuid.UUID]:
-    """Pending deliveries whose time has come, oldest first (the sweep)."""
+    """Pending deliveries whose time has come, oldest first (the sweep),
+    less those waiting for an earlier one about the same subject: they are
+    queued when it ends, and would otherwise fill every batch while it
+    waits for its retry (a receiver down for hours), starving the rest."""
     now = now or timezone.now()
+    earlier = WebhookDelivery.objects.filter(
+        endpoint_id=OuterRef("endpoint_id"),
+        subject_id=OuterRef("subject_id"),
+        status=DeliveryStatus.PENDING,
+        created_at__lt=OuterRef("created_at"),
+    )
     return list(
         WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+        .exclude(Q(subject_id__gt="") & Exists(earlier))
         .order_by("created_at", "id")
         .values_list("id", flat=True)[:SWEEP_BATCH]
     )
