@@ -138,6 +138,11 @@ class EvaluationResult(models.Model):
     # chooses it); null when that cannot be told (an empty or error reply,
     # a reply too short to tell).
     reply_language_right = models.BooleanField(null=True, blank=True)
+    # The optional judge's verdict (chat/evaluations/judge.py: a generative
+    # model's opinion, kept apart from the scores above): correct,
+    # partly_correct, incorrect, or empty (no judge, or it failed: the reason says why).
+    judge_verdict = models.CharField(max_length=16, blank=True, default="")
+    judge_reason = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         ordering = ["position"]

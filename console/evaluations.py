@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString
 
 from chat.evaluations.compare import runs_compare
 from chat.evaluations.items import MAX_QUESTION_CHARS
+from chat.evaluations.judge import VERDICTS as JUDGE_VERDICTS
 from chat.evaluations.metrics import QUALITY_METRICS
 from chat.models import EvaluationResult, EvaluationRun, ExpectedOutcome, TestSet
 from console.charts import paired_bars
@@ -180,4 +181,15 @@ def metric_rows(metrics: dict[str, Any] | None) -> list[tuple[str, Any]]:
         "latency_p50_ms",
         "latency_p95_ms",
     )
-    return [(METRIC_LABELS.get(name, name.replace("_", " ")), metrics.get(name)) for name in names]
+    rows = [(METRIC_LABELS.get(name, name.replace("_", " ")), metrics.get(name)) for name in names]
+    judge = metrics.get("judge")
+    if judge:
+        # A model's opinion: labelled so, beside the deterministic figures.
+        verdicts = ", ".join(f"{v.replace('_', ' ')} {judge.get(v)}" for v in JUDGE_VERDICTS)
+        rows.append(
+            (
+                f"Judged by {judge['model']} (a model's opinion)",
+                f"{verdicts}; {judge['judged']} judged, {judge['unjudged']} not",
+            )
+        )
+    return rows

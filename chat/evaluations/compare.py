@@ -16,6 +16,7 @@ def _side(result: EvaluationResult) -> dict[str, Any]:
         "outcome": result.outcome,
         "outcome_right": result.outcome_right,
         "reply_language_right": result.reply_language_right,
+        "judge_verdict": result.judge_verdict,
         "recall": result.recall,
         "reciprocal_rank": result.reciprocal_rank,
         "first_citation_expected": result.first_citation_expected,

@@ -25,7 +25,7 @@ class RunSerializer(serializers.ModelSerializer[EvaluationRun]):
     progress = serializers.SerializerMethodField()
     settings = serializers.JSONField(
         source="settings_snapshot",
-        help_text="The workspace's settings when the run started: model, k (the cutoff of "
+        help_text="The workspace's settings when the run started: model, judge_model, k (the cutoff of "
         "recall_at_k and ndcg_at_k), embedding_model, answerability_threshold, top_k, "
         "system_prompt_sha256.",
     )
@@ -36,7 +36,8 @@ class RunSerializer(serializers.ModelSerializer[EvaluationRun]):
         "mrr, first_citation_expected (of the replies that cite), outcome_right, "
         "reply_language_right (0..1; of the replies that tell their language), "
         "by_expected_outcome {answer|no_answer|ask_back: {items, outcome_right}}, latency_p50_ms, "
-        "latency_p95_ms.",
+        "latency_p95_ms; with a judge, judge {model, kind, judged, unjudged, correct, partly_correct, "
+        "incorrect}: a model's opinion, apart from the deterministic metrics.",
     )
 
     class Meta:
@@ -79,6 +80,8 @@ class ResultSerializer(serializers.ModelSerializer[EvaluationResult]):
             "outcome",
             "outcome_right",
             "reply_language_right",
+            "judge_verdict",
+            "judge_reason",
             "reply",
             "first_cited_resource_id",
             "first_citation_expected",
@@ -99,6 +102,12 @@ class RunInputSerializer(serializers.Serializer[Any]):
         min_value=1,
         max_value=50,
         help_text="The cutoff of recall_at_k and ndcg_at_k; default the workspace's top_k.",
+    )
+    judge_model = StringField(
+        required=False,
+        max_length=200,
+        help_text="A generative model id of GET /models/ that judges each reply (optional; its verdicts "
+        "are a model's opinion, reported apart as metrics.judge and never counted as a regression).",
     )
 
     class Meta:
@@ -152,7 +161,12 @@ class RunListApi(WorkspaceApi):
         data = serializer.validated_data
         test_set = items.test_set_get(workspace=self.workspace, test_set_id=data["test_set_id"])
         with transaction.atomic():
-            run = runs.run_create(test_set=test_set, model=data.get("model"), k=data.get("k"))
+            run = runs.run_create(
+                test_set=test_set,
+                model=data.get("model"),
+                k=data.get("k"),
+                judge_model=data.get("judge_model"),
+            )
             runs.run_enqueue_on_commit(run)
         return ok(RunSerializer(run).data, status=202)
 

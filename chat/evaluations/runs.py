@@ -22,7 +22,8 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from chat.backends import resolve_model
+from chat.backends import BaseGenerativeBackend, resolve_model
+from chat.evaluations.judge import judge_backend, judge_metrics, reply_judge
 from chat.evaluations.metrics import ItemScores, item_scores, language_right, run_metrics
 from chat.message_list import Conversation, conversation_parse
 from chat.models import (
@@ -56,12 +57,16 @@ def evaluation_user_id(run: EvaluationRun) -> str:
     return f"{CONSOLE_USER_PREFIX}evaluation-{run.id}"
 
 
-def settings_snapshot(workspace: Workspace, model: str, k: int | None = None) -> dict[str, Any]:
+def settings_snapshot(
+    workspace: Workspace, model: str, k: int | None = None, judge_model: str | None = None
+) -> dict[str, Any]:
     """The workspace's settings a run's figures depend on, as they are now,
-    and ``k``, the cutoff of recall@k and nDCG@k (by default top_k)."""
+    ``k``, the cutoff of recall@k and nDCG@k (by default top_k), and the
+    judge's model (None: no judge)."""
     return {
         "model": model,
         "k": k or workspace.top_k,
+        "judge_model": judge_model,
         "embedding_model": workspace.embedding_model,
         "answerability_threshold": workspace.answerability_threshold,
         "top_k": workspace.top_k,
@@ -87,11 +92,17 @@ def run_cutoff(run: EvaluationRun) -> int:
     return int(snapshot.get("k") or snapshot["top_k"])
 
 
-def run_create(*, test_set: TestSet, model: str | None = None, k: int | None = None) -> EvaluationRun:
+def run_create(
+    *, test_set: TestSet, model: str | None = None, k: int | None = None, judge_model: str | None = None
+) -> EvaluationRun:
     """A pending run of every item of ``test_set`` (400: an unknown model, an
-    empty set); ``k``: the cutoff of recall@k and nDCG@k, by default top_k."""
+    empty set, a judge that is not a generative model); ``k``: the cutoff of
+    recall@k and nDCG@k, by default top_k; ``judge_model``: a generative
+    model that judges each reply (chat/evaluations/judge.py)."""
     model = model or DEFAULT_MODEL
     resolve_model(model)
+    if judge_model:
+        judge_backend(judge_model)
     total = TestItem.objects.filter(test_set=test_set).count()
     if total == 0:
         raise ValidationFailed(
@@ -101,7 +112,7 @@ def run_create(*, test_set: TestSet, model: str | None = None, k: int | None = N
         test_set=test_set,
         model=model,
         total=total,
-        settings_snapshot=settings_snapshot(test_set.workspace, model, k),
+        settings_snapshot=settings_snapshot(test_set.workspace, model, k, judge_model or None),
     )
 
 
@@ -178,6 +189,19 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
     }
 
 
+def _judged(judge: BaseGenerativeBackend | None, item: TestItem, turn: dict[str, Any]) -> tuple[str, str]:
+    if judge is None:
+        return "", ""
+    question = item.question if item.messages is None else conversation_parse(item.messages).question
+    return reply_judge(
+        judge,
+        question=question,
+        reply=turn["reply"],
+        expected_answer=item.expected_answer,
+        expected_outcome=item.expected_outcome,
+    )
+
+
 def _result(run: EvaluationRun, item: TestItem, position: int, turn: dict[str, Any]) -> EvaluationResult:
     scores: ItemScores = item_scores(
         expected=item.expected_resource_ids,
@@ -204,6 +228,8 @@ def _result(run: EvaluationRun, item: TestItem, position: int, turn: dict[str, A
         first_citation_expected=scores.first_citation_expected,
         outcome_right=scores.outcome_right,
         reply_language_right=turn["language_right"],
+        judge_verdict=turn["judge"][0],
+        judge_reason=turn["judge"][1],
     )
 
 
@@ -218,11 +244,17 @@ def run_execute(run_id: uuid.UUID | str) -> EvaluationRun | None:
         return run
     workspace = run.test_set.workspace
     principal = ApiKey(organization=workspace.organization, name="evaluation", scope=ApiKeyScope.ADMIN)
+    judge_model = run.settings_snapshot.get("judge_model")
     try:
+        judge = judge_backend(judge_model) if judge_model else None
         for position, item in enumerate(TestItem.objects.filter(test_set=run.test_set)[: run.total]):
-            _result(run, item, position, _turn(run, item, principal))
+            turn = _turn(run, item, principal)
+            _result(run, item, position, turn | {"judge": _judged(judge, item, turn)})
             EvaluationRun.objects.filter(id=run.id).update(done=F("done") + 1, heartbeat_at=timezone.now())
-        run.metrics = run_metrics(list(run.results.all()), k=run_cutoff(run))
+        results = list(run.results.all())
+        run.metrics = run_metrics(results, k=run_cutoff(run))
+        if judge_model:
+            run.metrics["judge"] = judge_metrics(judge_model, results)
         run.status = RunStatus.COMPLETED
     except Exception as exc:
         logger.exception("evaluation run %s failed", run.id)

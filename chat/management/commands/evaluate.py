@@ -38,6 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--margin", type=float, default=compare.DEFAULT_MARGIN)
         parser.add_argument("--model", default=runs.DEFAULT_MODEL)
         parser.add_argument("--k", type=int, help="the cutoff of recall@k and nDCG@k (default: top_k)")
+        parser.add_argument("--judge-model", help="a generative model that judges each reply (optional)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         test_set = (
@@ -56,7 +57,12 @@ class Command(BaseCommand):
                 )
         try:
             run = runs.run_execute(
-                runs.run_create(test_set=test_set, model=options["model"], k=options["k"]).id
+                runs.run_create(
+                    test_set=test_set,
+                    model=options["model"],
+                    k=options["k"],
+                    judge_model=options["judge_model"],
+                ).id
             )
         except ApplicationError as exc:
             raise CommandError(exc.message, returncode=UNUSABLE) from None
