@@ -6,6 +6,7 @@ deleted; a stale run failed by the sweep; private addresses refused; the API."""
 from __future__ import annotations
 
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -195,7 +196,21 @@ def test_private_and_metadata_addresses_are_refused(
     )
     settings.WEBHOOK_ALLOW_PRIVATE = False
     url = f"/api/v1/workspaces/{owner.workspace.id}/sources/"
-    for address in ("http://127.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.8/"):
+    real_resolve = socket.getaddrinfo
+
+    def resolve(host: str, *args: Any, **kwargs: Any) -> Any:
+        if host == "docs.example.com":  # a public name pointing inside
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.7", 443))]
+        return real_resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    for address in (
+        "http://127.0.0.1/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.8/",
+        "http://localhost:8000/",
+        "https://docs.example.com/handbook",
+    ):
         answer = owner.client().post(url, {"kind": "page", "urls": [address]}, format="json")
         assert answer.status_code == 400, answer.json()
         assert "urls[0]" in answer.json()["error"]["fields"]
