@@ -4,10 +4,7 @@ ingestion, deletion and feedback."""
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import hashlib
-import hmac
 import json
 import time
 import uuid
@@ -23,7 +20,7 @@ from resources.models import Resource
 from tests.conftest import Tenant
 from tests.transcripts.factories import conversation
 from tests.worker import wait_for
-from tests.workspaces.webhook_receiver import Received, receiver
+from tests.workspaces.webhook_receiver import receiver, signature_verifies
 from workspaces.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from workspaces.webhooks import signing
 from workspaces.webhooks.delivery import deliveries_due, delivery_attempt, max_attempts, retry_delays
@@ -42,15 +39,6 @@ def test_signature_matches_the_standard_webhooks_test_vector() -> None:
         body=b'{"test": 2432232314}',
     )
     assert value == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
-
-
-def _verify(secret: str, received: Received) -> bool:
-    """As a receiver verifies (docs/webhooks.md), written apart from the signing module."""
-    key = base64.b64decode(secret.removeprefix("whsec_"))
-    h = received.headers
-    signed = f"{h['webhook-id']}.{h['webhook-timestamp']}.".encode() + received.body
-    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
-    return any(hmac.compare_digest(expected, s.removeprefix("v1,")) for s in h["webhook-signature"].split())
 
 
 def _emit(tenant: Tenant, subject: str = "r1", n: int = 0) -> None:
@@ -80,12 +68,12 @@ def test_a_delivery_reaches_the_receiver_signed(owner: Tenant) -> None:
     assert got.headers["webhook-id"] == delivery.event_id
     assert abs(int(got.headers["webhook-timestamp"]) - timezone.now().timestamp()) < 60
     assert got.headers["content-type"] == "application/json"
-    assert _verify(secret, got)
+    assert signature_verifies(secret, got)
     body = json.loads(got.body)
     assert body["type"] == "resource.ready" and body["data"] == {"resource_id": "r1", "n": 0}
     assert body["timestamp"].endswith("Z")
     # Another secret does not verify it.
-    assert not _verify(signing.secret_new(), got)
+    assert not signature_verifies(signing.secret_new(), got)
 
 
 def test_a_500_is_retried_with_backoff_then_delivered(owner: Tenant) -> None:
@@ -323,7 +311,7 @@ def test_the_worker_posts_resource_ready_after_ingestion(
         while not hooks.received and time.monotonic() < deadline:
             time.sleep(0.2)
     [got] = hooks.received
-    assert _verify(secret, got)
+    assert signature_verifies(secret, got)
     assert json.loads(got.body)["data"]["resource_id"] == str(resource.id)
     delivery = WebhookDelivery.objects.get()
     for _ in range(50):  # the outcome is recorded just after the answer
