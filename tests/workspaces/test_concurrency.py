@@ -5,8 +5,10 @@ generative model (tests/conftest.py ``scripted``)."""
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -20,6 +22,18 @@ from tests.live import SCRIPTED_REPLY, live_server
 from workspaces import concurrency, tokens
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def turns_stored(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A stream the test closes unread goes on in its worker thread and
+    stores the reply (chat/streaming.py); wait for those threads before the
+    test's database is flushed (a flush racing their last write deadlocks)."""
+    request.getfixturevalue("transactional_db")  # torn down after this one
+    yield
+    for thread in threading.enumerate():
+        if thread.name.startswith("chat-turn-"):
+            thread.join(timeout=60)
 
 
 def stream(tenant: Tenant) -> Any:
