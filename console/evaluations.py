@@ -9,11 +9,11 @@ The pages write through the evaluation wing's own functions
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django import forms
-from django.db.models import QuerySet
 from django.utils.safestring import SafeString
 
 from chat.evaluations.compare import runs_compare
@@ -38,8 +38,16 @@ METRIC_LABELS = {
 }
 
 
-def workspace_documents(workspace: Workspace) -> QuerySet[Resource]:
-    return Resource.objects.filter(workspace=workspace).order_by("title", "id")[:DOCUMENT_CHOICES]
+def document_choices(workspace: Workspace, also: Iterable[object] = ()) -> list[tuple[str, str]]:
+    """The documents a form offers: the workspace's first DOCUMENT_CHOICES by
+    title, and those of ``also`` (the items' expected ones) beyond them, so
+    an item's own documents stay choosable. Read once per page."""
+    documents = Resource.objects.filter(workspace=workspace)
+    first = [(str(r.id), r.title) for r in documents.order_by("title", "id")[:DOCUMENT_CHOICES]]
+    shown = {pk for pk, _ in first}
+    wanted = {str(pk) for pk in also} - shown
+    beyond = documents.filter(id__in=wanted).order_by("title", "id") if wanted else documents.none()
+    return first + [(str(r.id), r.title) for r in beyond]
 
 
 class TestSetForm(forms.Form):
@@ -64,11 +72,12 @@ class ItemForm(forms.Form):
     )
     expected_outcome = forms.ChoiceField(choices=ExpectedOutcome.choices)
 
-    def __init__(self, *args: Any, workspace: Workspace, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, documents: list[tuple[str, str]], **kwargs: Any) -> None:
+        """``documents``: the choices, ``document_choices``'s (one query for a page of items)."""
         super().__init__(*args, **kwargs)
         field = self.fields["expected_resource_ids"]
         assert isinstance(field, forms.MultipleChoiceField)
-        field.choices = [(str(r.id), r.title) for r in workspace_documents(workspace)]
+        field.choices = documents
         if self.prefix and self.prefix != "new":
             # The fields stand in the items' table; their form is beside them.
             for bound in self.fields.values():
@@ -94,7 +103,7 @@ class FromReplyForm(forms.Form):
     )
     expected_outcome = forms.ChoiceField(choices=ExpectedOutcome.choices)
 
-    def __init__(self, *args: Any, workspace: Workspace, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, workspace: Workspace, cited: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         sets = self.fields["test_set"]
         assert isinstance(sets, forms.ChoiceField)
@@ -103,7 +112,7 @@ class FromReplyForm(forms.Form):
         ]
         documents = self.fields["expected_resource_ids"]
         assert isinstance(documents, forms.MultipleChoiceField)
-        documents.choices = [(str(r.id), r.title) for r in workspace_documents(workspace)]
+        documents.choices = document_choices(workspace, also=[cited] if cited else [])
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

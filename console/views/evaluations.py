@@ -26,6 +26,7 @@ from console.evaluations import (
     ItemForm,
     TestSetForm,
     comparison,
+    document_choices,
     metric_rows,
     retrieved_titles,
 )
@@ -73,16 +74,17 @@ def test_sets(request: HttpRequest, workspace: Workspace) -> HttpResponse:
 def _set_page(
     request: HttpRequest, workspace: Workspace, test_set: TestSet, *, status: int = 200, **extra: Any
 ) -> HttpResponse:
+    listed = list(test_set.items.all())
+    documents = document_choices(workspace, also={d for item in listed for d in item.expected_resource_ids})
     rows = [
-        (item, ItemForm(workspace=workspace, prefix=str(item.id), initial=_initial(item)))
-        for item in test_set.items.all()
+        (item, ItemForm(documents=documents, prefix=str(item.id), initial=_initial(item))) for item in listed
     ]
     context = page_context(request, workspace, tab="test-sets", title=f"Test set: {test_set.name}")
     context.update(
         test_set=test_set,
         rows=rows,
         import_form=ImportForm(),
-        new_item_form=ItemForm(workspace=workspace, prefix="new"),
+        new_item_form=ItemForm(documents=documents, prefix="new"),
         runs=test_set.runs.all()[:20],
         can_edit=request.user.has_perms(EDIT_TEST_SETS),
         can_run=request.user.has_perms(START_RUN),
@@ -116,7 +118,9 @@ def test_set_import(request: HttpRequest, workspace: Workspace, test_set_id: Any
     upload = form.cleaned_data["file"]
     is_csv = (upload.name or "").lower().endswith(".csv") or upload.content_type == "text/csv"
     try:
-        count = items.items_import(test_set=found, body=upload.read(), csv_format=is_csv)
+        # One byte over the bound is enough for the import to refuse it.
+        body = upload.read(items.MAX_IMPORT_BYTES + 1)
+        count = items.items_import(test_set=found, body=body, csv_format=is_csv)
     except ApplicationError as exc:
         return _set_page(request, workspace, found, status=400, import_errors=_problems(exc))
     messages.success(request, f"Imported {count} item{'s' if count != 1 else ''}.")
@@ -139,7 +143,8 @@ def item_save(request: HttpRequest, workspace: Workspace, test_set_id: Any, item
     """An item edited (``item_id`` an item's) or added (``item_id`` "new")."""
     found = items.test_set_get(workspace=workspace, test_set_id=test_set_id)
     item = None if item_id == "new" else items.item_get(test_set=found, item_id=item_id)
-    form = ItemForm(request.POST, workspace=workspace, prefix=str(item.id) if item else "new")
+    documents = document_choices(workspace, also=item.expected_resource_ids if item else ())
+    form = ItemForm(request.POST, documents=documents, prefix=str(item.id) if item else "new")
     if not form.is_valid():
         problems = [f"{name}: {' '.join(map(str, errors))}" for name, errors in form.errors.items()]
         return _set_page(request, workspace, found, status=400, item_errors=problems)
@@ -227,7 +232,7 @@ def from_reply(request: HttpRequest, workspace: Workspace, message_id: Any) -> H
         "expected_resource_ids": [cited] if cited else [],
         "expected_outcome": promote.reply_default_outcome(reply),
     }
-    form = FromReplyForm(request.POST or None, workspace=workspace, initial=initial)
+    form = FromReplyForm(request.POST or None, workspace=workspace, cited=cited, initial=initial)
     status = 200
     if request.method == "POST":
         status = 400

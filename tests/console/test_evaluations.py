@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from chat.evaluations import items, runs
 from chat.models import EvaluationResult, Message, MessageRole, TestItem, TestSet
 from chat.transcripts.retention import end_user_data_delete
+from console import evaluations as console_evaluations
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.staff import Staff, grant, make_staff
@@ -208,3 +209,32 @@ def test_a_disliked_follow_up_becomes_a_test_item_in_two_actions_and_goes_with_i
     assert not EvaluationResult.objects.filter(run=run).exists()
     assert TestSet.objects.filter(id=item.test_set_id).exists()  # the set stays
     assert not Message.objects.filter(role=MessageRole.ASSISTANT, id=reply.id).exists()
+
+
+def test_an_items_expected_document_beyond_the_offered_ones_stays_choosable(
+    owner: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forms offer the workspace's first documents by title, and the
+    items' own expected documents beyond them (read once for the page)."""
+    monkeypatch.setattr(console_evaluations, "DOCUMENT_CHOICES", 1)
+    curator = make_staff("curator", organization=owner.organization)
+    ingest_text(owner.workspace, "A first manual", "The kettle holds 1.7 litres.")
+    later = ingest_text(owner.workspace, "Zebra guide", "Zebras sleep standing up.")
+    test_set = items.test_set_create(workspace=owner.workspace, name="Beyond")
+    item = items.item_create(
+        test_set=test_set, data={"question": "How do zebras sleep?", "expected_resource_ids": [later.id]}
+    )
+    url = _set_page(owner, test_set)
+    page = curator.client.get(url).content.decode()
+    assert f'value="{later.id}" selected' in page and "Zebra guide" in page
+    saved = curator.client.post(
+        f"{url}items/{item.id}/",
+        {
+            f"{item.id}-question": "How do zebras sleep?",
+            f"{item.id}-expected_resource_ids": [str(later.id)],
+            f"{item.id}-expected_outcome": "answer",
+        },
+    )
+    assert saved.status_code == 302
+    item.refresh_from_db()
+    assert item.expected_resource_ids == [str(later.id)]
