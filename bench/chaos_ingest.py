@@ -148,11 +148,13 @@ def _run(args: argparse.Namespace, broker: Broker, scratch: Path) -> int:
     _CLEANUP.append(lambda: _stop(beat))
 
     # Uploads while the broker is down answer anyway and log the failed
-    # enqueue (a robust on_commit callback); count them instead of printing.
+    # wake (resources/tasks.py, ingest_wake; or a robust on_commit callback);
+    # count them instead of printing.
     lost_enqueues = _Counting()
-    robust_log = logging.getLogger("django.db.backends.base")
-    robust_log.addHandler(lost_enqueues)
-    robust_log.propagate = False
+    for name in ("django.db.backends.base", "resources.tasks"):
+        robust_log = logging.getLogger(name)
+        robust_log.addHandler(lost_enqueues)
+        robust_log.propagate = False
 
     events: list[str] = []
     upload_errors: list[str] = []
@@ -326,7 +328,7 @@ class Worker:
     def start(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "daneshyar", "worker", "--pool=prefork",
-             f"--concurrency={self.concurrency}", "--loglevel=WARNING"],
+             f"--concurrency={self.concurrency}", "--loglevel=WARNING", "--queues", "ingest,maintenance"],
             cwd=ROOT,
             env=self.env,
             stdout=self.log,

@@ -81,15 +81,14 @@ def main() -> int:
 
 def _tenants() -> dict[str, tuple[str, str]]:
     """Organizations A and B: (workspace id, admin key) each, workspaces emptied."""
-    from resources.models import Resource
+    from resources.models import IngestTurn, Resource
     from workspaces import services
     from workspaces.models import ApiKey, ApiKeyScope, Organization, Workspace
 
     tenants = {}
     for name in ("A", "B"):
         organization, _ = Organization.objects.get_or_create(name=f"bench-fair-{name}")
-        organization.ingest_served_at = None
-        organization.save()
+        IngestTurn.objects.filter(organization=organization).delete()
         workspace, _ = Workspace.objects.get_or_create(organization=organization, name="fair-ingestion")
         Resource.objects.filter(workspace__organization=organization).delete()
         ApiKey.objects.filter(organization=organization).delete()
@@ -110,7 +109,7 @@ def _start_worker(scratch: Path, concurrency: int) -> subprocess.Popen[bytes]:
     log = scratch / "worker.log"
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "daneshyar", "worker", "--pool=prefork",
-         f"--concurrency={concurrency}", "--loglevel=INFO"],
+         f"--concurrency={concurrency}", "--loglevel=INFO", "--queues", "ingest,maintenance"],
         cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 600

@@ -112,8 +112,9 @@ def all_legs() -> dict[str, Any]:
 
 def ingest(workspace: Any, texts: Sequence[str], throughput: Throughput) -> list[uuid.UUID]:
     """Upload ``texts`` as documents, ingested in this process; their ids, in order."""
+    from resources.batch_services import NewDocument, resources_create_many
     from resources.models import Resource, ResourceStatus
-    from resources.services import NewDocument, resources_create_many, text_title
+    from resources.services import text_title
     from retrieval.embeddings import get_embedder
     from retrieval.models import Passage
 

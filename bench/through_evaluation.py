@@ -25,15 +25,20 @@ IMPORT_LINES = 500  # an import is at most 2 MiB: the items go in slices
 
 @contextmanager
 def running_worker() -> Iterator[None]:
-    """A real worker thread (solo pool) on the configured broker, its queue purged first."""
+    """A real worker thread (solo pool) on the configured broker, taking the
+    evaluation runs, ingestion and the sweeps; its queues purged first."""
     from celery.contrib.testing.worker import start_worker
     from django.conf import settings
 
     from daneshyar.celery import app
 
+    queues = [settings.EVALUATION_QUEUE, settings.INGEST_QUEUE, settings.MAINTENANCE_QUEUE]
     with app.connection_for_write() as connection:
-        connection.default_channel.queue_purge(settings.CELERY_TASK_DEFAULT_QUEUE)
-    with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False, loglevel="WARNING"):
+        for queue in queues:
+            connection.default_channel.queue_purge(queue)
+    with start_worker(
+        app, queues=queues, pool="solo", concurrency=1, perform_ping_check=False, loglevel="WARNING"
+    ):
         yield
 
 

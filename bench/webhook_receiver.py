@@ -9,7 +9,7 @@ Usage:
       [--shared]
 
 What runs: a private ``redis-server`` on a free port (the shared Redis is
-never touched), the ingestion worker (``celery worker --queues daneshyar``,
+never touched), the ingestion worker (``celery worker --queues ingest``,
 solo pool, as ``make run`` on a small machine) and the webhook worker
 (``--queues webhooks``, 4 threads, as docker-compose.yml's ``webhooks``),
 on their own database ``daneshyar_bench_webhook_receiver`` with the real
@@ -113,10 +113,11 @@ def _tenant() -> tuple[str, str]:
 
 def _start_workers(scratch: Path, *, shared: bool) -> list[subprocess.Popen[bytes]]:
     if shared:  # the arrangement before: one worker takes both queues
-        return [_start_worker(scratch, "shared", ["--queues", "daneshyar,webhooks", "--pool", "solo"])]
+        together = ["--queues", "ingest,maintenance,webhooks", "--pool", "solo"]
+        return [_start_worker(scratch, "shared", together)]
     threads = ["--pool", "threads", "--concurrency", "4"]
     return [
-        _start_worker(scratch, "ingestion", ["--queues", "daneshyar", "--pool", "solo"]),
+        _start_worker(scratch, "ingestion", ["--queues", "ingest,maintenance", "--pool", "solo"]),
         _start_worker(scratch, "webhooks", ["--queues", "webhooks", *threads]),
     ]
 

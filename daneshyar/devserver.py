@@ -5,9 +5,11 @@ set), migrates, makes sure a demo organization, workspace (with two small
 manuals, put in on the first start) and admin key exist,
 then runs the web server (gunicorn, on a private socket behind the small
 buffering proxy of daneshyar/devproxy.py, which alone listens on the port)
-and two Celery workers: one for ingestion and the rest (with the periodic
-tasks), one for webhook deliveries only (a slow receiver never holds a slot
-ingestion needs: docs/webhooks.md, "A slow receiver").
+and a Celery worker for each kind of work (daneshyar/config/background.py):
+ingestion, web sources, evaluation runs, the sweeps (with beat, which
+schedules them) and webhook deliveries, so that a kind of work waits only
+for its own kind — an hour-long bulk upload holds no evaluation run, sync
+or sweep.
 
 Each child runs in a process group of its own, so Ctrl-C (or SIGTERM, or a
 closed terminal) reaches this process only, and this process stops each
@@ -73,8 +75,7 @@ def main() -> int:
     try:
         children.append(_start_web(upstream))
         children.append(_start_proxy(host, port, upstream))
-        children.append(_start_worker(data_dir))
-        children.append(_start_webhook_worker())
+        children += _start_workers(data_dir)
         base = f"http://{host}:{port}"
         if _wait_ready(base, children, lambda: stopping):
             print(_banner(base, state), flush=True)
@@ -170,38 +171,28 @@ def _start_proxy(host: str, port: str, upstream: str) -> subprocess.Popen[bytes]
     )
 
 
-def _start_worker(data_dir: Path) -> subprocess.Popen[bytes]:
-    """The Celery worker, with beat (the periodic tasks) in it."""
-    pool, worker_env = _worker_pool()
-    return _start(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "daneshyar",
-            "worker",
-            "--beat",
-            "--loglevel",
-            "INFO",
-            "--queues",
-            os.environ.get("CELERY_TASK_DEFAULT_QUEUE") or "daneshyar",
-            *pool,
-            "--schedule",
-            str(data_dir / "celerybeat-schedule"),
-        ],
-        env=worker_env,
-    )
-
-
-def _start_webhook_worker() -> subprocess.Popen[bytes]:
-    """Webhook deliveries, in a worker of their own (daneshyar/config/webhooks.py):
-    threads, since a delivery waits on a receiver and never computes."""
-    queue = os.environ.get("WEBHOOK_QUEUE") or "webhooks"
-    return _start(
-        [sys.executable, "-m", "celery", "-A", "daneshyar", "worker", "--loglevel", "INFO", "--queues", queue,
-         "--pool", "threads", "--concurrency", "4", "--hostname", f"webhooks@{socket.gethostname()}"]
-    )  # fmt: skip
+def _start_workers(data_dir: Path) -> list[subprocess.Popen[bytes]]:
+    """A Celery worker per kind of work, each on its own queue (named as
+    settings name it: CELERY_QUEUE_PREFIX), sized to this machine: the
+    ingestion's processes by the core count (:func:`_worker_pool`); the
+    others in threads, since they mostly wait (a page, a receiver, the
+    database) or are few (evaluation runs). Beat runs in the sweeps' worker."""
+    prefix = os.environ.get("CELERY_QUEUE_PREFIX", "")
+    pool, ingest_env = _worker_pool()
+    workers = [
+        ("ingest", pool, ingest_env),
+        ("sources", ["--pool", "threads", "--concurrency", "4"], None),
+        ("evaluations", ["--pool", "threads", "--concurrency", "2"], None),
+        ("maintenance", ["--pool", "threads", "--concurrency", "2", "--beat",
+                         "--schedule", str(data_dir / "celerybeat-schedule")], None),
+        ("webhooks", ["--pool", "threads", "--concurrency", "4"], None),
+    ]  # fmt: skip
+    celery = [sys.executable, "-m", "celery", "-A", "daneshyar", "worker", "--loglevel", "INFO"]
+    host = socket.gethostname()
+    return [
+        _start([*celery, "--queues", f"{prefix}{kind}", "--hostname", f"{kind}@{host}", *options], env=env)
+        for kind, options, env in workers
+    ]
 
 
 def _signal_group(pgid: int, signum: int) -> bool:

@@ -14,17 +14,16 @@ import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from daneshyar.config import cors, generation
+from daneshyar.config.background import *  # noqa: F403  (queues, routes, the beat schedule)
 from daneshyar.config.broker import broker_transport_options
 from daneshyar.config.databases import default_database, search_database
 from daneshyar.config.embedding import *  # noqa: F403  (EMBEDDING_*)
 from daneshyar.config.ingestion import *  # noqa: F403  (MAX_*, BATCH_UPLOAD_*, ORG_QUOTA_*, CHUNK_*, INGEST_*)
-from daneshyar.config.ingestion import INGEST_SWEEP_INTERVAL_SECONDS
 from daneshyar.config.keys import required_secret
 from daneshyar.config.login import *  # noqa: F403  (AUTHENTICATION_BACKENDS, AXES_*)
 from daneshyar.config.schema import TAGS as SCHEMA_TAGS
 from daneshyar.config.sources import *  # noqa: F403  (SOURCES_*)
 from daneshyar.config.webhooks import *  # noqa: F403  (WEBHOOK_*)
-from daneshyar.config.webhooks import WEBHOOK_SWEEP_SECONDS
 from daneshyar.env import (
     env_bool,
     env_choice,
@@ -181,59 +180,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "daneshyar")
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 1, minimum=1)
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
-    # Workspace.retention_days: delete sessions idle for longer (chat/transcripts/retention.py).
-    "chat-delete-expired-sessions": {"task": "chat.delete_expired_sessions", "schedule": 3600.0},
-    # Idempotency-Key records are kept 24 hours (workspaces/idempotency.py).
-    "workspaces-delete-expired-idempotency-records": {
-        "task": "workspaces.delete_expired_idempotency_records",
-        "schedule": 3600.0,
-    },
-    # Evaluation runs whose task or worker was lost (chat/evaluations/runs.py).
-    "chat-evaluation-sweep": {"task": "chat.evaluation_sweep", "schedule": 60.0},
-    # Webhook deliveries that are due: retries, and any whose worker was lost (workspaces/webhooks/).
-    "workspaces-webhook-deliveries": {
-        "task": "workspaces.webhook_sweep",
-        "schedule": float(WEBHOOK_SWEEP_SECONDS),
-    },
-}
-
-# --- Limits, ingestion (daneshyar/config/ingestion.py) ---------------------------
-
-CELERY_BEAT_SCHEDULE["resources-sweep-stale"] = {
-    "task": "resources.sweep_stale",
-    "schedule": float(INGEST_SWEEP_INTERVAL_SECONDS),
-}
-CELERY_BEAT_SCHEDULE["resources-sources-sweep"] = SOURCES_SWEEP_BEAT  # noqa: F405  (web sources' sweep)
-# Large workspaces get an HNSW index of their own (retrieval/workspace_index.py).
-WORKSPACE_INDEX_SWEEP_SECONDS = env_int("WORKSPACE_INDEX_SWEEP_SECONDS", 600, minimum=10)
-CELERY_BEAT_SCHEDULE["retrieval-workspace-indexes"] = {
-    "task": "retrieval.workspace_indexes_sweep",
-    "schedule": float(WORKSPACE_INDEX_SWEEP_SECONDS),
-}
-# The answer units' vectors of new passages, made after ingestion while no
-# ingestion waits (retrieval/unit_vectors.py); a sweep works at most the budget.
-UNIT_VECTORS_SWEEP_SECONDS = env_int("UNIT_VECTORS_SWEEP_SECONDS", 60, minimum=1)
-UNIT_VECTORS_SWEEP_BUDGET_SECONDS = env_int("UNIT_VECTORS_SWEEP_BUDGET_SECONDS", 60, minimum=1)
-CELERY_BEAT_SCHEDULE["retrieval-unit-vectors"] = {
-    "task": "retrieval.unit_vectors_sweep",
-    "schedule": float(UNIT_VECTORS_SWEEP_SECONDS),
-    # A sweep queued behind a long ingestion is dropped, not run late once
-    # for every interval that passed: the next one does the same work.
-    "options": {"expires": float(UNIT_VECTORS_SWEEP_SECONDS)},
-}
-# Workspaces still searched with the model used before EMBEDDING_MODEL_NAME
-# changed are embedded again and switched, while no ingestion waits
-# (retrieval/reembedding.py); a sweep works at most the budget.
-REEMBED_SWEEP_SECONDS = env_int("REEMBED_SWEEP_SECONDS", 60, minimum=1)
-REEMBED_SWEEP_BUDGET_SECONDS = env_int("REEMBED_SWEEP_BUDGET_SECONDS", 60, minimum=1)
-CELERY_BEAT_SCHEDULE["retrieval-reembed"] = {
-    "task": "retrieval.reembed_sweep",
-    "schedule": float(REEMBED_SWEEP_SECONDS),
-    "options": {"expires": float(REEMBED_SWEEP_SECONDS)},
-}
+# Queues by kind of work, their routes and the beat schedule: daneshyar/config/background.py.
 # Beat's state file (last run times) lives with the other local data.
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # The embedding model and its backend: daneshyar/config/embedding.py.

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from daneshyar.api import ok
 from daneshyar.schema import envelope
-from resources import bulk, services
+from resources import batch_services, bulk
 from resources.apis import ResourceOutputSerializer
 from workspaces.access import WorkspaceApi
 from workspaces.idempotency import idempotent
@@ -121,7 +121,7 @@ class ResourceBatchApi(WorkspaceApi):
             request, principal=self.principal, workspace=self.workspace, documents=len(items), counted=1
         )
         documents = [item.document for item in items if item.document is not None]
-        outcomes = iter(services.resources_create_many(workspace=self.workspace, documents=documents))
+        outcomes = iter(batch_services.resources_create_many(workspace=self.workspace, documents=documents))
         rows: list[dict[str, Any]] = []
         counts = {"created": 0, "existing": 0, "replaced": 0, "rejected": 0}
         for index, item in enumerate(items):

@@ -33,8 +33,9 @@ from daneshyar.exceptions import (
 from daneshyar.parsers import json_loads
 from resources import archives
 from resources.attributes import AccessField, MetadataField, declared_problems, prefixed
+from resources.batch_services import NewDocument
 from resources.external import External, ExternalIdField, external_from
-from resources.services import NewDocument, text_title
+from resources.services import text_title
 
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl")
 ZIP_TYPES = ("application/zip", "application/x-zip-compressed")

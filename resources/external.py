@@ -22,7 +22,7 @@ from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
 from resources.attributes import Metadata
 from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.quotas import quota_reserve
-from resources.tasks import ingest_enqueue_on_commit
+from resources.tasks import ingest_wake_on_commit
 from workspaces.models import Workspace
 
 MAX_EXTERNAL_ID_CHARS = 255
@@ -109,7 +109,7 @@ def resource_replace(*, resource: Resource, content: Content, external: External
         locked.save()
         if changed:
             ResourceFile.objects.update_or_create(resource=locked, defaults={"data": content.data})
-            ingest_enqueue_on_commit(locked.id)
+            ingest_wake_on_commit()
     return locked, changed
 
 
@@ -146,6 +146,7 @@ def _take_bytes(resource: Resource, content: Content) -> None:
         resource.error_message = ""
     resource.attempts = 0
     resource.ingest_heartbeat_at = now
+    resource.ingest_retry_at = None
 
 
 def _take_fields(resource: Resource, content: Content, external: External) -> None:

@@ -4,7 +4,7 @@ import uuid
 
 from django.db import models
 
-from workspaces.models import Workspace
+from workspaces.models import Organization, Workspace
 
 
 class ResourceStatus(models.TextChoices):
@@ -42,6 +42,11 @@ class Resource(models.Model):
     # documents by a fair claim, not by the ids in its message, so its hard
     # time limit and its redelivery find what it held by this.
     ingest_claimed_by = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # Set while the resource waits for a retry: no claim takes it before this
+    # (its backoff). Work waiting is read from these columns, not from the
+    # broker's messages (resources/ingestion/claim.py), so a lost message
+    # loses nothing.
+    ingest_retry_at = models.DateTimeField(null=True, blank=True, editable=False)
     # The integrator's attributes (API.md v1.3): at most 32 keys, each a
     # string, a number, a boolean or a list of strings; searches filter on
     # them inside every leg's SQL (retrieval/search/statements.eligible).
@@ -79,6 +84,12 @@ class Resource(models.Model):
                 name="resource_ingest_heartbeat_idx",
                 condition=models.Q(ingest_heartbeat_at__isnull=False),
             ),
+            # The claim: the retries that are due, soonest first.
+            models.Index(
+                fields=["ingest_retry_at"],
+                name="resource_ingest_retry_idx",
+                condition=models.Q(ingest_retry_at__isnull=False),
+            ),
         ]
         constraints = [
             # Same bytes uploaded twice to one workspace -> the existing resource.
@@ -108,6 +119,21 @@ class ResourceFile(models.Model):
 
     def __str__(self) -> str:
         return f"file of {self.resource_id}"
+
+
+class IngestTurn(models.Model):
+    """When the fair claim last took an organization's documents: the
+    organization served longest ago (or never) goes first
+    (resources/ingestion/claim.py; docs/ingestion.md, "Fairness").
+    Ingestion's own record, beside the organization rather than on its row."""
+
+    organization = models.OneToOneField(
+        Organization, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    served_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"ingestion turn of {self.organization_id}"
 
 
 class SourceKind(models.TextChoices):

@@ -1,14 +1,22 @@
 """Celery tasks: take ids, call the ingestion, safe to run twice.
 
+The work is in the database, not in the broker: a resource waits for its
+first attempt (``attempts`` 0 with a heartbeat) or for a retry
+(``ingest_retry_at``), and a message only says "work is waiting"
+(``resources.ingest_next``). However many documents an upload brings, the
+ingestion queue holds a few such messages at most (:func:`ingest_wake`), so
+it stays short, nothing else waits behind it (every other kind of work has a
+queue of its own: daneshyar/config/background.py), and a lost message loses
+nothing (the sweep wakes a worker while work waits). A task takes a retry
+whose backoff is over, alone, or else a batch of up to INGEST_BATCH_SIZE
+first attempts by the fair claim (the organization served longest ago
+first).
+
 Delivery is at-least-once (``acks_late`` + ``reject_on_worker_lost`` in
-settings): a task killed with its worker runs again on another. Attempts are
-counted on the resource row, not in the message, so they survive redelivery
-and the sweep's re-queues; when they run out the resource ends ``failed``.
-A task ingests a batch of up to INGEST_BATCH_SIZE first attempts taken by
-the fair claim (the organization served longest ago first, whatever ids its
-message names: every upload queues enough messages for its documents), or
-the retry or reingest its message names; a resource that needs another
-attempt gets a message of its own, after its backoff.
+settings): a task killed with its worker runs again on another, taking over
+what it held. Attempts are counted on the resource row, not in the message,
+so they survive redelivery and the sweep; when they run out the resource
+ends ``failed``.
 
 Imports run one way: ``services`` (uploads) enqueue through this module, and
 this module calls ``ingestion``; neither imports ``services``.
@@ -23,11 +31,15 @@ from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
+from celery import uuid as celery_uuid
 from celery.signals import worker_ready
 from celery.worker.request import Request
 from django.conf import settings
 from django.db import connections, transaction
+from django.utils import timezone
 
+from daneshyar.celery import queue_waiting
+from daneshyar.markers import marker_claim, marker_release
 from resources import ingestion
 
 logger = logging.getLogger(__name__)
@@ -67,7 +79,7 @@ class IngestRequest(Request):  # type: ignore[misc]
                     message=ingestion.timeout_message(timeout, setting="INGEST_TASK_TIME_LIMIT"),
                 )
             for resource_id in held if len(held) > 1 else []:
-                ingestion.resource_release(resource_id=resource_id, requeue=ingest_enqueue_on_commit)
+                ingestion.resource_release(resource_id=resource_id, requeue=_retry_wake)
         except Exception:
             # The resources keep their counted attempt; the sweep ends them.
             logger.exception("could not mark a timed-out ingestion")
@@ -87,45 +99,55 @@ _TIME_LIMITS: dict[str, Any] = {
 
 @shared_task(
     bind=True,
-    name="resources.ingest",
+    name="resources.ingest_next",
     acks_late=True,
     reject_on_worker_lost=True,
     # Bounded by Resource.attempts (INGEST_MAX_RETRIES), not by the message.
     max_retries=None,
     **_TIME_LIMITS,
 )
+def ingest_next(self) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """ "Work is waiting": ingest what the database says is next (a retry
+    whose backoff is over, alone, else the next batch of the fair claim)."""
+    return _ingest(self, [])
+
+
+@shared_task(bind=True, name="resources.ingest", acks_late=True, reject_on_worker_lost=True,
+             max_retries=None, **_TIME_LIMITS)  # fmt: skip
 def ingest_resource(self, resource_id: str) -> str:  # type: ignore[no-untyped-def]
-    """Ingest the resource if it is a retry or a reingest; else (a first
-    attempt) the next batch of the fair claim, which takes it in its
-    organization's turn (then its own task may find nothing to do)."""
-    results = ingestion.resources_ingest(
-        resource_ids=[uuid.UUID(resource_id)],
-        requeue=ingest_enqueue_on_commit,
-        fill=settings.INGEST_BATCH_SIZE,
-        take_over=_redelivered(self),
-        claimant=str(self.request.id or ""),
-    )
-    return results.get(uuid.UUID(resource_id), "skipped")
+    """The message of one document, as queued before the work was read from
+    the database (kept so that messages already queued are taken): the
+    resource if it is a retry or a reingest, else what is next."""
+    results = _ingest(self, [resource_id])
+    return results.get(resource_id, "skipped")
 
 
-@shared_task(
-    bind=True,
-    name="resources.ingest_batch",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=None,
-    **_TIME_LIMITS,
-)
+@shared_task(bind=True, name="resources.ingest_batch", acks_late=True, reject_on_worker_lost=True,
+             max_retries=None, **_TIME_LIMITS)  # fmt: skip
 def ingest_resources(self, resource_ids: list[str]) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    """A bulk upload's message: the next batch of the fair claim (the
-    upload's documents in their organization's turn)."""
+    """A bulk upload's message, as queued before (kept like ``resources.ingest``)."""
+    return _ingest(self, resource_ids)
+
+
+def _ingest(task: Any, resource_ids: Sequence[str]) -> dict[str, str]:
+    """One batch; then wake another worker while work is left, or, when
+    only retries in their backoff wait, one delayed wake for the soonest."""
+    claimant = str(task.request.id or "")
+    marker_release(_LATER, claimant)  # this is the delayed wake, if one was on its way
     results = ingestion.resources_ingest(
         resource_ids=[uuid.UUID(rid) for rid in resource_ids],
-        requeue=ingest_enqueue_on_commit,
+        requeue=_retry_wake,
         fill=settings.INGEST_BATCH_SIZE,
-        take_over=_redelivered(self),
-        claimant=str(self.request.id or ""),
+        take_over=_redelivered(task),
+        claimant=claimant,
+        on_claimed=ingest_wake,
     )
+    if results:
+        ingest_wake()
+    else:
+        due = ingestion.next_retry_at()
+        if due is not None:
+            ingest_wake_later(max(1.0, (due - timezone.now()).total_seconds()))
     return {str(rid): state for rid, state in results.items()}
 
 
@@ -136,46 +158,61 @@ def _redelivered(task: Any) -> bool:
     return bool(info.get("redelivered"))
 
 
-def ingest_enqueue_on_commit(resource_id: uuid.UUID, countdown: int = 0) -> None:
-    """Queue the ingestion when the current transaction commits (after
-    ``countdown`` seconds: a retry's backoff).
-
-    ``robust``: if the broker is down the upload still succeeds, and the
-    sweep queues it later.
-    """
-
-    # A plain function, not a partial: Django names the callback when it logs
-    # a failure of a robust one.
-    def enqueue() -> None:
-        if countdown:
-            ingest_resource.apply_async((str(resource_id),), countdown=countdown)
-        else:
-            ingest_resource.delay(str(resource_id))
-
-    transaction.on_commit(enqueue, robust=True)
+# The marker of the one delayed wake on its way (daneshyar/markers.py).
+_LATER = "resources.ingest_next:later"
 
 
-def ingest_batch_enqueue_on_commit(resource_ids: Sequence[uuid.UUID]) -> None:
-    """Queue the ingestion of many new resources (a bulk upload) on commit,
-    INGEST_BATCH_SIZE per task."""
-    size = settings.INGEST_BATCH_SIZE
-    for start in range(0, len(resource_ids), size):
-        batch = [str(rid) for rid in resource_ids[start : start + size]]
+def ingest_wake() -> None:
+    """Queue "work is waiting" unless such a message already waits in the
+    ingestion queue: the queue holds a few messages at most however many
+    documents wait (they are in the database), and a worker that claims
+    work wakes the next one (``on_claimed``), so every idle worker gets
+    some. A broker that is down loses nothing: the sweep wakes a worker
+    while work waits (INGEST_SWEEP_INTERVAL_SECONDS)."""
+    try:
+        if queue_waiting(settings.INGEST_QUEUE) == 0:
+            ingest_next.delay()
+    except Exception:
+        logger.warning("could not queue an ingestion wake; the sweep will", exc_info=True)
 
-        def enqueue(batch: list[str] = batch) -> None:
-            ingest_resources.delay(batch)
 
-        transaction.on_commit(enqueue, robust=True)
+def ingest_wake_later(seconds: float) -> None:
+    """One delayed wake (when a retry's backoff ends); another already on
+    its way is enough: each run looks for the soonest retry again, and the
+    sweep wakes one for any retry that is due."""
+    task_id = celery_uuid()
+    try:
+        if marker_claim(_LATER, task_id, seconds=seconds + 5) is None:
+            ingest_next.apply_async(countdown=seconds, task_id=task_id)
+    except Exception:
+        logger.warning("could not queue a delayed ingestion wake; the sweep will", exc_info=True)
+
+
+def ingest_wake_on_commit() -> None:
+    """Wake a worker when the current transaction commits (new documents,
+    a reingest). ``robust``: if the broker is down the upload still
+    succeeds, and the sweep wakes one later."""
+    transaction.on_commit(ingest_wake, robust=True)
+
+
+def _retry_wake(resource_id: uuid.UUID, countdown: int) -> None:
+    """A resource handed to a retry waits in the database until its backoff
+    ends: wake a worker then (on commit, with the row)."""
+    if countdown <= 0:
+        ingest_wake_on_commit()
+    else:
+        transaction.on_commit(lambda: ingest_wake_later(countdown), robust=True)
 
 
 @shared_task(name="resources.sweep_stale")
 def sweep_stale_resources(stale_after_seconds: float | None = None) -> int:
-    """Periodic (beat): re-queue stale ingestions, fail those out of attempts.
+    """Periodic (beat): attempts whose worker was lost back to a retry (or
+    failed, out of attempts), and a wake while work waits.
 
     ``stale_after_seconds`` defaults to INGEST_STALE_AFTER_SECONDS.
     """
     stale_after = None if stale_after_seconds is None else timedelta(seconds=stale_after_seconds)
-    return ingestion.resources_sweep_stale(requeue=ingest_enqueue_on_commit, stale_after=stale_after)
+    return ingestion.resources_sweep_stale(wake=ingest_wake, stale_after=stale_after)
 
 
 # Kept importable from here (the backoff lives with the retries, in ingestion).
@@ -183,6 +220,10 @@ retry_countdown = ingestion.retry_countdown
 
 
 @worker_ready.connect
-def _load_embedding_model(**kwargs: object) -> None:
-    """Load the model when the worker starts, not inside its first task."""
-    ingestion.embedder_preload()
+def _load_embedding_model(sender: Any = None, **kwargs: object) -> None:
+    """Load the model when an ingestion worker starts, not inside its first
+    task (the workers of other queues load it when they first need it)."""
+    consumed = getattr(getattr(sender, "app", None), "amqp", None)
+    queues = set(consumed.queues.consume_from or ()) if consumed is not None else set()
+    if not queues or settings.INGEST_QUEUE in queues:
+        ingestion.embedder_preload()

@@ -16,8 +16,9 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-APP_SERVICES = ("migrate", "web", "worker", "webhooks")
-LONG_RUNNING = ("db", "redis", "web", "worker", "webhooks", "vllm")
+WORKERS = ("ingest", "sources", "evaluations", "maintenance", "webhooks")
+APP_SERVICES = ("migrate", "web", *WORKERS)
+LONG_RUNNING = ("db", "redis", "web", *WORKERS, "vllm")
 
 
 class ComposeLoader(yaml.SafeLoader):
@@ -73,7 +74,7 @@ def example_variables() -> set[str]:
 
 def test_the_stack_runs_its_services() -> None:
     services = stack(cpu=False)
-    assert {"db", "redis", "migrate", "web", "worker", "vllm"} <= started(services)
+    assert {"db", "redis", "migrate", "web", *WORKERS, "vllm"} <= started(services)
     assert services["db"]["image"].startswith("pgvector/pgvector:")
 
 
@@ -112,7 +113,7 @@ def test_the_cpu_stack_starts_no_vllm_and_nothing_depends_on_it() -> None:
     services = stack(cpu=True)
     running = started(services)
     assert "vllm" not in running
-    assert {"db", "redis", "migrate", "web", "worker", "webhooks"} <= running
+    assert {"db", "redis", "migrate", "web", *WORKERS} <= running
     for name in running:
         assert "vllm" not in services[name].get("depends_on", {}), f"{name} waits for vllm"
 
@@ -131,3 +132,23 @@ def test_the_env_example_lists_the_compose_step_variables() -> None:
     variables = {v for group in named for v in group.split(", ") if v}
     assert {"VLLM_API_KEY", "HF_TOKEN", "ALLOWED_HOSTS"} <= variables
     assert sorted(variables - example_variables()) == []
+
+
+def _queue_kind(service: dict[str, Any]) -> str:
+    command: list[str] = service["command"]
+    return command[command.index("--queues") + 1].replace("${CELERY_QUEUE_PREFIX:-}", "")
+
+
+def test_each_kind_of_work_has_a_worker_of_its_own() -> None:
+    """Every queue a task is routed to (and the default one) is taken by
+    exactly one worker service, which takes nothing else; beat runs in the
+    sweeps' worker only (daneshyar/config/background.py)."""
+    from django.conf import settings
+
+    routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}
+    queues = {*routed, settings.CELERY_TASK_DEFAULT_QUEUE}
+    kinds = {queue.removeprefix(settings.CELERY_QUEUE_PREFIX) for queue in queues}
+    for cpu in (False, True):
+        services = stack(cpu)
+        assert sorted(_queue_kind(services[name]) for name in WORKERS) == sorted(kinds)
+        assert [name for name in WORKERS if "--beat" in services[name]["command"]] == ["maintenance"]

@@ -31,8 +31,15 @@ FINISHED = (ResourceStatus.READY, ResourceStatus.FAILED)
 
 
 def all_queues() -> list[str]:
-    """Ingestion and the rest (the default queue), and webhook deliveries."""
-    return [settings.CELERY_TASK_DEFAULT_QUEUE, settings.WEBHOOK_QUEUE]
+    """Every kind of work's queue (daneshyar/config/background.py), named
+    with this test run's own prefix (tests/settings.py)."""
+    return [
+        settings.INGEST_QUEUE,
+        settings.SOURCES_QUEUE,
+        settings.EVALUATION_QUEUE,
+        settings.MAINTENANCE_QUEUE,
+        settings.WEBHOOK_QUEUE,
+    ]
 
 
 def purge_queue() -> None:
@@ -104,11 +111,14 @@ ROOT = Path(__file__).resolve().parent.parent
 def worker_process(
     *args: str, env: dict[str, str] | None = None, script: str | None = None, log: Path | None = None
 ) -> subprocess.Popen[bytes]:
-    """``celery worker`` in its own process, on this test database and broker.
+    """``celery worker`` in its own process, on this test database and broker,
+    taking every queue of this run unless ``args`` names some (``-Q``).
 
     ``script``: a Python file (relative to the repository) that starts the
     worker instead of ``-m celery`` (it gets ``worker`` and ``args``).
     """
+    if not any(arg in ("-Q", "--queues") or arg.startswith("--queues=") for arg in args):
+        args = (*args, "--queues", ",".join(all_queues()))
     connection.ensure_connection()
     params = connection.get_connection_params()
     name = connection.settings_dict["NAME"]

@@ -49,9 +49,6 @@ class Organization(RateLimitOverrides):
         blank=True,
         help_text="Bytes of uploaded files the organization may store. Empty: the server default.",
     )
-    # When the ingestion last took documents of this organization: the fair
-    # claim serves the organization that waited longest (docs/ingestion.md).
-    ingest_served_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -12,7 +12,6 @@ from daneshyar.env import env_int
 __all__ = [
     "SOURCES_REQUEST_DELAY_MS",
     "SOURCES_RUN_STALE_SECONDS",
-    "SOURCES_SWEEP_BEAT",
     "SOURCES_SWEEP_SECONDS",
 ]
 
@@ -23,8 +22,3 @@ SOURCES_REQUEST_DELAY_MS = env_int("SOURCES_REQUEST_DELAY_MS", 1000, minimum=0, 
 SOURCES_SWEEP_SECONDS = env_int("SOURCES_SWEEP_SECONDS", 60, minimum=1)
 # A running sync whose heartbeat is older than this lost its worker: failed.
 SOURCES_RUN_STALE_SECONDS = env_int("SOURCES_RUN_STALE_SECONDS", 600, minimum=30)
-# Its entry in CELERY_BEAT_SCHEDULE (daneshyar/settings.py).
-SOURCES_SWEEP_BEAT: dict[str, object] = {
-    "task": "resources.sources_sweep",
-    "schedule": float(SOURCES_SWEEP_SECONDS),
-}

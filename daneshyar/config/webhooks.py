@@ -6,12 +6,10 @@ in docs/configuration.md and .env.example.
 
 from __future__ import annotations
 
-from daneshyar.env import env_bool, env_int, env_list, env_str
+from daneshyar.env import env_bool, env_int, env_list
 
 __all__ = [
-    "CELERY_TASK_ROUTES",
     "WEBHOOK_ALLOW_PRIVATE",
-    "WEBHOOK_QUEUE",
     "WEBHOOK_RETRY_DELAYS",
     "WEBHOOK_SWEEP_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",
@@ -33,11 +31,3 @@ WEBHOOK_RETRY_DELAYS: tuple[int, ...] = tuple(
     max(0, int(delay))
     for delay in env_list("WEBHOOK_RETRY_DELAYS", ["30", "120", "600", "3600", "14400", "28800", "28800"])
 )
-# Deliveries run on a queue of their own, taken by a worker of their own
-# (docker-compose.yml's ``webhooks``, daneshyar/devserver.py): a slow or
-# hanging receiver holds a slot of that worker, never one ingestion needs.
-WEBHOOK_QUEUE = env_str("WEBHOOK_QUEUE", "webhooks")
-CELERY_TASK_ROUTES: dict[str, dict[str, str]] = {
-    "workspaces.webhook_deliver": {"queue": WEBHOOK_QUEUE},
-    "workspaces.webhook_sweep": {"queue": WEBHOOK_QUEUE},
-}

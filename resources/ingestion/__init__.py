@@ -12,7 +12,9 @@ re-queues stale ones and fails those out of attempts.
 
 By phase:
 
-- :mod:`~resources.ingestion.claim`: an attempt claims its resources; the heartbeat.
+- :mod:`~resources.ingestion.claim`: an attempt claims its resources (the
+  work waiting is read from the database: a first attempt, or a retry
+  whose backoff is over); the heartbeat.
 - :mod:`~resources.ingestion.parse`: each document parsed and chunked alone.
 - :mod:`~resources.ingestion.write`: embed, then write ready (passages swapped
   in) or failed; the one module of ``resources`` that calls ``retrieval``.
@@ -24,7 +26,13 @@ By phase:
 
 from __future__ import annotations
 
-from resources.ingestion.claim import resource_ingest_claim, resources_claimed_by, resources_ingest_claim
+from resources.ingestion.claim import (
+    next_retry_at,
+    resource_ingest_claim,
+    resources_claimed_by,
+    resources_ingest_claim,
+    work_waiting,
+)
 from resources.ingestion.outcome import (
     IngestResult,
     Requeue,
@@ -53,6 +61,7 @@ __all__ = [
     "embedder_preload",
     "heartbeat_interval",
     "max_attempts",
+    "next_retry_at",
     "resource_chunks",
     "resource_fail",
     "resource_ingest",
@@ -67,4 +76,5 @@ __all__ = [
     "resources_sweep_stale",
     "retry_countdown",
     "timeout_message",
+    "work_waiting",
 ]

@@ -20,12 +20,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from resources.ingestion.outcome import max_attempts, worker_lost_message
 from resources.ingestion.write import resource_fail
-from resources.models import Resource, ResourceStatus
+from resources.models import IngestTurn, Resource, ResourceStatus
 from workspaces.models import Organization
 
 # pg_advisory_xact_lock key of the fair claim ("fair" in ASCII): claims take
@@ -58,6 +58,7 @@ def _claim(resource: Resource, now: datetime, claimant: str) -> None:
     resource.attempts += 1
     resource.ingest_heartbeat_at = now
     resource.ingest_claimed_by = claimant
+    resource.ingest_retry_at = None
     if resource.status != ResourceStatus.READY:
         resource.status = ResourceStatus.PROCESSING
         resource.status_changed_at = now
@@ -81,41 +82,75 @@ def resources_ingest_claim(
     *, resource_ids: Sequence[uuid.UUID], fill: int = 0, take_over: bool = False, claimant: str = ""
 ) -> list[Resource]:
     """Claim the named resources (as :func:`resource_ingest_claim` does each)
-    and, with ``fill``, first attempts by the fair claim: up to ``fill``
-    resources in all, if all those claimed by name are first attempts.
+    and, with ``fill``, the next work waiting in the database: a retry whose
+    backoff is over, alone, or else first attempts by the fair claim, up to
+    ``fill`` resources in all (if all those claimed by name are first
+    attempts).
 
     With ``fill`` the named resources that wait for a first attempt are not
     claimed by name: they wait their organization's turn like any other (a
     task's message means "ingest what is next", its ids only that there is
     something). Retries are never batched: they run alone, after their
-    backoff, so a document that broke its batch once cannot break another.
-    ``claimant`` (the task's id) is recorded on each claimed row; with
-    ``take_over`` the rows a dead attempt of the same claimant held are
-    claimed again too.
+    backoff (``ingest_retry_at``), so a document that broke its batch once
+    cannot break another. ``claimant`` (the task's id) is recorded on each
+    claimed row; with ``take_over`` the rows a dead attempt of the same
+    claimant held are claimed again too.
     """
     now = timezone.now()
-    claimed: list[Resource] = []
     exhausted: list[_Exhausted] = []
     with transaction.atomic():
-        batchable = True
-        for resource in _named(resource_ids, take_over=take_over, claimant=claimant):
-            if resource.ingest_heartbeat_at is None or (_held(resource, now) and not take_over):
-                continue
-            if fill > 0 and _waiting(resource):
-                continue  # the fair claim below takes it in its turn
-            if resource.attempts >= max_attempts():
-                exhausted.append(_Exhausted(resource.pk, resource.attempts))
-                continue
-            batchable = batchable and resource.attempts == 0
-            _claim(resource, now, claimant)
-            claimed.append(resource)
-        if fill > len(claimed) and batchable:
-            claimed += _claim_fair(limit=fill - len(claimed), now=now, claimant=claimant)
+        claimed = _claim_named(
+            resource_ids, now=now, fill=fill, take_over=take_over, claimant=claimant, exhausted=exhausted
+        )
+        if fill > len(claimed) and all(r.attempts == 1 for r in claimed):
+            retry = None if claimed else _claim_due_retry(now=now, claimant=claimant, exhausted=exhausted)
+            claimed += (
+                [retry] if retry else _claim_fair(limit=fill - len(claimed), now=now, claimant=claimant)
+            )
     for item in exhausted:
         resource_fail(
             resource_id=item.resource_id, code="worker_lost", message=worker_lost_message(item.attempts)
         )
     return claimed
+
+
+def _claim_named(
+    resource_ids: Sequence[uuid.UUID],
+    *,
+    now: datetime,
+    fill: int,
+    take_over: bool,
+    claimant: str,
+    exhausted: list[_Exhausted],
+) -> list[Resource]:
+    claimed: list[Resource] = []
+    for resource in _named(resource_ids, take_over=take_over, claimant=claimant):
+        if resource.ingest_heartbeat_at is None or (_held(resource, now) and not take_over):
+            continue
+        if fill > 0 and _waiting(resource):
+            continue  # the fair claim below takes it in its turn
+        if resource.attempts >= max_attempts():
+            exhausted.append(_Exhausted(resource.pk, resource.attempts))
+            continue
+        _claim(resource, now, claimant)
+        claimed.append(resource)
+    return claimed
+
+
+def _claim_due_retry(*, now: datetime, claimant: str, exhausted: list[_Exhausted]) -> Resource | None:
+    """The retry waiting longest past its backoff, if any, claimed alone."""
+    due = (
+        Resource.objects.select_for_update(skip_locked=True)
+        .filter(ingest_retry_at__lte=now, ingest_heartbeat_at__isnull=False)
+        .order_by("ingest_retry_at", "pk")
+    )
+    for resource in due[:10]:
+        if resource.attempts >= max_attempts():
+            exhausted.append(_Exhausted(resource.pk, resource.attempts))
+            continue
+        _claim(resource, now, claimant)
+        return resource
+    return None
 
 
 def _named(resource_ids: Sequence[uuid.UUID], *, take_over: bool, claimant: str) -> QuerySet[Resource]:
@@ -140,9 +175,22 @@ def _waiting(resource: Resource) -> bool:
 
 
 def _pending_first_attempts() -> QuerySet[Resource]:
-    return Resource.objects.filter(
-        status=ResourceStatus.PENDING, attempts=0, ingest_heartbeat_at__isnull=False
-    )
+    """Uploads, and reingests of ready or failed documents, that no attempt
+    took yet (a claim counts an attempt, so none holds them)."""
+    return Resource.objects.filter(attempts=0, ingest_heartbeat_at__isnull=False)
+
+
+def work_waiting(*, now: datetime) -> bool:
+    """Whether a claim would find something now: a first attempt, or a
+    retry whose backoff is over."""
+    due = Q(ingest_retry_at__lte=now, ingest_heartbeat_at__isnull=False)
+    return _pending_first_attempts().exists() or Resource.objects.filter(due).exists()
+
+
+def next_retry_at() -> datetime | None:
+    """When the soonest retry still in its backoff becomes due, if any."""
+    waiting = Resource.objects.filter(ingest_retry_at__isnull=False, ingest_heartbeat_at__isnull=False)
+    return waiting.order_by("ingest_retry_at").values_list("ingest_retry_at", flat=True).first()
 
 
 def _claim_fair(*, limit: int, now: datetime, claimant: str) -> list[Resource]:
@@ -155,9 +203,11 @@ def _claim_fair(*, limit: int, now: datetime, claimant: str) -> list[Resource]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_FAIR_CLAIM_LOCK])
     waiting = _pending_first_attempts()
+    served_at = IngestTurn.objects.filter(organization=OuterRef("pk")).values("served_at")
     turns = (
         Organization.objects.filter(pk__in=waiting.values("workspace__organization_id"))
-        .order_by(F("ingest_served_at").asc(nulls_first=True), "pk")
+        .annotate(served_at=Subquery(served_at))
+        .order_by(F("served_at").asc(nulls_first=True), "pk")
         .values_list("pk", flat=True)
     )
     claimed: list[Resource] = []
@@ -175,7 +225,12 @@ def _claim_fair(*, limit: int, now: datetime, claimant: str) -> list[Resource]:
             served.append(organization_id)
         if len(claimed) >= limit:
             break
-    Organization.objects.filter(pk__in=served).update(ingest_served_at=now)
+    IngestTurn.objects.bulk_create(
+        [IngestTurn(organization_id=pk, served_at=now) for pk in served],
+        update_conflicts=True,
+        unique_fields=["organization"],
+        update_fields=["served_at"],
+    )
     return claimed
 
 

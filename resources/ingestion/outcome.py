@@ -8,6 +8,7 @@ import enum
 import logging
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -18,7 +19,9 @@ from resources.models import Resource, ResourceStatus
 
 logger = logging.getLogger(__name__)
 
-# ``requeue(id, countdown)``: queue another attempt of one resource, alone.
+# ``requeue(id, countdown)``: another attempt of one resource, alone, is
+# waiting in the database from ``countdown`` seconds on (its
+# ``ingest_retry_at``, set on commit with the row): wake a worker for it.
 Requeue = Callable[[uuid.UUID, int], None]
 
 
@@ -71,7 +74,9 @@ def retry_or_fail(resource_id: uuid.UUID, exc: Exception, requeue: Requeue) -> I
             return IngestResult.SKIPPED
         if resource.attempts < max_attempts():
             now = timezone.now()
+            countdown = retry_countdown(resource.attempts)
             resource.ingest_heartbeat_at = now
+            resource.ingest_retry_at = now + timedelta(seconds=countdown)
             if resource.status == ResourceStatus.PROCESSING:
                 resource.status = ResourceStatus.PENDING
                 resource.status_changed_at = now
@@ -79,7 +84,7 @@ def retry_or_fail(resource_id: uuid.UUID, exc: Exception, requeue: Requeue) -> I
             logger.warning(
                 "ingestion of %s failed (attempt %d), retrying", resource_id, resource.attempts, exc_info=exc
             )
-            requeue(resource_id, retry_countdown(resource.attempts))
+            requeue(resource_id, countdown)
             return IngestResult.RETRYING
     logger.error("ingestion of %s failed after its last attempt", resource_id, exc_info=exc)
     resource_fail(

@@ -12,7 +12,7 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -82,6 +82,7 @@ def resources_ingest(
     fill: int = 0,
     take_over: bool = False,
     claimant: str = "",
+    on_claimed: Callable[[], None] | None = None,
 ) -> Results:
     """Ingest the named resources, or with ``fill`` up to that many taken by
     the fair claim (:func:`~resources.ingestion.claim.resources_ingest_claim`), as

@@ -41,6 +41,7 @@ _READY_FIELDS = [
     "error_message",
     "passage_count",
     "ingest_heartbeat_at",
+    "ingest_retry_at",
     "updated_at",
 ]
 
@@ -150,6 +151,7 @@ def _mark_ready(resource: Resource, *, passage_count: int, now: datetime) -> Non
     resource.error_message = ""
     resource.passage_count = passage_count
     resource.ingest_heartbeat_at = None
+    resource.ingest_retry_at = None
 
 
 def resource_passages_store(
@@ -214,6 +216,7 @@ def resource_fail(*, resource_id: uuid.UUID, code: str, message: str) -> None:
         resource.error_message = message
         resource.passage_count = 0
         resource.ingest_heartbeat_at = None
+        resource.ingest_retry_at = None
         resource.save()
         resource_failed_emit(resource)
     logger.warning("ingestion of resource %s failed: %s: %s", resource_id, code, message)

@@ -351,12 +351,13 @@ def test_two_uploads_racing_with_the_same_bytes_give_one_resource(
 def test_upload_succeeds_when_the_broker_is_down(owner: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
     from django.test import TestCase
 
-    from resources.tasks import ingest_resource
+    from resources import tasks
 
     def broker_down(*args: Any, **kwargs: Any) -> None:
         raise ConnectionError("broker unreachable")
 
-    monkeypatch.setattr(ingest_resource, "delay", broker_down)
+    monkeypatch.setattr(tasks, "queue_waiting", broker_down)
+    monkeypatch.setattr(tasks.ingest_next, "delay", broker_down)
     with TestCase.captureOnCommitCallbacks(execute=True):
         response = _upload(owner.client(), owner.workspace.id, "a.txt", b"queued later by the sweep")
     assert response.status_code == 202

@@ -17,11 +17,10 @@ from pytest_django import Settings
 
 from resources import ingestion, services
 from resources.chunking import Chunk
-from resources.models import Resource, ResourceStatus
+from resources.models import IngestTurn, Resource, ResourceStatus
 from retrieval import indexing
 from tests.conftest import Tenant
 from tests.worker import purge_queue, running_worker, wait_for
-from workspaces.models import Organization
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -90,8 +89,8 @@ def test_claims_take_turns_across_organizations(tenant_factory: Any) -> None:
     _texts(second, "b", 8)
     _texts(third, "c", 1)
     now = timezone.now()
-    Organization.objects.filter(pk=first.organization.pk).update(ingest_served_at=now - timedelta(hours=2))
-    Organization.objects.filter(pk=second.organization.pk).update(ingest_served_at=now - timedelta(hours=1))
+    IngestTurn.objects.create(organization=first.organization, served_at=now - timedelta(hours=2))
+    IngestTurn.objects.create(organization=second.organization, served_at=now - timedelta(hours=1))
     turns = []
     # Every message names a document of the big organization; it does not matter.
     while claimed := ingestion.resources_ingest_claim(resource_ids=[a[0].pk], fill=3):

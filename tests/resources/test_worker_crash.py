@@ -3,9 +3,7 @@ resource must still end ready, through the sweep, never stay processing."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,7 +16,7 @@ from resources.tasks import sweep_stale_resources
 from retrieval.models import Passage
 from tests.conftest import Tenant
 from tests.resources.files import long_text
-from tests.worker import purge_queue, running_worker, wait_for
+from tests.worker import purge_queue, running_worker, wait_for, worker_process
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -26,21 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _worker_process() -> subprocess.Popen[bytes]:
-    """``celery worker`` in its own process, on this test database and broker."""
-    params = connection.get_connection_params()
-    name = connection.settings_dict["NAME"]
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgresql://postgres@/{name}?host={params['host']}",
-        "DATABASE_CONN_MAX_AGE": "0",
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "daneshyar", "worker", "--pool=solo", "--loglevel=WARNING"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    """``celery worker`` (solo pool) in its own process, on this test database and broker."""
+    return worker_process("--pool=solo")
 
 
 def test_worker_killed_mid_task_then_sweep_finishes_the_resource(owner: Tenant) -> None:

@@ -53,7 +53,7 @@ def test_documents_become_ready_while_a_delivery_hangs(owner: Tenant, tmp_path: 
         env={"WEBHOOK_TIMEOUT_SECONDS": "60"}, log=tmp_path / "webhooks.log",
     )  # fmt: skip
     try:
-        with receiver(hold=hold) as hooks, running_worker(queues=[settings.CELERY_TASK_DEFAULT_QUEUE]):
+        with receiver(hold=hold) as hooks, running_worker(queues=[settings.INGEST_QUEUE]):
             webhook_create(workspace=owner.workspace, url=hooks.url)
             first = wait_for(_upload(owner, "First"))
             assert first.status == "ready"

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from resources.services import NewDocument, resources_create_many
+from resources.batch_services import NewDocument, resources_create_many
 from workspaces.models import Workspace
 
 DOCUMENTS = Path(__file__).resolve().parents[2] / "demo"
