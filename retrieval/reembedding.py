@@ -44,12 +44,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from psycopg import sql
 
 from resources.selectors import ingestion_waiting
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
+from retrieval.tables import PASSAGE, PASSAGE_REEMBEDDING, PASSAGE_UNITS, WORKSPACE
 from retrieval.unit_vectors import pack, unit_texts
 from workspaces.models import Workspace
+from workspaces.services import workspace_embedding_model_lock, workspace_embedding_model_set
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +61,13 @@ logger = logging.getLogger(__name__)
 SWEEP_BATCH = 16
 # Session advisory lock held by one re-embedding at a time (sweep or command).
 _REEMBED_LOCK = 0x7265656D62  # an arbitrary fixed key ("reemb")
+
+
+def _composed(statement: str) -> str:
+    """A statement with its tables named by their models (retrieval/tables.py),
+    rendered once, at import."""
+    tables = {"passage": PASSAGE, "reembedding": PASSAGE_REEMBEDDING, "units": PASSAGE_UNITS}
+    return sql.SQL(statement).format(**tables, workspace=WORKSPACE).as_string()
 
 
 def target_model() -> str:
@@ -81,13 +91,13 @@ class Progress:
         return self.model != self.target
 
 
-_PROGRESS = """
+_PROGRESS = _composed("""
 SELECT count(*),
        count(*) FILTER (WHERE p.embedding_model = %(target)s OR n.passage_id IS NOT NULL)
-FROM retrieval_passage p
-LEFT JOIN retrieval_passagereembedding n ON n.passage_id = p.id AND n.model = %(target)s
+FROM {passage} p
+LEFT JOIN {reembedding} n ON n.passage_id = p.id AND n.model = %(target)s
 WHERE p.workspace_id = %(workspace)s
-"""
+""")
 
 
 def reembed_progress(*, workspace: Workspace) -> Progress:
@@ -104,15 +114,15 @@ def reembed_progress(*, workspace: Workspace) -> Progress:
     return Progress(workspace.id, workspace.embedding_model, target, done, total)
 
 
-_PENDING = """
-SELECT w.id FROM workspaces_workspace w
+_PENDING = _composed("""
+SELECT w.id FROM {workspace} w
 WHERE w.embedding_model <> %(target)s AND (%(workspace)s::uuid IS NULL OR w.id = %(workspace)s::uuid)
-ORDER BY (SELECT count(*) FROM retrieval_passage p WHERE p.workspace_id = w.id
+ORDER BY (SELECT count(*) FROM {passage} p WHERE p.workspace_id = w.id
           AND p.embedding_model <> %(target)s
-          AND NOT EXISTS (SELECT 1 FROM retrieval_passagereembedding n
+          AND NOT EXISTS (SELECT 1 FROM {reembedding} n
                           WHERE n.passage_id = p.id AND n.model = %(target)s)),
          w.id
-"""
+""")
 
 
 def reembed_pending(*, workspace_id: uuid.UUID | None = None) -> list[uuid.UUID]:
@@ -124,31 +134,31 @@ def reembed_pending(*, workspace_id: uuid.UUID | None = None) -> list[uuid.UUID]
         return [row[0] for row in cursor.fetchall()]
 
 
-_STALE = """
-DELETE FROM retrieval_passagereembedding n USING retrieval_passage p
+_STALE = _composed("""
+DELETE FROM {reembedding} n USING {passage} p
 WHERE p.id = n.passage_id AND p.workspace_id = %(workspace)s AND n.model <> %(target)s
-"""
-_WANTING = """
-SELECT p.id, p.text FROM retrieval_passage p
+""")
+_WANTING = _composed("""
+SELECT p.id, p.text FROM {passage} p
 WHERE p.workspace_id = %(workspace)s AND p.embedding_model <> %(target)s
-  AND NOT EXISTS (SELECT 1 FROM retrieval_passagereembedding n WHERE n.passage_id = p.id)
+  AND NOT EXISTS (SELECT 1 FROM {reembedding} n WHERE n.passage_id = p.id)
   AND (%(after)s::uuid IS NULL OR p.id > %(after)s::uuid)
 ORDER BY p.id
 LIMIT %(limit)s
-"""
+""")
 # Only passages that still exist and that no one is deleting or re-writing
 # (SKIP LOCKED: a row an ingestion is replacing is left for the next run,
 # instead of the two transactions waiting on each other).
-_STORE = """
+_STORE = _composed("""
 WITH kept AS (
-    SELECT p.id FROM retrieval_passage p WHERE p.id = ANY(%(ids)s::uuid[]) FOR KEY SHARE SKIP LOCKED
+    SELECT p.id FROM {passage} p WHERE p.id = ANY(%(ids)s::uuid[]) FOR KEY SHARE SKIP LOCKED
 )
-INSERT INTO retrieval_passagereembedding (passage_id, model, embedding, units)
+INSERT INTO {reembedding} (passage_id, model, embedding, units)
 SELECT v.id, %(target)s, v.embedding::vector, v.units
 FROM unnest(%(ids)s::uuid[], %(vectors)s::text[], %(units)s::bytea[]) AS v(id, embedding, units)
 JOIN kept ON kept.id = v.id
 ON CONFLICT (passage_id) DO NOTHING
-"""
+""")
 
 
 def reembed_fill(
@@ -203,49 +213,47 @@ def _store(*, ids: list[uuid.UUID], vectors: list[list[float]], units: list[byte
         return 0
 
 
-_LOCK_WORKSPACE = (
-    "SELECT embedding_model FROM workspaces_workspace WHERE id = %(workspace)s FOR NO KEY UPDATE"
-)
-_MISSING = """
+_MISSING = _composed("""
 SELECT EXISTS (
-    SELECT 1 FROM retrieval_passage p
+    SELECT 1 FROM {passage} p
     WHERE p.workspace_id = %(workspace)s AND p.embedding_model <> %(target)s
-      AND NOT EXISTS (SELECT 1 FROM retrieval_passagereembedding n
+      AND NOT EXISTS (SELECT 1 FROM {reembedding} n
                       WHERE n.passage_id = p.id AND n.model = %(target)s)
 )
-"""
+""")
 _SWITCH = [
-    """UPDATE retrieval_passage p SET embedding = n.embedding, embedding_model = n.model
-       FROM retrieval_passagereembedding n
+    _composed("""UPDATE {passage} p SET embedding = n.embedding, embedding_model = n.model
+       FROM {reembedding} n
        WHERE n.passage_id = p.id AND n.model = %(target)s
-         AND p.workspace_id = %(workspace)s AND p.embedding_model <> %(target)s""",
-    """INSERT INTO retrieval_passageunits (passage_id, vectors)
-       SELECT n.passage_id, n.units FROM retrieval_passagereembedding n
-       JOIN retrieval_passage p ON p.id = n.passage_id
+         AND p.workspace_id = %(workspace)s AND p.embedding_model <> %(target)s"""),
+    _composed("""INSERT INTO {units} (passage_id, vectors)
+       SELECT n.passage_id, n.units FROM {reembedding} n
+       JOIN {passage} p ON p.id = n.passage_id
        WHERE p.workspace_id = %(workspace)s AND n.model = %(target)s
-       ON CONFLICT (passage_id) DO UPDATE SET vectors = EXCLUDED.vectors""",
-    """DELETE FROM retrieval_passagereembedding n USING retrieval_passage p
-       WHERE p.id = n.passage_id AND p.workspace_id = %(workspace)s""",
-    "UPDATE workspaces_workspace SET embedding_model = %(target)s WHERE id = %(workspace)s",
+       ON CONFLICT (passage_id) DO UPDATE SET vectors = EXCLUDED.vectors"""),
+    _composed("""DELETE FROM {reembedding} n USING {passage} p
+       WHERE p.id = n.passage_id AND p.workspace_id = %(workspace)s"""),
 ]
+_DELETE_OTHER_MODELS = _composed("DELETE FROM {reembedding} WHERE model <> %s")
 
 
 def reembed_switch(*, workspace_id: uuid.UUID) -> bool:
     """Switch the workspace to the configured model if every passage has its
     vector (module doc, step 2); whether it is on the configured model now.
 
-    The workspace's row is locked first (``FOR NO KEY UPDATE``: ingestion's
-    ``FOR SHARE`` waits, a chat turn's foreign-key checks do not), then the
-    check is made under the lock, so a passage written just before is seen.
+    The workspace's row is locked first (``FOR NO KEY UPDATE``, by the
+    workspaces app, whose row it is: ingestion's ``FOR SHARE`` waits, a chat
+    turn's foreign-key checks do not), then the check is made under the
+    lock, so a passage written just before is seen; the workspaces app sets
+    the model in the same transaction.
     """
     target = target_model()
     params: dict[str, Any] = {"workspace": workspace_id, "target": target}
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_LOCK_WORKSPACE, params)
-        row = cursor.fetchone()
-        if row is None:  # deleted
+        model = workspace_embedding_model_lock(workspace_id=workspace_id)
+        if model is None:  # deleted
             return False
-        if row[0] == target:
+        if model == target:
             return True
         cursor.execute(_MISSING, params)
         missing = cursor.fetchone()
@@ -253,7 +261,8 @@ def reembed_switch(*, workspace_id: uuid.UUID) -> bool:
             return False
         for statement in _SWITCH:
             cursor.execute(statement, params)
-    logger.info("workspace %s now searched with %s (was %s)", workspace_id, target, row[0])
+        workspace_embedding_model_set(workspace_id=workspace_id, model=target)
+    logger.info("workspace %s now searched with %s (was %s)", workspace_id, target, model)
     return True
 
 
@@ -294,7 +303,7 @@ def reembed_run(
         if not wait and not (row and row[0]):
             return None
         try:
-            cursor.execute("DELETE FROM retrieval_passagereembedding WHERE model <> %s", [target_model()])
+            cursor.execute(_DELETE_OTHER_MODELS, [target_model()])
             switched: list[uuid.UUID] = []
             for pending in reembed_pending(workspace_id=workspace_id):
                 if should_stop():

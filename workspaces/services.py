@@ -106,3 +106,19 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
         ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     api_key.refresh_from_db(fields=["revoked_at"])
     return api_key
+
+
+def workspace_embedding_model_lock(*, workspace_id: uuid.UUID) -> str | None:
+    """Lock the workspace's row for a change of its embedding model, in the
+    caller's transaction (``FOR NO KEY UPDATE``: ingestion's ``FOR SHARE``
+    waits, a chat turn's foreign-key checks do not); the model it is
+    searched with now, or None when it is gone."""
+    locked = Workspace.objects.select_for_update(no_key=True).filter(pk=workspace_id)
+    model: str | None = locked.values_list("embedding_model", flat=True).first()
+    return model
+
+
+def workspace_embedding_model_set(*, workspace_id: uuid.UUID, model: str) -> None:
+    """The workspace is searched with ``model`` from the caller's commit on
+    (retrieval/reembedding.py switches it once every passage has its vector)."""
+    Workspace.objects.filter(pk=workspace_id).update(embedding_model=model)

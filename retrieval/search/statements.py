@@ -4,8 +4,8 @@ The dense leg (exact and through an HNSW index, and each named resource's
 nearest), the lexical leg (BM25, a named resource's first passages) and the
 hybrid statement are built from these values with ``SQL(...).format(...)``:
 
-- the tables, named by their models (:data:`PASSAGE`, :data:`RESOURCE`,
-  :data:`WORKSPACE_LEXEME`);
+- the tables, named by their models (retrieval/tables.py: ``PASSAGE``,
+  ``RESOURCE``, ``WORKSPACE_LEXEME``);
 - :func:`eligible`: which passages of the workspace a search may return
   (those of ready resources whose vector the workspace's embedding model
   made, ``Workspace.embedding_model``). Every leg's ``WHERE`` is this fragment and the leg's own condition,
@@ -42,9 +42,12 @@ from typing import Any, ParamSpec, cast
 
 from psycopg import sql
 
-from resources.models import Resource, ResourceStatus
+from resources.models import ResourceStatus
 from retrieval.filters import AccessShape, access_condition
-from retrieval.models import TEXT_SEARCH_CONFIG, Passage, WorkspaceLexeme
+from retrieval.models import TEXT_SEARCH_CONFIG
+from retrieval.tables import PASSAGE as PASSAGE
+from retrieval.tables import RESOURCE as RESOURCE
+from retrieval.tables import WORKSPACE_LEXEME as WORKSPACE_LEXEME
 
 P = ParamSpec("P")
 _forget: list[Callable[[], None]] = []  # each rendered statement's cache_clear
@@ -81,10 +84,6 @@ def recompose() -> None:
     for forget in _forget:
         forget()
 
-
-PASSAGE = sql.Identifier(Passage._meta.db_table)
-RESOURCE = sql.Identifier(Resource._meta.db_table)
-WORKSPACE_LEXEME = sql.Identifier(WorkspaceLexeme._meta.db_table)
 
 READY = sql.Literal(ResourceStatus.READY.value)
 # `{config}::regconfig`: how the passages' search_vector is parsed (models.py).
