@@ -19,6 +19,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import TruncDate
+from psycopg import sql
 
 from chat.models import Feedback, FeedbackRating, Message, MessageRole
 from chat.outcomes import ReplyOutcome, reply_outcome
@@ -111,26 +112,30 @@ class CitedResource:
     replies: int
 
 
+_CITED = """
+    SELECT part -> 'source' ->> 'resource_id' AS resource_id,
+           max(part -> 'source' ->> 'resource_title') AS title,
+           count(DISTINCT reply.id) AS replies
+    FROM ({replies}) AS reply
+    CROSS JOIN LATERAL jsonb_array_elements(
+        CASE WHEN jsonb_typeof(reply.response -> 'parts') = 'array'
+             THEN reply.response -> 'parts' ELSE '[]'::jsonb END
+    ) AS part
+    WHERE jsonb_typeof(part -> 'source') = 'object'
+      AND part -> 'source' ->> 'resource_id' IS NOT NULL
+    GROUP BY 1
+    ORDER BY replies DESC, 1
+"""
+
+
 def cited_resources(window: Window) -> list[CitedResource]:
     """Every resource cited in the window, with the number of replies citing
     it, most cited first (one query; ties by id)."""
     replies_sql, params = reply_list(window).order_by().values("id", "response").query.sql_with_params()
-    sql = f"""
-        SELECT part -> 'source' ->> 'resource_id' AS resource_id,
-               max(part -> 'source' ->> 'resource_title') AS title,
-               count(DISTINCT reply.id) AS replies
-        FROM ({replies_sql}) AS reply
-        CROSS JOIN LATERAL jsonb_array_elements(
-            CASE WHEN jsonb_typeof(reply.response -> 'parts') = 'array'
-                 THEN reply.response -> 'parts' ELSE '[]'::jsonb END
-        ) AS part
-        WHERE jsonb_typeof(part -> 'source') = 'object'
-          AND part -> 'source' ->> 'resource_id' IS NOT NULL
-        GROUP BY 1
-        ORDER BY replies DESC, 1
-    """  # noqa: S608 (the inner query is Django's, with its parameters bound below)
+    # The replies' query is Django's own, its parameters bound with it below.
+    statement = sql.SQL(_CITED).format(replies=sql.SQL(replies_sql)).as_string()
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(statement, params)
         rows = cursor.fetchall()
     out: list[CitedResource] = []
     for resource_id, title, replies in rows:
