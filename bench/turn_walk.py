@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import itertools
 import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
@@ -96,17 +97,16 @@ def load(rev: str | None) -> dict[str, Module]:
                 module.methods[node.name] = {
                     n.name: n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
                 }
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
+        for found in ast.walk(tree):
+            if isinstance(found, ast.Import):
+                for alias in found.names:
                     module.imports[alias.asname or alias.name.split(".")[0]] = ("module", alias.name)
-            elif isinstance(node, ast.ImportFrom):
-                source = node.module or ""
-                if node.level:
-                    source = _resolve_relative(
-                        module.name, path.endswith("__init__.py"), node.level, node.module
-                    )
-                for alias in node.names:
+            elif isinstance(found, ast.ImportFrom):
+                source = found.module or ""
+                if found.level:
+                    package = path.endswith("__init__.py")
+                    source = _resolve_relative(module.name, package, found.level, found.module)
+                for alias in found.names:
                     module.imports[alias.asname or alias.name] = ("name", source, alias.name)
         modules[module.name] = module
     return modules
@@ -200,7 +200,7 @@ def main() -> None:
     returns = 0
     left: set[str] = set()
     entered: Counter[str] = Counter()
-    for before, after in zip(sequence, sequence[1:], strict=False):
+    for before, after in itertools.pairwise(sequence):
         left.add(before)
         entered[after] += 1
         if after in left:
