@@ -86,7 +86,7 @@ def main() -> int:
         os.environ["REDIS_URL"] = broker.url
         os.environ.pop("CELERY_BROKER_URL", None)
         os.environ["RATE_LIMIT_ENABLED"] = "false"
-        os.environ["WEBHOOK_ALLOW_PRIVATE"] = "true"
+        os.environ["OUTBOUND_ALLOW_PRIVATE"] = "true"
         from bench import _django
 
         _django.setup("webhook_receiver")

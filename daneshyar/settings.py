@@ -21,6 +21,7 @@ from daneshyar.config.embedding import *  # noqa: F403  (EMBEDDING_*)
 from daneshyar.config.ingestion import *  # noqa: F403  (MAX_*, BATCH_UPLOAD_*, ORG_QUOTA_*, CHUNK_*, INGEST_*)
 from daneshyar.config.keys import required_secret
 from daneshyar.config.login import *  # noqa: F403  (AUTHENTICATION_BACKENDS, AXES_*)
+from daneshyar.config.outbound import *  # noqa: F403  (OUTBOUND_ALLOW_PRIVATE)
 from daneshyar.config.schema import TAGS as SCHEMA_TAGS
 from daneshyar.config.sources import *  # noqa: F403  (SOURCES_*)
 from daneshyar.config.webhooks import *  # noqa: F403  (WEBHOOK_*)

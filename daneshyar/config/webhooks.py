@@ -6,20 +6,18 @@ in docs/configuration.md and .env.example.
 
 from __future__ import annotations
 
-from daneshyar.env import env_bool, env_int, env_list
+from daneshyar.env import env_int, env_list
 
 __all__ = [
-    "WEBHOOK_ALLOW_PRIVATE",
     "WEBHOOK_RETRY_DELAYS",
     "WEBHOOK_SWEEP_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",
 ]
 
-# Post to loopback, private, link-local and reserved addresses too (a
-# receiver on the same machine or network). Off: those are refused (SSRF).
-WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
-# How long one delivery attempt may take, connection and answer together
-# (the connection itself at most 5 s of it).
+# Which addresses a delivery may reach: OUTBOUND_ALLOW_PRIVATE
+# (daneshyar/config/outbound.py; WEBHOOK_ALLOW_PRIVATE is its old name).
+# How long one delivery attempt may take, connection, request and the whole
+# answer together (the connection itself at most 5 s of it).
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1, maximum=60)
 # How often beat posts the deliveries that are due (retries, and any whose
 # worker was lost).

@@ -78,7 +78,7 @@ class SourceSerializer(serializers.ModelSerializer[Source]):
 KIND_HELP = "`page`: one URL; `pages`: a list; `sitemap`: a sitemap's URL (an index is followed)."
 URLS_HELP = (
     "http or https; a host resolving to a loopback, private, link-local or reserved address is "
-    "refused unless the deployment allows them (WEBHOOK_ALLOW_PRIVATE)."
+    "refused unless the deployment allows them (OUTBOUND_ALLOW_PRIVATE)."
 )
 
 

@@ -24,6 +24,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from daneshyar.exceptions import ApplicationError
+from daneshyar.outbound import UnsafeUrl
 from resources.external import MAX_EXTERNAL_ID_CHARS, External
 from resources.models import Source, SourceKind, SourcePage, SourceRun, SourceRunStatus
 from resources.services import resource_create
@@ -31,7 +32,6 @@ from resources.sources import fetch
 from resources.sources.crawl import Crawler, SiteUnavailable
 from resources.sync import sync_delete
 from workspaces.models import WebhookEvent
-from workspaces.webhooks.addresses import UnsafeUrl
 from workspaces.webhooks.events import webhook_event_emit
 
 logger = logging.getLogger(__name__)

@@ -14,11 +14,11 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
+from daneshyar.outbound import UnsafeUrl, url_check
 from resources.external import MAX_EXTERNAL_ID_CHARS
 from resources.models import Source, SourceKind, SourceRun, SourceRunStatus
 from resources.sources.run import run_event_emit
 from workspaces.models import Workspace
-from workspaces.webhooks.addresses import UnsafeUrl, url_check
 
 MAX_URLS = 100
 
@@ -41,8 +41,9 @@ class SourceFields:
 
 
 def urls_check(kind: str, urls: list[str]) -> list[str]:
-    """The URLs of a source of this kind, each one checked as a webhook's
-    (http/https, no credentials, no refused address); a 400 naming each."""
+    """The URLs of a source of this kind, each one checked by the address
+    rules (daneshyar/outbound/: http/https, no credentials, no refused
+    address); a 400 naming each."""
     problems: dict[str, list[str]] = {}
     if not urls:
         problems["urls"] = ["Send at least one URL."]

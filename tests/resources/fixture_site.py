@@ -1,11 +1,14 @@
 """A real local web site for the web source tests: a threading HTTP server
 serving generated pages, a sitemap of them (or a sitemap index), ETags that
-answer conditional requests with 304, and switches to take it down."""
+answer conditional requests with 304, switches to take it down, and paths
+that trickle their answer (its headers, or its body) a byte at a time."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +29,11 @@ class Site:
     index: bool = False
     base: str = ""
     requests: list[tuple[str, str]] = field(default_factory=list)  # (path, If-None-Match)
+    # When each request came (time.monotonic()), in the order of ``requests``.
+    times: list[float] = field(default_factory=list)
+    # Paths that trickle, "headers" or "body", a byte every ``trickle_seconds``.
+    trickle: dict[str, str] = field(default_factory=dict)
+    trickle_seconds: float = 1.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def url(self, path: str) -> str:
@@ -58,13 +66,29 @@ class Site:
         return 200, body, {"ETag": f'"{hashlib.sha256(body).hexdigest()[:16]}"'}
 
 
+def _trickled(wfile: Any, mode: str, seconds: float) -> None:
+    """An answer that never ends: a byte every ``seconds`` (until the client goes)."""
+    head = b"HTTP/1.1 200 OK\r\n"
+    if mode == "body":
+        head += b"Content-Type: text/html\r\nContent-Length: 100000\r\n\r\n<html>"
+    with contextlib.suppress(OSError):
+        wfile.write(head)
+        for _ in range(3600):
+            time.sleep(seconds)
+            wfile.write(b"x" if mode == "headers" else b" ")
+
+
 def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             with site.lock:
                 site.requests.append((path, self.headers.get("If-None-Match", "")))
+                site.times.append(time.monotonic())
                 status, body, headers = site.answer(path)
+            if path in site.trickle:
+                _trickled(self.wfile, site.trickle[path], site.trickle_seconds)
+                return
             if status == 200 and headers.get("ETag") and self.headers.get("If-None-Match") == headers["ETag"]:
                 status, body = 304, b""
             self.send_response(status)
@@ -75,6 +99,8 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        do_POST = do_GET  # a webhook receiver, for the outbound tests
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -16,13 +16,14 @@ import pytest
 from django.utils import timezone
 from pytest_django import Settings
 
+from daneshyar.outbound import UnsafeUrl
+from daneshyar.outbound import addresses as outbound_addresses
 from resources.models import Resource, ResourceFile, Source, SourceRun
 from resources.sources import fetch, services
 from resources.sources.run import source_run_execute
 from tests.conftest import Tenant
 from tests.resources.fixture_site import Site, page, serving
 from workspaces.models import WebhookDelivery, WebhookEndpoint
-from workspaces.webhooks.addresses import UnsafeUrl
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,7 @@ N = int(os.environ.get("SOURCES_TEST_PAGES", "1000"))
 
 @pytest.fixture(autouse=True)
 def local_site_allowed(settings: Settings) -> None:
-    settings.WEBHOOK_ALLOW_PRIVATE = True  # the fixture site is on 127.0.0.1
+    settings.OUTBOUND_ALLOW_PRIVATE = True  # the fixture site is on 127.0.0.1
     settings.SOURCES_REQUEST_DELAY_MS = 0
 
 
@@ -194,7 +195,7 @@ def test_private_and_metadata_addresses_are_refused(
     pages = services.source_create(
         workspace=owner.workspace, fields=services.SourceFields(kind="pages", urls=[site.url("/p/1")])
     )
-    settings.WEBHOOK_ALLOW_PRIVATE = False
+    settings.OUTBOUND_ALLOW_PRIVATE = False
     url = f"/api/v1/workspaces/{owner.workspace.id}/sources/"
     real_resolve = socket.getaddrinfo
 
@@ -219,8 +220,8 @@ def test_private_and_metadata_addresses_are_refused(
     assert "loopback, private, link-local or reserved" in run.error  # its robots.txt, first
     assert site.requests == []
     # A redirect to the metadata address is checked like the request: refused.
-    settings.WEBHOOK_ALLOW_PRIVATE = True
-    real = fetch.addresses_checked  # type: ignore[attr-defined]
+    settings.OUTBOUND_ALLOW_PRIVATE = True
+    real = outbound_addresses.addresses_checked
 
     def loopback_only(target: Any) -> list[str]:  # the fixture site allowed, nothing else
         addresses = real(target)
@@ -228,7 +229,7 @@ def test_private_and_metadata_addresses_are_refused(
             raise UnsafeUrl("refused")
         return addresses
 
-    monkeypatch.setattr(fetch, "addresses_checked", loopback_only)  # type: ignore[attr-defined]
+    monkeypatch.setattr(outbound_addresses, "addresses_checked", loopback_only)
     site.redirects["/p/2"] = "http://169.254.169.254/latest/meta-data/"
     with pytest.raises(UnsafeUrl):
         fetch.get(site.url("/p/2"), max_bytes=1000)

@@ -20,7 +20,7 @@ Capture = Callable[..., Any]
 
 @pytest.fixture(autouse=True)
 def public_only(settings: Settings) -> None:
-    settings.WEBHOOK_ALLOW_PRIVATE = False
+    settings.OUTBOUND_ALLOW_PRIVATE = False
 
 
 def _url(tenant: Tenant, suffix: str = "") -> str:

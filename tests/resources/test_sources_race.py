@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def local_site_allowed(settings: Settings) -> None:
-    settings.WEBHOOK_ALLOW_PRIVATE = True  # the fixture site is on 127.0.0.1
+    settings.OUTBOUND_ALLOW_PRIVATE = True  # the fixture site is on 127.0.0.1
     settings.SOURCES_REQUEST_DELAY_MS = 0
 
 

@@ -29,14 +29,14 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 PAGES = 200
 WORKER_ENV = {
-    "WEBHOOK_ALLOW_PRIVATE": "true",  # the fixture site is on 127.0.0.1
+    "OUTBOUND_ALLOW_PRIVATE": "true",  # the fixture site is on 127.0.0.1
     "SOURCES_REQUEST_DELAY_MS": "25",  # 200 pages: at least five seconds of fetching
 }
 
 
 @pytest.fixture
 def site(settings: Settings) -> Iterator[Site]:
-    settings.WEBHOOK_ALLOW_PRIVATE = True
+    settings.OUTBOUND_ALLOW_PRIVATE = True
     with serving(Site(pages={f"/p/{n}": page(n) for n in range(PAGES)})) as running:
         yield running
 

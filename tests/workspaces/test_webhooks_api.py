@@ -152,7 +152,7 @@ def test_chat_keys_are_refused(owner: Tenant) -> None:
     ],
 )
 def test_bad_and_private_urls_are_400(owner: Tenant, settings: Settings, url: str, why: str) -> None:
-    settings.WEBHOOK_ALLOW_PRIVATE = False
+    settings.OUTBOUND_ALLOW_PRIVATE = False
     response = owner.client().post(_base(owner), {"url": url}, format="json")
     assert response.status_code == 400, response.json()
     error = response.json()["error"]
@@ -163,7 +163,7 @@ def test_bad_and_private_urls_are_400(owner: Tenant, settings: Settings, url: st
 def test_a_public_name_that_resolves_to_a_private_address_is_refused(
     owner: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.WEBHOOK_ALLOW_PRIVATE = False
+    settings.OUTBOUND_ALLOW_PRIVATE = False
     real = socket.getaddrinfo
 
     def resolve(host: str, *args: Any, **kwargs: Any) -> Any:
@@ -182,9 +182,9 @@ def test_a_public_name_that_resolves_to_a_private_address_is_refused(
 
 
 def _create_allowed(owner: Tenant, settings: Settings) -> str:
-    settings.WEBHOOK_ALLOW_PRIVATE = True
+    settings.OUTBOUND_ALLOW_PRIVATE = True
     created = _create(owner)
-    settings.WEBHOOK_ALLOW_PRIVATE = False
+    settings.OUTBOUND_ALLOW_PRIVATE = False
     return str(created["id"])
 
 
@@ -201,7 +201,7 @@ def test_bad_bodies_are_400(owner: Tenant) -> None:
 def test_a_name_that_does_not_resolve_yet_is_accepted_and_checked_when_posted(
     owner: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.WEBHOOK_ALLOW_PRIVATE = False
+    settings.OUTBOUND_ALLOW_PRIVATE = False
 
     def unresolvable(*args: Any, **kwargs: Any) -> Any:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")

@@ -183,7 +183,7 @@ def test_a_private_address_is_refused_at_delivery_too(owner: Tenant, settings: S
     with receiver() as hooks:
         webhook_create(workspace=owner.workspace, url=hooks.url)
         _emit(owner)
-        settings.WEBHOOK_ALLOW_PRIVATE = False
+        settings.OUTBOUND_ALLOW_PRIVATE = False
         delivery = WebhookDelivery.objects.get()
         delivery_attempt(delivery_id=delivery.id)
     delivery.refresh_from_db()

@@ -10,11 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
+from daneshyar.outbound import MAX_URL_CHARS
 from daneshyar.schema import envelope, list_envelope
 from workspaces.access import WorkspaceApi
 from workspaces.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from workspaces.webhooks import services
-from workspaces.webhooks.addresses import MAX_URL_CHARS
 
 TAGS = ["Webhooks"]
 

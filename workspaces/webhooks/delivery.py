@@ -18,15 +18,14 @@ import logging
 import uuid
 from dataclasses import dataclass
 
-import urllib3
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from daneshyar.outbound import OutboundFailed, OutboundSession, UnsafeUrl
 from workspaces.models import DeliveryStatus, WebhookDelivery
 from workspaces.webhooks import signing
-from workspaces.webhooks.addresses import UnsafeUrl, post
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +33,9 @@ logger = logging.getLogger(__name__)
 # A claimed attempt is taken again by the sweep after this (its worker was lost).
 CLAIM_MARGIN_SECONDS = 60
 SWEEP_BATCH = 500
+# What is read of a receiver's answer: enough to see an error, never a large body.
+MAX_READ_BYTES = 4096
+USER_AGENT = "Daneshyar-Webhooks/1"
 
 
 def retry_delays() -> tuple[int, ...]:
@@ -112,12 +114,17 @@ def _attempt(claimed: Claimed) -> tuple[int | None, str]:
         timestamp=int(timezone.now().timestamp()),
         body=claimed.body,
     )
-    headers |= {"Content-Type": "application/json", "User-Agent": "Daneshyar-Webhooks/1"}
+    headers["Content-Type"] = "application/json"
+    # One deadline for the attempt, the answer read included; a redirect is an
+    # answer (never followed).
+    session = OutboundSession(timeout=float(settings.WEBHOOK_TIMEOUT_SECONDS), user_agent=USER_AGENT)
     try:
-        status = post(claimed.url, body=claimed.body, headers=headers)
+        status = session.post(
+            claimed.url, body=claimed.body, headers=headers, max_bytes=MAX_READ_BYTES
+        ).status
     except UnsafeUrl as exc:
         return None, str(exc)
-    except urllib3.exceptions.HTTPError as exc:
+    except OutboundFailed as exc:
         return None, f"{type(exc).__name__}: {exc}"[:500]
     if 200 <= status < 300:
         return status, ""

@@ -11,10 +11,10 @@ from django.utils import timezone
 
 from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import NotFound, ValidationFailed
+from daneshyar.outbound import UnsafeUrl, url_check
 from workspaces.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, Workspace
 from workspaces.tasks import webhook_deliveries_enqueue_on_commit
 from workspaces.webhooks import signing
-from workspaces.webhooks.addresses import UnsafeUrl, url_check
 
 MAX_ENDPOINTS_PER_WORKSPACE = 20
 
