@@ -28,6 +28,7 @@ from resources.attributes import (
     metadata_problems,
     prefixed,
 )
+from resources.events import resource_deleted_emit
 from resources.external import (
     UNCHANGED,
     Content,
@@ -41,7 +42,6 @@ from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
 from resources.tasks import ingest_wake_on_commit
 from workspaces.models import Workspace
-from workspaces.webhooks.events import resource_deleted_emit
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from typing import Any
 from django.db import transaction
 
 from daneshyar.exceptions import ValidationFailed
+from resources.events import resource_deleted_emit
 from resources.external import MAX_EXTERNAL_ID_CHARS, external_id_problem
 from resources.models import Resource
 from workspaces.models import Workspace
-from workspaces.webhooks.events import resource_deleted_emit
 
 # Documents one manifest (or one deletion) may name; a larger source is
 # diffed in parts with "complete": false, then deleted by its own list.

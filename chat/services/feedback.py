@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
@@ -11,6 +12,30 @@ from chat.models import Feedback, FeedbackRating, Message, MessageRole, Session
 from daneshyar.exceptions import NotFound, ValidationFailed
 from workspaces.models import WebhookEvent, Workspace
 from workspaces.webhooks.events import webhook_event_emit
+
+
+@dataclass(frozen=True)
+class FeedbackCreated:
+    """The payload of ``feedback.created`` (docs/webhooks.md): an end user
+    rated an answer for the first time."""
+
+    workspace_id: str
+    session_id: str
+    message_id: str
+    external_user_id: str
+    rating: str
+    comment: str
+
+    @classmethod
+    def of(cls, feedback: Feedback, session: Session) -> FeedbackCreated:
+        return cls(
+            workspace_id=str(session.workspace_id),
+            session_id=str(session.id),
+            message_id=str(feedback.message_id),
+            external_user_id=feedback.external_user_id,
+            rating=str(feedback.rating),
+            comment=feedback.comment,
+        )
 
 
 @transaction.atomic
@@ -56,13 +81,6 @@ def feedback_upsert(
             workspace_id=workspace.id,
             event_type=WebhookEvent.FEEDBACK_CREATED,
             subject_id=str(message.id),
-            data={
-                "workspace_id": str(workspace.id),
-                "session_id": str(session.id),
-                "message_id": str(message.id),
-                "external_user_id": external_user_id,
-                "rating": str(feedback.rating),
-                "comment": feedback.comment,
-            },
+            data=FeedbackCreated.of(feedback, session),
         )
     return feedback, created

@@ -24,9 +24,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from resources.chunking import Chunk
+from resources.events import resource_failed_emit, resources_ready_emit
 from resources.models import Resource, ResourceStatus
 from retrieval import indexing
-from workspaces.webhooks.events import resource_failed_emit, resources_ready_emit
 
 logger = logging.getLogger(__name__)
 

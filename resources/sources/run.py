@@ -30,9 +30,8 @@ from resources.models import Source, SourceKind, SourcePage, SourceRun, SourceRu
 from resources.services import resource_create
 from resources.sources import fetch
 from resources.sources.crawl import Crawler, SiteUnavailable
+from resources.sources.events import run_event_emit
 from resources.sync import sync_delete
-from workspaces.models import WebhookEvent
-from workspaces.webhooks.events import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
@@ -140,24 +139,6 @@ def _finish(progress: _Progress, status: str, error: str) -> SourceRun | None:
     run = SourceRun.objects.get(pk=progress.run.pk)
     run_event_emit(run, workspace_id=progress.run.source.workspace_id)
     return run
-
-
-def run_event_emit(run: SourceRun, *, workspace_id: uuid.UUID) -> None:
-    """``source.sync.completed`` (completed or partial) or ``source.sync.failed``."""
-    failed = run.status == SourceRunStatus.FAILED
-    webhook_event_emit(
-        workspace_id=workspace_id,
-        event_type=WebhookEvent.SOURCE_SYNC_FAILED if failed else WebhookEvent.SOURCE_SYNC_COMPLETED,
-        subject_id=str(run.source_id),
-        data={
-            "workspace_id": str(workspace_id),
-            "source_id": str(run.source_id),
-            "run_id": str(run.pk),
-            "status": str(run.status),
-            **{name: getattr(run, name) for name in COUNTS},
-            "error": run.error or None,
-        },
-    )
 
 
 def _hosts(source: Source) -> set[str]:

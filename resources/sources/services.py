@@ -17,7 +17,7 @@ from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
 from daneshyar.outbound import UnsafeUrl, url_check
 from resources.external import MAX_EXTERNAL_ID_CHARS
 from resources.models import Source, SourceKind, SourceRun, SourceRunStatus
-from resources.sources.run import run_event_emit
+from resources.sources.events import run_event_emit
 from workspaces.models import Workspace
 
 MAX_URLS = 100
