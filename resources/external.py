@@ -6,7 +6,7 @@ adding a second document. The same bytes again are left as they are: nothing
 is embedded again.
 
 The manifest that tells an integrator's sync job what to upload is
-:mod:`resources.sync`.
+:mod:`resources.manifest`.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ class Resource(models.Model):
     access = models.JSONField(null=True, blank=True, default=None)
     # The integrator's id of the document in its source (a page id, a path):
     # an upload naming it replaces that document instead of adding one, and
-    # the sync manifest (resources/sync.py) compares by it. "" when not set.
+    # the sync manifest (resources/manifest.py) compares by it. "" when not set.
     external_id = models.CharField(max_length=255, blank=True, default="")
     # The source's version of the document, as the integrator names it
     # (a revision number, a modification time); the manifest may compare it

@@ -5,14 +5,14 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 
 from daneshyar.api import WORKSPACE_ROUTE
-from resources import apis, batch_apis, sync_apis
+from resources import apis, batch_apis, manifest_apis
 from resources.sources import apis as source_apis
 
 urlpatterns: list[URLPattern] = [
     path(f"{WORKSPACE_ROUTE}resources/", apis.ResourceListCreateApi.as_view(), name="resource-list"),
     path(f"{WORKSPACE_ROUTE}resources/batch/", batch_apis.ResourceBatchApi.as_view(), name="resource-batch"),
-    path(f"{WORKSPACE_ROUTE}sync/", sync_apis.SyncManifestApi.as_view(), name="sync-manifest"),
-    path(f"{WORKSPACE_ROUTE}sync/delete/", sync_apis.SyncDeleteApi.as_view(), name="sync-delete"),
+    path(f"{WORKSPACE_ROUTE}sync/", manifest_apis.SyncManifestApi.as_view(), name="sync-manifest"),
+    path(f"{WORKSPACE_ROUTE}sync/delete/", manifest_apis.SyncDeleteApi.as_view(), name="sync-delete"),
     path(f"{WORKSPACE_ROUTE}sources/", source_apis.SourceListApi.as_view(), name="source-list"),
     path(
         f"{WORKSPACE_ROUTE}sources/<uuid:source_id>/",

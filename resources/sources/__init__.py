@@ -1,4 +1,6 @@
-"""Web sources kept in sync with a workspace (docs/ingestion.md, "Web sources").
+"""Web sources: web pages kept in step with a workspace (docs/ingestion.md,
+"Web sources"). Not the sync manifest (resources/manifest.py), where the
+integrator's own job says what its source holds.
 
 ``fetch`` gets one URL through the service's one way out
 (daneshyar/outbound/: the address rules on every request and redirect, one

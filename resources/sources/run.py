@@ -26,12 +26,12 @@ from django.utils import timezone
 from daneshyar.exceptions import ApplicationError
 from daneshyar.outbound import UnsafeUrl
 from resources.external import MAX_EXTERNAL_ID_CHARS, External
+from resources.manifest import external_ids_delete
 from resources.models import Source, SourceKind, SourcePage, SourceRun, SourceRunStatus
 from resources.services import resource_create
 from resources.sources import fetch
 from resources.sources.crawl import Crawler, SiteUnavailable
 from resources.sources.events import run_event_emit
-from resources.sync import sync_delete
 
 logger = logging.getLogger(__name__)
 
@@ -240,6 +240,6 @@ def _delete_gone(source: Source, listed: set[str], progress: _Progress) -> None:
             "max_delete_percent to let them go."
         )
     with transaction.atomic():
-        deleted, _missing = sync_delete(workspace=source.workspace, external_ids=gone)
+        deleted, _missing = external_ids_delete(workspace=source.workspace, external_ids=gone)
         SourcePage.objects.filter(source=source, url__in=gone).delete()
     progress.counts["deleted"] += len(deleted)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from resources import sync
+from resources import manifest
 from resources.ingestion import resource_ingest
 from resources.ingestion.write import chunks_embed_batch
 from resources.models import Resource, ResourceFile
@@ -190,7 +190,7 @@ def test_a_malformed_manifest_is_a_400_naming_the_path(owner: Tenant, body: Any,
 
 
 def test_a_manifest_over_the_bound_is_a_400(owner: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sync, "MAX_MANIFEST_DOCUMENTS", 2)
+    monkeypatch.setattr(manifest, "MAX_MANIFEST_DOCUMENTS", 2)
     documents = [{"external_id": str(i), "version": "1"} for i in range(3)]
     response = _manifest(owner, documents)
     assert response.status_code == 400

@@ -1,13 +1,14 @@
 """The sync manifest: an integrator's job keeps a workspace in step with its
 own source (a wiki, a drive, a CMS) by external id (docs/ingestion.md,
-"Keeping a workspace in sync").
+"The sync manifest"). Not web sources (resources/sources/), which fetch
+pages themselves.
 
 The job posts what its source holds, ``{external_id, sha256 | version}``
-per document; :func:`sync_diff` answers which are new, changed, unchanged
+per document; :func:`manifest_diff` answers which are new, changed, unchanged
 and (for a complete manifest) gone, and writes nothing. The job uploads the
 new and changed ones with their ``external_id`` (each replaces its document
 in place, :mod:`resources.external`), then confirms the deletions with
-:func:`sync_delete`.
+:func:`external_ids_delete`.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class ManifestEntry:
 
 
 @dataclass
-class SyncDiff:
+class ManifestDiff:
     new: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
@@ -128,7 +129,7 @@ def external_ids_parse(body: Any) -> list[str]:
     return ids
 
 
-def sync_diff(*, workspace: Workspace, entries: Sequence[ManifestEntry], complete: bool) -> SyncDiff:
+def manifest_diff(*, workspace: Workspace, entries: Sequence[ManifestEntry], complete: bool) -> ManifestDiff:
     """What the workspace holds against the manifest, in the manifest's order
     (``gone`` by external id). Changed: a ``sha256`` other than the stored
     bytes', or a ``version`` other than the stored one (or none stored).
@@ -139,7 +140,7 @@ def sync_diff(*, workspace: Workspace, entries: Sequence[ManifestEntry], complet
         .exclude(external_id="")
         .values_list("external_id", "sha256", "external_version", "id")
     }
-    diff = SyncDiff()
+    diff = ManifestDiff()
     for entry in entries:
         held = stored.get(entry.external_id)
         if held is None:
@@ -154,7 +155,7 @@ def sync_diff(*, workspace: Workspace, entries: Sequence[ManifestEntry], complet
     return diff
 
 
-def sync_delete(
+def external_ids_delete(
     *, workspace: Workspace, external_ids: Sequence[str]
 ) -> tuple[list[tuple[str, uuid.UUID]], list[str]]:
     """Delete the workspace's documents with these external ids, with their

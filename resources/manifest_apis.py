@@ -1,8 +1,8 @@
-"""The sync manifest endpoints (docs/ingestion.md, "Keeping a workspace in
-sync"): ``POST …/sync/`` compares an integrator's manifest with the
-workspace and writes nothing; ``POST …/sync/delete/`` deletes documents by
-external id. Admin keys only (403 for ``chat`` keys, 401 for end-user
-tokens); a foreign workspace is a 404, as everywhere."""
+"""The sync manifest endpoints (docs/ingestion.md, "The sync manifest"):
+``POST …/sync/`` compares an integrator's manifest with the workspace and
+writes nothing; ``POST …/sync/delete/`` deletes documents by external id.
+Admin keys only (403 for ``chat`` keys, 401 for end-user tokens); a foreign
+workspace is a 404, as everywhere."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from daneshyar.api import ok
 from daneshyar.schema import envelope
-from resources import sync
+from resources import manifest
 from workspaces.access import WorkspaceApi
 
 
@@ -40,7 +40,7 @@ class SyncManifestApi(WorkspaceApi):
                     "version": serializers.CharField(required=False, max_length=255),
                 },
             ),
-            max_length=sync.MAX_MANIFEST_DOCUMENTS,
+            max_length=manifest.MAX_MANIFEST_DOCUMENTS,
         )
         complete = serializers.BooleanField(
             required=False, default=False, help_text="The manifest lists the whole source: report `gone`."
@@ -94,8 +94,8 @@ class SyncManifestApi(WorkspaceApi):
         ],
     )
     def post(self, request: Request, workspace_id: Any) -> Response:
-        entries, complete = sync.manifest_parse(request.data)
-        diff = sync.sync_diff(workspace=self.workspace, entries=entries, complete=complete)
+        entries, complete = manifest.manifest_parse(request.data)
+        diff = manifest.manifest_diff(workspace=self.workspace, entries=entries, complete=complete)
         gone = [{"external_id": eid, "resource_id": str(rid)} for eid, rid in diff.gone]
         return ok({"new": diff.new, "changed": diff.changed, "unchanged": diff.unchanged, "gone": gone})
 
@@ -105,7 +105,9 @@ class SyncDeleteApi(WorkspaceApi):
 
     class InputSerializer(serializers.Serializer[Any]):
         external_ids = serializers.ListField(
-            child=serializers.CharField(max_length=255), min_length=1, max_length=sync.MAX_MANIFEST_DOCUMENTS
+            child=serializers.CharField(max_length=255),
+            min_length=1,
+            max_length=manifest.MAX_MANIFEST_DOCUMENTS,
         )
 
         class Meta:
@@ -121,7 +123,7 @@ class SyncDeleteApi(WorkspaceApi):
             ref_name = "SyncDeleted"
 
     @extend_schema(
-        operation_id="sync_delete",
+        operation_id="external_ids_delete",
         summary="Delete documents by external id",
         description=(
             "Delete the workspace's documents with these external ids (at most 10,000), with their "
@@ -135,7 +137,7 @@ class SyncDeleteApi(WorkspaceApi):
         responses=envelope("SyncDeleteResult", OutputSerializer()),
     )
     def post(self, request: Request, workspace_id: Any) -> Response:
-        external_ids = sync.external_ids_parse(request.data)
-        deleted, missing = sync.sync_delete(workspace=self.workspace, external_ids=external_ids)
+        external_ids = manifest.external_ids_parse(request.data)
+        deleted, missing = manifest.external_ids_delete(workspace=self.workspace, external_ids=external_ids)
         rows = [{"external_id": eid, "resource_id": str(rid)} for eid, rid in deleted]
         return ok({"deleted": rows, "not_found": missing})
