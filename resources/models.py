@@ -198,6 +198,17 @@ class SourceRun(models.Model):
     # The worker carrying the run out (resources/sources/run.py: run_claim): a
     # second delivery of its task finds it held and does nothing.
     executor = models.UUIDField(null=True, blank=True, editable=False)
+    # Where a run stands, so that it waits out a host's Crawl-delay in the
+    # queue rather than in a worker (resources/sources/progress.py): the pages
+    # listed, the index of the next one, and the rest (the crawler's robots.txt
+    # and last request per host, the sitemaps left to read, the pages gone).
+    # Emptied when the run ends.
+    listing = models.JSONField(default=list, blank=True, editable=False)
+    cursor = models.PositiveIntegerField(default=0, editable=False)
+    state = models.JSONField(default=dict, blank=True, editable=False)
+    # While the run waits for its task's countdown (no worker holds it): when
+    # it goes on. The sweep takes it for lost only once this is stale too.
+    resume_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-started_at", "-id"]

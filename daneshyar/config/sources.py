@@ -13,6 +13,7 @@ from daneshyar.env import env_int
 
 __all__ = [
     "SOURCES_FETCH_TIMEOUT_SECONDS",
+    "SOURCES_INLINE_WAIT_MS",
     "SOURCES_REQUEST_DELAY_MS",
     "SOURCES_RUN_STALE_SECONDS",
     "SOURCES_SWEEP_SECONDS",
@@ -21,6 +22,10 @@ __all__ = [
 # The pause between two requests of a sync to one host (a robots.txt
 # Crawl-delay longer than this is kept).
 SOURCES_REQUEST_DELAY_MS = env_int("SOURCES_REQUEST_DELAY_MS", 1000, minimum=0, maximum=60_000)
+# The longest pause a sync waits inside its worker before its next request to
+# a host; a longer one (a robots.txt Crawl-delay) hands the run back to the
+# queue with that countdown, so that no worker sleeps through it.
+SOURCES_INLINE_WAIT_MS = env_int("SOURCES_INLINE_WAIT_MS", 2000, minimum=0, maximum=10_000)
 # One whole deadline per request of a sync (a page, a sitemap, robots.txt):
 # connection, request, headers and the whole body together.
 SOURCES_FETCH_TIMEOUT_SECONDS = env_int("SOURCES_FETCH_TIMEOUT_SECONDS", 20, minimum=1, maximum=300)

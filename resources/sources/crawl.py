@@ -1,6 +1,12 @@
-"""What a sync may fetch and in what order: robots.txt per host, a pause
-between two requests to one host, and the pages a sitemap (or a sitemap
-index) lists."""
+"""What a sync may fetch and when: robots.txt per host, the pause between
+two requests to one host, and a sitemap (or a sitemap index) read.
+
+A pause longer than SOURCES_INLINE_WAIT_MS (a robots.txt ``Crawl-delay``,
+up to a minute) is not slept in the worker: :class:`MustWait` says how long,
+and the run hands itself back to the queue with that countdown
+(resources/sources/run.py). So the crawler's memory — each host's robots.txt
+and the time of its last request — is a JSON-able :meth:`Crawler.state`
+that the run keeps and gives back when it resumes."""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import gzip
 import io
 import time
 import zlib
+from typing import Any
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 from xml.etree import ElementTree
@@ -17,14 +24,23 @@ from django.conf import settings
 from resources.sources import fetch
 
 MAX_SITEMAP_BYTES = 20 * 1024 * 1024
-# Sitemaps read in one run (an index and the sitemaps it names).
-MAX_SITEMAPS = 100
 ROBOTS_MAX_BYTES = 512 * 1024
+# The longest Crawl-delay honoured; a longer one is taken as this.
+MAX_CRAWL_DELAY_SECONDS = 60.0
 
 
 class SiteUnavailable(Exception):
     """The sitemap or robots.txt gave no usable answer (5xx, 404, a timeout,
     not XML): the run fails and deletes nothing."""
+
+
+class MustWait(Exception):
+    """The next request to a host may not go for ``seconds``, longer than a
+    worker waits: nothing was fetched."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"The next request waits {seconds:.1f} s.")
+        self.seconds = seconds
 
 
 def _origin(url: str) -> str:
@@ -33,26 +49,39 @@ def _origin(url: str) -> str:
 
 
 class Crawler:
-    """One run's requests: each host's robots.txt read once, and requests
-    to one host spaced by SOURCES_REQUEST_DELAY_MS (or its Crawl-delay)."""
+    """One run's requests: each host's robots.txt read once, and requests to
+    one host spaced by SOURCES_REQUEST_DELAY_MS (or its longer Crawl-delay)."""
 
-    def __init__(self) -> None:
-        self._robots: dict[str, RobotFileParser | None] = {}
-        self._last: dict[str, float] = {}
+    def __init__(self, state: dict[str, Any] | None = None) -> None:
+        state = state or {}
+        # Each host's robots.txt as it answered; None: it has none (4xx).
+        self._robots_text: dict[str, str | None] = dict(state.get("robots", {}))
+        # Each host's last request, in seconds since the epoch (it outlives the worker).
+        self._last: dict[str, float] = dict(state.get("last", {}))
+        self._parsed: dict[str, RobotFileParser | None] = {}
+
+    def state(self) -> dict[str, Any]:
+        return {"robots": self._robots_text, "last": self._last}
+
+    def _delay(self, origin: str) -> float:
+        delay = settings.SOURCES_REQUEST_DELAY_MS / 1000
+        robots = self._parsed_robots(origin) if origin in self._robots_text else None
+        crawl_delay = robots.crawl_delay(fetch.USER_AGENT) if robots is not None else None
+        if crawl_delay:
+            delay = max(delay, min(float(crawl_delay), MAX_CRAWL_DELAY_SECONDS))
+        return delay
 
     def _pace(self, url: str) -> None:
         origin = _origin(url)
-        delay = settings.SOURCES_REQUEST_DELAY_MS / 1000
-        robots = self._robots.get(origin)
-        crawl_delay = robots.crawl_delay(fetch.USER_AGENT) if robots is not None else None
-        if crawl_delay:
-            delay = max(delay, min(float(crawl_delay), 60.0))
-        wait = self._last.get(origin, 0.0) + delay - time.monotonic()
+        wait = self._last.get(origin, 0.0) + self._delay(origin) - time.time()
+        if wait > settings.SOURCES_INLINE_WAIT_MS / 1000:
+            raise MustWait(wait)
         if wait > 0:
             time.sleep(wait)
-        self._last[origin] = time.monotonic()
+        self._last[origin] = time.time()
 
     def get(self, url: str, *, max_bytes: int, etag: str = "", last_modified: str = "") -> fetch.Answer:
+        """``fetch.get`` when the host's pause allows (:class:`MustWait` when not yet)."""
         self._pace(url)
         return fetch.get(url, max_bytes=max_bytes, etag=etag, last_modified=last_modified)
 
@@ -60,13 +89,21 @@ class Crawler:
         """Whether the host's robots.txt lets us fetch ``url``. A robots.txt
         that is missing (4xx) allows everything; one that answers 5xx or not
         at all is :class:`SiteUnavailable` (RFC 9309: assume disallowed)."""
-        origin = _origin(url)
-        if origin not in self._robots:
-            self._robots[origin] = self._robots_read(origin)
-        robots = self._robots[origin]
+        robots = self._parsed_robots(_origin(url))
         return robots is None or robots.can_fetch(fetch.USER_AGENT, url)
 
-    def _robots_read(self, origin: str) -> RobotFileParser | None:
+    def _parsed_robots(self, origin: str) -> RobotFileParser | None:
+        if origin not in self._robots_text:
+            self._robots_text[origin] = self._robots_read(origin)
+        if origin not in self._parsed:
+            text = self._robots_text[origin]
+            parser = None if text is None else RobotFileParser()
+            if parser is not None and text is not None:
+                parser.parse(text.splitlines())
+            self._parsed[origin] = parser
+        return self._parsed[origin]
+
+    def _robots_read(self, origin: str) -> str | None:
         try:
             answer = self.get(origin + "/robots.txt", max_bytes=ROBOTS_MAX_BYTES)
         except fetch.FetchFailed as exc:
@@ -75,36 +112,22 @@ class Crawler:
             return None
         if answer.status != 200:
             raise SiteUnavailable(f"{origin}/robots.txt answered {answer.status}.")
-        parser = RobotFileParser()
-        parser.parse(answer.body.decode("utf-8", "replace").splitlines())
-        return parser
+        return answer.body.decode("utf-8", "replace")
 
-    def sitemap_urls(self, url: str, limit: int) -> list[str]:
-        """The page URLs of the sitemap at ``url`` (an index is followed),
-        in order, without repeats, at most ``limit`` (+1, to tell "more")."""
-        pages: dict[str, None] = {}
-        queue, read = [url], 0
-        while queue and len(pages) <= limit:
-            sitemap = queue.pop(0)
-            read += 1
-            if read > MAX_SITEMAPS:
-                raise SiteUnavailable(f"More than {MAX_SITEMAPS} sitemaps.")
-            kind, locs = _sitemap_read(self, sitemap)
-            if kind == "sitemapindex":
-                queue.extend(locs)
-            else:
-                pages.update(dict.fromkeys(locs))
-        return list(pages)[: limit + 1]
+    def sitemap_read(self, url: str) -> tuple[str, list[str]]:
+        """One sitemap: ``urlset`` or ``sitemapindex``, and the URLs it lists
+        (the host's robots.txt read first, for its Crawl-delay)."""
+        self._parsed_robots(_origin(url))
+        try:
+            answer = self.get(url, max_bytes=MAX_SITEMAP_BYTES)
+        except fetch.FetchFailed as exc:
+            raise SiteUnavailable(f"The sitemap {url}: {exc}") from None
+        if answer.status != 200:
+            raise SiteUnavailable(f"The sitemap {url} answered {answer.status}.")
+        return _sitemap_parse(url, answer.body)
 
 
-def _sitemap_read(crawler: Crawler, url: str) -> tuple[str, list[str]]:
-    try:
-        answer = crawler.get(url, max_bytes=MAX_SITEMAP_BYTES)
-    except fetch.FetchFailed as exc:
-        raise SiteUnavailable(f"The sitemap {url}: {exc}") from None
-    if answer.status != 200:
-        raise SiteUnavailable(f"The sitemap {url} answered {answer.status}.")
-    body = answer.body
+def _sitemap_parse(url: str, body: bytes) -> tuple[str, list[str]]:
     if body[:2] == b"\x1f\x8b":
         try:
             body = gzip.GzipFile(fileobj=io.BytesIO(body)).read(MAX_SITEMAP_BYTES + 1)

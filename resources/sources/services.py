@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
@@ -18,6 +17,7 @@ from daneshyar.outbound import UnsafeUrl, url_check
 from resources.external import MAX_EXTERNAL_ID_CHARS
 from resources.models import Source, SourceKind, SourceRun, SourceRunStatus
 from resources.sources.events import run_event_emit
+from resources.sources.queue import run_enqueue
 from workspaces.models import Workspace
 
 MAX_URLS = 100
@@ -113,31 +113,32 @@ def source_sync_start(*, source: Source) -> SourceRun:
         with transaction.atomic():
             run = SourceRun.objects.create(source=source)
             Source.objects.filter(pk=source.pk).update(last_run_at=run.started_at)
-            transaction.on_commit(lambda: _enqueue(run.id), robust=True)
+            transaction.on_commit(lambda: run_enqueue(run.id), robust=True)
     except IntegrityError:
         raise SyncRunning() from None
     return run
 
 
-def _enqueue(run_id: Any) -> None:
-    # By name: the task's module (resources/sources/tasks.py) imports this one.
-    current_app.send_task("resources.source_sync", args=[str(run_id)])
-
-
 def sources_sweep(*, now: Any = None) -> tuple[int, int]:
     """Fail the running runs whose heartbeat is older than
-    SOURCES_RUN_STALE_SECONDS (their worker was lost), then start the
-    scheduled sources that are due. Returns (failed, started)."""
+    SOURCES_RUN_STALE_SECONDS (their worker was lost) — a run waiting for its
+    task's countdown only once its ``resume_at`` is that old too (its
+    message was lost) —, then start the scheduled sources that are due.
+    Returns (failed, started)."""
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.SOURCES_RUN_STALE_SECONDS)
     failed = 0
-    lost = SourceRun.objects.filter(status=SourceRunStatus.RUNNING, heartbeat_at__lt=stale)
+    lost = SourceRun.objects.filter(status=SourceRunStatus.RUNNING, heartbeat_at__lt=stale).filter(
+        Q(resume_at__isnull=True) | Q(resume_at__lt=stale)
+    )
     for run in lost.select_related("source"):
         with transaction.atomic():
             if SourceRun.objects.filter(pk=run.pk, status=SourceRunStatus.RUNNING).update(
                 status=SourceRunStatus.FAILED,
                 error="The worker running this sync was lost; the next run starts over.",
                 finished_at=now,
+                listing=[],
+                state={},
             ):
                 run.refresh_from_db()
                 run_event_emit(run, workspace_id=run.source.workspace_id)
