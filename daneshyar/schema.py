@@ -73,7 +73,8 @@ ERROR_DESCRIPTIONS = {
     415: "unsupported_media_type: the body's or the upload's type is not accepted.",
     422: "idempotency_key_reused: this Idempotency-Key was used with a different request.",
     429: "rate_limited: over a limit; Retry-After says when to try again. On uploads also "
-    "quota_exceeded: the organization holds its quota of documents.",
+    "quota_exceeded: the organization holds its quota of documents; on creating a web source, the "
+    "workspace holds its quota of sources.",
     502: "llm_error: the generation server rejected the request (a configuration problem).",
     503: "llm_unavailable: the generation backend is down or timed out; Retry-After says when to retry.",
 }

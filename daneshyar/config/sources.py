@@ -14,6 +14,8 @@ from daneshyar.env import env_int
 __all__ = [
     "SOURCES_FETCH_TIMEOUT_SECONDS",
     "SOURCES_INLINE_WAIT_MS",
+    "SOURCES_MAX_PAGES",
+    "SOURCES_PER_WORKSPACE",
     "SOURCES_REQUEST_DELAY_MS",
     "SOURCES_RUN_STALE_SECONDS",
     "SOURCES_SWEEP_SECONDS",
@@ -29,6 +31,10 @@ SOURCES_INLINE_WAIT_MS = env_int("SOURCES_INLINE_WAIT_MS", 2000, minimum=0, maxi
 # One whole deadline per request of a sync (a page, a sitemap, robots.txt):
 # connection, request, headers and the whole body together.
 SOURCES_FETCH_TIMEOUT_SECONDS = env_int("SOURCES_FETCH_TIMEOUT_SECONDS", 20, minimum=1, maximum=300)
+# Per workspace: how many web sources it may hold, and the most pages one run
+# fetches (a source's max_pages is capped by it).
+SOURCES_PER_WORKSPACE = env_int("SOURCES_PER_WORKSPACE", 100, minimum=1)
+SOURCES_MAX_PAGES = env_int("SOURCES_MAX_PAGES", 10_000, minimum=1, maximum=100_000)
 # How often beat starts the runs that are due and fails the stale ones.
 SOURCES_SWEEP_SECONDS = env_int("SOURCES_SWEEP_SECONDS", 60, minimum=1)
 # A running sync whose heartbeat is older than this lost its worker: failed.

@@ -21,7 +21,6 @@ from workspaces.access import WorkspaceApi
 
 TAGS = ["Sources"]
 MAX_SCHEDULE_SECONDS = 90 * 24 * 3600
-MAX_PAGES = 10_000
 
 
 class SourceRunSerializer(serializers.ModelSerializer[SourceRun]):
@@ -94,7 +93,13 @@ class SourceInputSerializer(serializers.Serializer[Any]):
         max_value=MAX_SCHEDULE_SECONDS,
         help_text="Seconds between syncs (at least 300); null (default): only on `POST …/sync/`.",
     )
-    max_pages = serializers.IntegerField(required=False, min_value=1, max_value=MAX_PAGES)
+    max_pages = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=settings.SOURCES_MAX_PAGES,
+        help_text="Pages one sync fetches at most (default 1,000; at most SOURCES_MAX_PAGES); the rest of a "
+        "sitemap is `skipped`.",
+    )
     max_page_bytes = serializers.IntegerField(
         required=False, min_value=1, max_value=settings.MAX_UPLOAD_BYTES
     )

@@ -16,6 +16,7 @@ import logging
 import re
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db import transaction
 
 from daneshyar.exceptions import ApplicationError
@@ -87,11 +88,11 @@ def _walked(source: Source, url: str, hosts: set[str]) -> bool:
 
 def pages_sync(source: Source, crawler: Crawler, progress: Progress) -> None:
     """Fetch and store the listed pages from the run's cursor on, within the
-    limits: ``max_pages`` fetched, the rest ``skipped``, as are pages
-    robots.txt disallows."""
+    limits: ``max_pages`` (capped by SOURCES_MAX_PAGES) fetched, the rest
+    ``skipped``, as are pages robots.txt disallows."""
     pages = {page.url: page for page in SourcePage.objects.filter(source=source)}
     hosts = {(urlsplit(url).hostname or "").lower() for url in source.urls}
-    limit = source.max_pages
+    limit = min(source.max_pages, settings.SOURCES_MAX_PAGES)
     while progress.cursor < len(progress.listing):
         url = progress.listing[progress.cursor]
         if progress.taken >= limit or not _walked(source, url, hosts) or not crawler.allowed(url):

@@ -21,12 +21,23 @@ from resources.sources.queue import run_enqueue
 from workspaces.models import Workspace
 
 MAX_URLS = 100
+# Waiting frees nothing: the sources must be deleted or the bound raised.
+SOURCES_RETRY_AFTER_SECONDS = 3600
 
 
 class SyncRunning(ApplicationError):
     status_code = 409
     code = "sync_running"
     default_message = "A sync of this source is running; wait for it to end."
+
+
+class SourceQuotaExceeded(ApplicationError):
+    """429 ``quota_exceeded``, as an organization's documents quota is: the
+    workspace holds SOURCES_PER_WORKSPACE sources (docs/ingestion.md)."""
+
+    status_code = 429
+    code = "quota_exceeded"
+    default_message = "The workspace holds its quota of web sources."
 
 
 @dataclass(frozen=True)
@@ -74,18 +85,35 @@ def source_get(*, workspace: Workspace, source_id: Any) -> Source:
     return source
 
 
+def _room_check(workspace: Workspace) -> None:
+    """429 ``quota_exceeded`` when the workspace holds SOURCES_PER_WORKSPACE
+    sources. The workspace's row is locked first: two creations at once
+    cannot both take the last place."""
+    Workspace.objects.select_for_update().filter(pk=workspace.pk).exists()
+    limit = settings.SOURCES_PER_WORKSPACE
+    if Source.objects.filter(workspace=workspace).count() >= limit:
+        raise SourceQuotaExceeded(
+            f"The workspace holds {limit} web sources, its quota (SOURCES_PER_WORKSPACE): delete one first.",
+            headers={"Retry-After": str(SOURCES_RETRY_AFTER_SECONDS)},
+        )
+
+
 def source_create(*, workspace: Workspace, fields: SourceFields) -> Source:
-    urls = urls_check(fields.kind, fields.urls)
-    return Source.objects.create(
-        workspace=workspace,
-        kind=fields.kind,
-        urls=urls,
-        schedule_seconds=fields.schedule_seconds,
-        max_pages=fields.max_pages,
-        max_page_bytes=fields.max_page_bytes,
-        same_host=fields.same_host,
-        max_delete_percent=fields.max_delete_percent,
-    )
+    """A new source; 400 naming a refused URL, 429 ``quota_exceeded`` when
+    the workspace holds its quota of sources."""
+    urls = urls_check(fields.kind, fields.urls)  # resolves names: before the transaction
+    with transaction.atomic():
+        _room_check(workspace)
+        return Source.objects.create(
+            workspace=workspace,
+            kind=fields.kind,
+            urls=urls,
+            schedule_seconds=fields.schedule_seconds,
+            max_pages=fields.max_pages,
+            max_page_bytes=fields.max_page_bytes,
+            same_host=fields.same_host,
+            max_delete_percent=fields.max_delete_percent,
+        )
 
 
 def source_update(*, source: Source, changes: dict[str, Any]) -> Source:

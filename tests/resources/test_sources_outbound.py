@@ -1,7 +1,8 @@
 """Web sources through the one way out (daneshyar/outbound/): a page that
 trickles its headers or its body is given up at SOURCES_FETCH_TIMEOUT_SECONDS
 (± 2 s) and the sync goes on with the next page; 6to4 and site-local
-addresses refused at creation and at fetch time."""
+addresses refused at creation and at fetch time; the per-workspace bounds
+(sources a workspace holds, pages one run fetches)."""
 
 from __future__ import annotations
 
@@ -78,3 +79,38 @@ def test_6to4_and_site_local_addresses_are_refused_at_creation_and_at_fetch(
     run = _sync(source)
     assert (run.status, run.new) == ("failed", 0)
     assert "loopback, private, link-local or reserved" in run.error
+
+
+def test_a_workspace_holds_at_most_its_quota_of_sources(
+    owner: Tenant, outsider: Tenant, settings: Settings
+) -> None:
+    settings.SOURCES_PER_WORKSPACE = 2
+    url = f"/api/v1/workspaces/{owner.workspace.id}/sources/"
+    body = {"kind": "page", "urls": ["http://127.0.0.1:9/a"]}
+    created = [owner.client().post(url, body, format="json") for _ in range(2)]
+    assert [answer.status_code for answer in created] == [201, 201]
+    refused = owner.client().post(url, body, format="json")
+    assert refused.status_code == 429, refused.json()
+    assert refused.json()["error"]["code"] == "quota_exceeded"
+    assert "SOURCES_PER_WORKSPACE" in refused.json()["error"]["message"]
+    assert int(refused["Retry-After"]) > 0
+    assert Source.objects.filter(workspace=owner.workspace).count() == 2
+    # Another workspace's sources are its own; a deleted source frees its place.
+    other = f"/api/v1/workspaces/{outsider.workspace.id}/sources/"
+    assert outsider.client().post(other, body, format="json").status_code == 201
+    first = created[0].json()["data"]["id"]
+    assert owner.client().delete(f"{url}{first}/").status_code == 204
+    assert owner.client().post(url, body, format="json").status_code == 201
+
+
+def test_pages_per_run_are_capped_by_the_setting(owner: Tenant, settings: Settings) -> None:
+    with serving(Site(pages={f"/p/{n}": page(n) for n in range(5)})) as site:
+        source = _sitemap_source(owner, site, max_pages=4)
+        settings.SOURCES_MAX_PAGES = 3  # lowered after the source was made: it bounds it too
+        assert _counts(_sync(source)) == {"new": 3, "skipped": 2}
+    answer = owner.client().post(
+        f"/api/v1/workspaces/{owner.workspace.id}/sources/",
+        {"kind": "page", "urls": ["http://127.0.0.1:9/a"], "max_pages": 100_001},
+        format="json",
+    )
+    assert answer.status_code == 400 and "max_pages" in answer.json()["error"]["fields"]
