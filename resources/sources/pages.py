@@ -96,12 +96,12 @@ def pages_sync(source: Source, crawler: Crawler, progress: Progress) -> None:
     while progress.cursor < len(progress.listing):
         url = progress.listing[progress.cursor]
         if progress.taken >= limit or not _walked(source, url, hosts) or not crawler.allowed(url):
-            progress.add("skipped")
+            name = "skipped"
         else:
             name = _sync_page(source, crawler, url, pages.get(url), progress)
             progress.take()
-            progress.add(name)
-        progress.cursor += 1
+        progress.cursor += 1  # before the count: a heartbeat saves the two together
+        progress.add(name)
 
 
 def _sync_page(

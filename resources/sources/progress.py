@@ -81,10 +81,24 @@ class Progress:
             pk=self.run.pk, status=SourceRunStatus.RUNNING, executor=self.executor
         )
 
+    def _saved(self) -> dict[str, Any]:
+        """Where the run stands, as its row's fields: the counts and what they
+        count so far (``cursor``: the pages before it are counted), so that a
+        worker taking the run over goes on from here, counting nothing twice."""
+        saved: dict[str, Any] = {"cursor": self.cursor, "state": self.state, **self.counts}
+        if len(self.listing) != self.listing_stored:  # a long listing is written once
+            saved["listing"] = self.listing
+        return saved
+
+    def _save(self, **fields: Any) -> None:
+        saved = self._saved()
+        if not self.mine().update(**saved, **fields):
+            raise RunLost()
+        self.listing_stored = len(self.listing)
+
     def heartbeat(self) -> None:
         self.beat_at = time.monotonic()
-        if not self.mine().update(heartbeat_at=timezone.now(), **self.counts):
-            raise RunLost()
+        self._save(heartbeat_at=timezone.now())
 
     def wait(self, seconds: float, crawler: dict[str, Any]) -> datetime:
         """Leave the run to its task's countdown: where it stands saved, the
@@ -93,12 +107,7 @@ class Progress:
         now = timezone.now()
         resume_at = now + timedelta(seconds=seconds)
         self.state["crawler"] = crawler
-        saved: dict[str, Any] = {"cursor": self.cursor, "state": self.state, **self.counts}
-        if len(self.listing) != self.listing_stored:  # a long listing is written once
-            saved["listing"] = self.listing
-        if not self.mine().update(heartbeat_at=now, resume_at=resume_at, executor=None, **saved):
-            raise RunLost()
-        self.listing_stored = len(self.listing)
+        self._save(heartbeat_at=now, resume_at=resume_at, executor=None)
         return resume_at
 
     def finish(self, status: str, error: str) -> bool:

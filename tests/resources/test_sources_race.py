@@ -2,11 +2,13 @@
 runs, the other is refused), and the same run's task delivered to a second
 worker while the first still carries it out (Redis hands an unacknowledged
 task on after the broker's visibility timeout, an hour: a long sync): the
-second does nothing while the first's heartbeat is fresh."""
+second does nothing while the first's heartbeat is fresh, and takes the run
+over, from where the first's last heartbeat left it, once it is stale."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -16,7 +18,7 @@ from django.utils import timezone
 from pytest_django import Settings
 
 from resources.models import Resource, Source, SourceRun, SourceRunStatus
-from resources.sources import services
+from resources.sources import progress, services
 from resources.sources.run import run_claim, source_run_execute
 from tests.conftest import Tenant
 from tests.resources.fixture_site import Site, page, serving
@@ -90,4 +92,40 @@ def test_the_first_worker_stops_when_its_run_was_taken_over(
     assert done is not None and (done.status, done.new) == (SourceRunStatus.COMPLETED, 5)
     assert done.executor not in (None, first)
     assert source_run_execute(run.id) is None  # a late copy finds it finished
+    assert Resource.objects.filter(workspace=owner.workspace).count() == 5
+
+
+def test_a_run_taken_over_mid_way_goes_on_from_its_last_heartbeat_counting_nothing_twice(
+    owner: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first worker hangs on a page after its heartbeat saved three
+    pages done; a later delivery takes the run over and goes on from the
+    fourth, so each page is counted once."""
+    settings.SOURCES_FETCH_TIMEOUT_SECONDS = 10
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 0.0)  # a heartbeat after every page
+    with serving(Site(pages={f"/p/{n}": page(n) for n in range(5)}, trickle={"/p/3": "headers"})) as site:
+        run = services.source_sync_start(source=_source(owner, site))
+        outcome: list[SourceRun | None] = []
+
+        def first_worker() -> None:
+            try:
+                outcome.append(source_run_execute(run.id))
+            finally:
+                connections.close_all()
+
+        thread = threading.Thread(target=first_worker)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while "/p/3" not in [path for path, _ in site.requests]:
+            assert time.monotonic() < deadline, "the first worker never reached /p/3"
+            time.sleep(0.05)
+        saved = SourceRun.objects.get(pk=run.pk)
+        assert (saved.cursor, saved.new) == (3, 3)
+        stale = timezone.now() - timedelta(seconds=settings.SOURCES_RUN_STALE_SECONDS + 1)
+        SourceRun.objects.filter(pk=run.pk).update(heartbeat_at=stale)  # the first worker looks lost
+        del site.trickle["/p/3"]
+        done = source_run_execute(run.id)
+        thread.join(timeout=30)
+    assert done is not None and (done.status, done.new, done.unchanged) == (SourceRunStatus.COMPLETED, 5, 0)
+    assert outcome == [None]  # the first worker, woken, found its claim gone
     assert Resource.objects.filter(workspace=owner.workspace).count() == 5
