@@ -8,7 +8,9 @@ its host resolves to checked (daneshyar/outbound/addresses.py), the
 connection made to a checked address, one whole deadline for connection,
 request, headers and body together (daneshyar/outbound/deadline.py), at most
 ``max_bytes`` of the body read, and redirects followed only where the
-session says (GET only), each hop checked like the first.
+session says (GET only), each hop checked like the first. The host's name
+is looked up by the system resolver, bounded by its own timeouts; the time
+it takes counts against the deadline.
 """
 
 from __future__ import annotations
