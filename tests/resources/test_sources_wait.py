@@ -22,7 +22,7 @@ from resources.sources import services
 from resources.sources.run import source_run_execute
 from tests.conftest import Tenant
 from tests.resources.fixture_site import Site, page, serving
-from tests.worker import all_queues, purge_queue, stop_process, worker_process
+from tests.worker import purge_queue, stop_process, worker_process
 
 A_MINUTE = b"User-agent: *\nCrawl-delay: 60\n"
 
@@ -104,8 +104,7 @@ def test_a_waiting_run_holds_no_worker(owner: Tenant, tmp_path: Path) -> None:
     between its requests, another source's sync is carried out whole."""
     purge_queue()
     env = {"SOURCES_INLINE_WAIT_MS": "500", "SOURCES_REQUEST_DELAY_MS": "0"}
-    queues = ",".join(all_queues())
-    worker = worker_process("--pool=solo", "-Q", queues, env=env, log=tmp_path / "worker.log")
+    worker = worker_process("--pool=solo", env=env, log=tmp_path / "worker.log")  # every queue
     slow_pages = {f"/p/{n}": page(n) for n in range(3)}
     quick_pages = {f"/q/{n}": page(10 + n) for n in range(3)}
     try:
