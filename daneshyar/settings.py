@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "resources",
     "retrieval",
     "chat",
+    "evaluations",
     "console",
     "widget",
 ]

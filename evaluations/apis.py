@@ -13,11 +13,11 @@ from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.evaluations import items, promote
-from chat.models import ExpectedOutcome, TestItem, TestSet
 from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
 from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.schema import envelope, list_envelope
+from evaluations import items, promote
+from evaluations.models import ExpectedOutcome, TestItem, TestSet
 from workspaces.access import WorkspaceApi
 
 TAGS = ["Evaluation"]

@@ -15,9 +15,9 @@ from django.db.models import Count, QuerySet
 from rest_framework import serializers
 
 from chat.message_list import conversation_parse
-from chat.models import ExpectedOutcome, TestItem, TestSet
 from daneshyar.api import StringField, uuid_or_404
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
+from evaluations.models import ExpectedOutcome, TestItem, TestSet
 from resources.models import Resource
 from workspaces.models import Workspace
 
