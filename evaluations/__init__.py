@@ -4,6 +4,7 @@ through the chat turn and measure what came back (docs/evaluation.md).
 - ``models``: the tables (test sets, items, runs, results);
 - ``outcomes``: what an evaluation reads of a stored reply (chat's outcome, mapped);
 - ``items``: test sets and items, their import and export;
+- ``item_lines``: an import's JSONL or CSV lines, each checked (a bad one a 400 naming it);
 - ``runs``: a run through the chat turn, and the sweep of lost runs;
 - ``metrics``, ``compare``: the figures, and two runs compared;
 - ``judge``: the optional judge (a model's opinion, kept apart);

@@ -30,7 +30,7 @@ from console.evaluations import (
 )
 from console.views.common import EDIT_TEST_SETS, START_RUN, VIEW_EVALUATIONS, page_context, workspace_view
 from daneshyar.exceptions import ApplicationError
-from evaluations import items, promote, runs
+from evaluations import item_lines, items, promote, runs
 from evaluations.models import RunStatus, TestSet
 from evaluations.outcomes import first_cited_resource
 from workspaces.models import Workspace
@@ -120,7 +120,7 @@ def test_set_import(request: HttpRequest, workspace: Workspace, test_set_id: Any
     is_csv = (upload.name or "").lower().endswith(".csv") or upload.content_type == "text/csv"
     try:
         # One byte over the bound is enough for the import to refuse it.
-        body = upload.read(items.MAX_IMPORT_BYTES + 1)
+        body = upload.read(item_lines.MAX_IMPORT_BYTES + 1)
         count = items.items_import(test_set=found, body=body, csv_format=is_csv)
     except ApplicationError as exc:
         return _set_page(request, workspace, found, status=400, import_errors=_problems(exc))
