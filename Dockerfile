@@ -16,6 +16,7 @@ COPY workspaces ./workspaces
 COPY resources ./resources
 COPY retrieval ./retrieval
 COPY chat ./chat
+COPY evaluations ./evaluations
 COPY console ./console
 COPY widget ./widget
 COPY manage.py ./

@@ -23,7 +23,7 @@ with the last user turn alone. Per answerability class:
 - answered: replies with at least one cited part;
 - first cited relevant: answers whose first cited part is from a relevant document;
 - abstained: replies with ``grounding: none`` (the documents don't say);
-- asked back: a form, or an uncited question;
+- asked back: a form (the outcomes as the evaluation API counts them);
 - p50 / p95 seconds per turn with the conversation.
 
 Exact peers on the same passages, in the same run: dense (cosine over the
@@ -199,18 +199,13 @@ class Tally:
 
 
 def outcome_of(message: Any) -> str:
-    """answered (a cited part), abstained (grounding none), asked (a form or an uncited question), other."""
-    response = message.response
-    if response.get("type") == "form":
-        return "asked"
-    cited = any(p.get("source") for p in response.get("parts", []))
-    if cited:
-        return "answered"
-    if message.grounding == "none":
-        return "abstained"
-    if message.content.strip().endswith("?"):
-        return "asked"
-    return "other"
+    """answered (a cited part), abstained (the documents don't say), asked (a
+    form), other: the stored reply's outcome as the evaluation API scores it
+    (evaluations/outcomes.py, the dashboard's classification), so that the
+    bench and ``--through-evaluation`` count one way."""
+    from evaluations.outcomes import reply_evaluated_outcome
+
+    return reply_evaluated_outcome(message)
 
 
 def run_turn(

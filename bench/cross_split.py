@@ -20,7 +20,7 @@ goal figures of issue 32:
 - abstained: UNANSWERABLE tasks answered "the documents don't say";
 - answered: ANSWERABLE + PARTIAL tasks answered with a citation;
 - 1st rel.: of those, the first cited part from a relevant document;
-- asked: UNDERSPECIFIED tasks asked back (a form or an uncited question);
+- asked: UNDERSPECIFIED tasks asked back (a form);
 
 their sum (the fitting objective: each goal weighs alike), and the share of
 ANSWERABLE + PARTIAL tasks asked back (a form where an answer was due). Then

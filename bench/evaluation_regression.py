@@ -70,7 +70,7 @@ def main() -> None:
     from django.conf import settings
 
     from bench.conversation_quality import EXPECTED_OUTCOME, load_tasks, load_workspaces
-    from chat.evaluations import items
+    from evaluations import items
     from resources.models import Resource
 
     tasks, corpus = load_tasks()

@@ -234,13 +234,3 @@ class ReviewItem(Message):
         proxy = True
         verbose_name = "reply to review"
         verbose_name_plural = "review queue"
-
-
-# Registered with this app from their own module (chat/evaluation_models.py).
-from chat.evaluation_models import EvaluationResult as EvaluationResult  # noqa: E402
-from chat.evaluation_models import EvaluationRun as EvaluationRun  # noqa: E402
-from chat.evaluation_models import ExpectedOutcome as ExpectedOutcome  # noqa: E402
-from chat.evaluation_models import ReplyOutcome as ReplyOutcome  # noqa: E402
-from chat.evaluation_models import RunStatus as RunStatus  # noqa: E402
-from chat.evaluation_models import TestItem as TestItem  # noqa: E402
-from chat.evaluation_models import TestSet as TestSet  # noqa: E402

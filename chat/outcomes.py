@@ -29,7 +29,7 @@ from django.db import models
 from django.db.models import BooleanField, Case, F, Func, Value, When
 
 from chat.contract import ResponseType
-from chat.models import Grounding
+from chat.models import Grounding, Message
 
 
 class ReplyOutcome(models.TextChoices):
@@ -74,3 +74,11 @@ def reply_outcome(prefix: str = "") -> Case:
         When(cites_a_passage(prefix), then=Value(ReplyOutcome.CITED.value)),
     ]
     return Case(*rules, default=Value(ReplyOutcome.NO_CITATION.value), output_field=models.CharField())
+
+
+def message_outcome(*, message: Message) -> ReplyOutcome:
+    """One stored reply's outcome, by the same expression (one query): what
+    a caller holding the reply reads, so that nobody classifies it again in
+    Python."""
+    found = Message.objects.filter(id=message.id).annotate(outcome=reply_outcome())
+    return ReplyOutcome(found.values_list("outcome", flat=True).get())

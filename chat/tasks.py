@@ -3,7 +3,6 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import OperationalError
 
-from chat.evaluations import runs
 from chat.transcripts import retention
 
 
@@ -21,17 +20,3 @@ def delete_expired_sessions() -> int:
     re-checks the cutoff as it deletes.
     """
     return retention.sessions_expired_delete()
-
-
-@shared_task(name="chat.evaluation_run", ignore_result=True)
-def evaluation_run(run_id: str) -> None:
-    """Run a pending evaluation run to its end (chat/evaluations/runs.py);
-    a redelivered task finds it started and does nothing."""
-    runs.run_execute(run_id)
-
-
-@shared_task(name="chat.evaluation_sweep", ignore_result=True)
-def evaluation_sweep() -> None:
-    """Periodic (CELERY_BEAT_SCHEDULE): no evaluation run left pending or
-    running for ever (chat/evaluations/runs.py, runs_stale_sweep)."""
-    runs.runs_stale_sweep()

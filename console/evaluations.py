@@ -3,7 +3,7 @@ the forms (a test set, an item, an import, a reply made a test item) and the
 comparison of two runs drawn as a server-side chart (console/charts.py).
 
 The pages write through the evaluation wing's own functions
-(chat/evaluations/), so an item made here is held to the API's checks.
+(evaluations/), so an item made here is held to the API's checks.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 from django import forms
 from django.utils.safestring import SafeString
 
-from chat.evaluations.compare import runs_compare
-from chat.evaluations.items import MAX_QUESTION_CHARS
-from chat.evaluations.judge import VERDICTS as JUDGE_VERDICTS
-from chat.evaluations.metrics import QUALITY_METRICS
-from chat.models import EvaluationResult, EvaluationRun, ExpectedOutcome, TestSet
 from console.charts import paired_bars
+from evaluations.compare import runs_compare
+from evaluations.items import MAX_QUESTION_CHARS
+from evaluations.judge import VERDICTS as JUDGE_VERDICTS
+from evaluations.metrics import QUALITY_METRICS
+from evaluations.models import EvaluationResult, EvaluationRun, ExpectedOutcome, TestSet
 from resources.models import Resource
 from workspaces.models import Workspace
 

@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "resources",
     "retrieval",
     "chat",
+    "evaluations",
     "console",
     "widget",
 ]

@@ -17,7 +17,7 @@ API_URLCONFS = (
     "chat.urls",
     "chat.openai_api.urls",
     "chat.transcripts.urls",
-    "chat.evaluations.urls",
+    "evaluations.urls",
 )
 
 api_v1: list[URLPattern | URLResolver] = [path("", include(module)) for module in API_URLCONFS]

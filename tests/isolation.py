@@ -10,7 +10,8 @@ create, upload (some documents ingested inline, so that chat and search
 retrieve them), chat, list, read, search, export and delete, each with a
 random actor against a random workspace and object, their own or not; and
 the evaluation wing's test sets, their items and runs (admin keys: created,
-listed, read, exported, started, compared and deleted the same way).
+imported into — hostile lines too —, listed, read, exported, started,
+compared and deleted the same way).
 
 Invariants, after every response:
 
@@ -53,6 +54,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from rest_framework.test import APIClient
 
+from evaluations.items import test_set_create
 from resources.ingestion import resource_ingest
 from resources.models import Resource
 from tests.access_model import (
@@ -71,6 +73,15 @@ USERS = ("ana", "bo")
 # The groups each end user's token carries.
 TOKEN_GROUPS = {"ana": ["g1"], "bo": None}
 SCOPES = ("admin", "chat", "limited", "token")
+# Lines an import of test items refuses with a 400 naming them (never a
+# 500): JSON nested 100,000 deep, a 5,000-digit number, a NUL byte, bytes
+# that are not UTF-8 (tests/evaluations/test_import_hostile.py has them all).
+HOSTILE_IMPORT_LINES = (
+    b'{"question": "q", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    b'{"question": "q", "expected_answer": ' + b"7" * 5000 + b"}",
+    b'{"question": "a\x00b"}',
+    b'{"question": "caf\xe9?"}',
+)
 
 
 def marker(kind: str) -> str:
@@ -134,6 +145,8 @@ class Tally:
     statuses: dict[int, int] = field(default_factory=dict)
     # Replies found in an export and checked against the access they had.
     exported_replies: int = 0
+    # Imports of test items into a test set that was found, by status.
+    imports: dict[int, int] = field(default_factory=dict)
 
 
 class IsolationMachine(RuleBasedStateMachine):
@@ -159,6 +172,13 @@ class IsolationMachine(RuleBasedStateMachine):
                 if index == 0:
                     self.first_workspace[org] = str(workspace.id)
                     first = workspace
+                    # A test set from the start, so that the evaluation rules
+                    # (import, run, compare) reach one within a short sequence.
+                    set_name = marker("tsname")
+                    test_set = test_set_create(workspace=workspace, name=set_name)
+                    self.items.append(
+                        Item("test_set", org, str(workspace.id), str(test_set.id), tokens={set_name})
+                    )
             keys = {
                 "admin": services.api_key_create(
                     organization=organization, name="a", scope=ApiKeyScope.ADMIN
@@ -242,7 +262,9 @@ class IsolationMachine(RuleBasedStateMachine):
         body: dict[str, Any] | None = None,
         query: dict[str, str] | None = None,
         unreadable: set[str] = frozenset(),  # type: ignore[assignment]
+        raw: tuple[bytes, str] | None = None,
     ) -> tuple[int, Any]:
+        """``raw``: a body sent as it is, with its content type (an import)."""
         client = APIClient()
         if actor.token:
             client.credentials(HTTP_AUTHORIZATION=f"Bearer {actor.key}")
@@ -254,12 +276,15 @@ class IsolationMachine(RuleBasedStateMachine):
         else:
             if query:
                 url += "?" + "&".join(f"{k}={v}" for k, v in query.items())
-            response = getattr(client, method)(url, body, format="json")
+            if raw is not None:
+                response = getattr(client, method)(url, raw[0], content_type=raw[1])
+            else:
+                response = getattr(client, method)(url, body, format="json")
         text = response_body(response).decode()
         self.tally.requests += 1
         self.tally.statuses[response.status_code] = self.tally.statuses.get(response.status_code, 0) + 1
         assert response.status_code < 500, (method, url, response.status_code, text[:500])
-        sent = json.dumps(body or {}) + url
+        sent = json.dumps(body or {}) + url + (raw[0].decode(errors="replace") if raw else "")
         leaked = [
             (item, token)
             for item in self.items
@@ -725,6 +750,38 @@ class IsolationMachine(RuleBasedStateMachine):
         if status == 201:
             test_set.tokens |= {question, body["data"]["id"]}
             test_set.metadata["items"] = test_set.metadata.get("items", 0) + 1
+
+    def import_into_test_set(self, data: st.DataObject, who: int, hostile: bytes | None) -> None:
+        """A JSONL import into a test set (its items' questions count as the
+        set's); with a hostile second line, a 400 naming it and nothing
+        imported, once the set is found."""
+        self.tally.steps += 1
+        actor, workspace, test_set = self.actors[who], *self.pick_pair(data, who, "test_set")
+        question = marker("tsimport")
+        line = json.dumps({"question": f"How are claims paid? {question}", "expected_outcome": "no_answer"})
+        body = line.encode() + (b"\n" + hostile if hostile else b"")
+        path = self.test_set_path(workspace, test_set, "import/")
+        status, answer = self.call(actor, "post", path, workspace.id, raw=(body, "application/x-ndjson"))
+        found = not test_set.deleted and test_set.workspace == workspace.id
+        if found and self.reaches(actor, workspace.id) and actor.admin:
+            self.tally.imports[status] = self.tally.imports.get(status, 0) + 1
+        if hostile and found and self.reaches(actor, workspace.id) and actor.admin:
+            assert status == 400 and answer["error"]["fields"]["line"] == ["2"], (actor, status, answer)
+        else:
+            self.expect(status, actor, workspace.id, admin=True, found=found)
+        if status == 201:
+            test_set.tokens.add(question)
+            test_set.metadata["items"] = test_set.metadata.get("items", 0) + 1
+
+    @precondition(lambda self: bool(self.live("test_set")))
+    @rule(data=st.data(), who=actor_index)
+    def import_test_items(self, data: st.DataObject, who: int) -> None:
+        self.import_into_test_set(data, who, None)
+
+    @precondition(lambda self: bool(self.live("test_set")))
+    @rule(data=st.data(), who=actor_index, hostile=st.sampled_from(HOSTILE_IMPORT_LINES))
+    def import_hostile_test_items(self, data: st.DataObject, who: int, hostile: bytes) -> None:
+        self.import_into_test_set(data, who, hostile)
 
     @rule(data=st.data(), who=actor_index, part=st.sampled_from(["", "items/", "export/"]))
     def read_test_set(self, data: st.DataObject, who: int, part: str) -> None:

@@ -16,9 +16,9 @@ PASSWORD = "a-long-test-password-91"
 CONSOLE_PERMISSIONS = [
     ("chat", "view_session"),
     ("chat", "add_session"),
-    ("chat", "view_testset"),
-    ("chat", "change_testset"),
-    ("chat", "add_evaluationrun"),
+    ("evaluations", "view_testset"),
+    ("evaluations", "change_testset"),
+    ("evaluations", "add_evaluationrun"),
     ("resources", "view_resource"),
     ("resources", "add_resource"),
     ("resources", "change_resource"),

@@ -15,7 +15,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "console", "widget")
+PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "evaluations", "console", "widget")
 LINT_IMPORTS = str(Path(sys.executable).parent / "lint-imports")
 
 
@@ -80,6 +80,27 @@ def test_the_conversation_never_imports_the_transcript_wing(tmp_path: Path) -> N
     result = _lint_imports(tree)
     assert result.returncode != 0
     assert "chat.services.turn.store -> chat.transcripts.export" in result.stdout
+
+
+def test_chat_never_imports_the_evaluation_app(tmp_path: Path) -> None:
+    """Chat deletes the messages an evaluation kept words of; the database's
+    cascade, not an import, deletes what was built from them."""
+    tree = _copy_tree(tmp_path)
+    retention = tree / "chat" / "transcripts" / "retention.py"
+    back_edge = "\nfrom evaluations.models import EvaluationResult  # noqa: E402,F401\n"
+    retention.write_text(retention.read_text() + back_edge)
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "chat.transcripts.retention -> evaluations.models" in result.stdout
+
+
+def test_inside_evaluations_the_tables_import_no_run(tmp_path: Path) -> None:
+    tree = _copy_tree(tmp_path)
+    models = tree / "evaluations" / "models.py"
+    models.write_text(models.read_text() + "\nfrom evaluations import runs  # noqa: E402,F401\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "evaluations.models -> evaluations.runs" in result.stdout
 
 
 def test_a_back_edge_from_the_chat_contract_breaks_the_chat_layers(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ def test_nobody_ever_sees_what_they_do_not_own(db: None) -> None:
     tally = IsolationMachine.tally
     print(
         f"\nisolation: {tally.sequences} sequences, {tally.steps} steps, {tally.requests} requests, "
-        f"statuses {dict(sorted(tally.statuses.items()))}, {tally.exported_replies} exported replies checked"
+        f"statuses {dict(sorted(tally.statuses.items()))}, {tally.exported_replies} exported replies "
+        f"checked, imports of test items by status {dict(sorted(tally.imports.items()))}"
     )
     assert tally.sequences >= SEQUENCES

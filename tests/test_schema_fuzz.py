@@ -38,8 +38,8 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.core.result import Err
 from schemathesis.specs.openapi import checks as openapi_checks
 
-from chat.evaluations import items, runs
 from chat.models import Message
+from evaluations import items, runs
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant, make_tenant
 from tests.factories import WorkspaceFactory

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from chat.models import EvaluationResult, Feedback, Session
+from chat.models import Feedback, Session
 from workspaces.idempotency import idempotency_records_delete
 from workspaces.models import Workspace
 
@@ -24,9 +24,10 @@ DELETE_BATCH = 500
 
 
 def _delete_sessions_in_batches(queryset: QuerySet[Session], *, batch_size: int) -> int:
-    """Delete the sessions of ``queryset`` (messages, feedback and the test
-    items built from their replies cascade, with those items' results, and
-    the Idempotency-Key records that would replay them); how many went."""
+    """Delete the sessions of ``queryset`` (messages and feedback cascade,
+    and with the messages whatever was built from their text in the tables
+    of the apps above: the evaluation wing's test items and their results),
+    and the Idempotency-Key records that would replay them; how many went."""
     deleted = 0
     while True:
         ids = list(queryset.order_by("id").values_list("id", flat=True)[:batch_size])
@@ -37,9 +38,6 @@ def _delete_sessions_in_batches(queryset: QuerySet[Session], *, batch_size: int)
             # selected (retention) must survive.
             batch = queryset.filter(id__in=ids)
             idempotency_records_delete(session_ids=batch.values_list("id", flat=True))
-            # Test items built from these sessions' replies cascade with the
-            # messages; their results in the runs hold the same text.
-            EvaluationResult.objects.filter(item__source_message__session__in=batch).delete()
             _, per_model = batch.delete()
         deleted += per_model.get(Session._meta.label, 0)
         if len(ids) < batch_size:

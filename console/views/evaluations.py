@@ -3,7 +3,7 @@ items edited and deleted), starting a run, a run's page (progress, metrics,
 per-item results, the comparison with another run of the set), and a
 dashboard reply made a test item (console/evaluations.py; docs/console.md).
 
-Writes go through chat/evaluations/, so the API's checks hold: a bad import
+Writes go through evaluations/, so the API's checks hold: a bad import
 or item is a 400 page naming the problem, and nothing of it is stored.
 """
 
@@ -18,8 +18,6 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from chat.evaluations import items, promote, runs
-from chat.models import RunStatus, TestSet
 from console.evaluations import (
     FromReplyForm,
     ImportForm,
@@ -32,6 +30,9 @@ from console.evaluations import (
 )
 from console.views.common import EDIT_TEST_SETS, START_RUN, VIEW_EVALUATIONS, page_context, workspace_view
 from daneshyar.exceptions import ApplicationError
+from evaluations import item_lines, items, promote, runs
+from evaluations.models import RunStatus, TestSet
+from evaluations.outcomes import first_cited_resource
 from workspaces.models import Workspace
 
 # While a run is pending or running its page reloads itself this often (seconds).
@@ -119,7 +120,7 @@ def test_set_import(request: HttpRequest, workspace: Workspace, test_set_id: Any
     is_csv = (upload.name or "").lower().endswith(".csv") or upload.content_type == "text/csv"
     try:
         # One byte over the bound is enough for the import to refuse it.
-        body = upload.read(items.MAX_IMPORT_BYTES + 1)
+        body = upload.read(item_lines.MAX_IMPORT_BYTES + 1)
         count = items.items_import(test_set=found, body=body, csv_format=is_csv)
     except ApplicationError as exc:
         return _set_page(request, workspace, found, status=400, import_errors=_problems(exc))
@@ -227,7 +228,7 @@ def run_page(request: HttpRequest, workspace: Workspace, run_id: Any) -> HttpRes
 def from_reply(request: HttpRequest, workspace: Workspace, message_id: Any) -> HttpResponse:
     """A dashboard reply made a test item: the form (preselected), then the item."""
     reply = promote.reply_get(workspace=workspace, message_id=message_id)
-    cited = promote.first_cited(reply)
+    cited = first_cited_resource(reply)
     initial = {
         "expected_resource_ids": [cited] if cited else [],
         "expected_outcome": promote.reply_default_outcome(reply),

@@ -13,8 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern
 
-from chat.evaluations import items, runs
 from console import urls as console_urls
+from evaluations import items, runs
 from resources.models import Resource, ResourceStatus
 from resources.sources.services import SourceFields, source_create
 from retrieval.models import Passage

@@ -15,7 +15,7 @@ import pytest
 from celery.worker import WorkController
 from pytest_django.live_server_helper import LiveServer
 
-from chat.models import EvaluationRun
+from evaluations.models import EvaluationRun
 from tests.browser import log_in
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant

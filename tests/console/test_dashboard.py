@@ -16,14 +16,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from chat import analytics
-from chat.models import Feedback, Grounding, Message, MessageRole
+from chat.models import Feedback, Message, MessageRole
 from chat.outcomes import ReplyOutcome
 from chat.services.messages import CLIENT_MODEL
 from console.charts import Bar, bar_list
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.staff import Staff
-from tests.transcripts.factories import answer_response, conversation, feedback
+from tests.transcripts.factories import answer_response, conversation, feedback, replies_of_every_outcome
 
 pytestmark = pytest.mark.django_db
 
@@ -125,35 +125,7 @@ def test_the_dashboard_shows_what_real_turns_did(owner: Tenant, curator: Staff) 
 
 
 def test_each_reply_has_exactly_one_outcome(owner: Tenant) -> None:
-    source = {"resource_id": str(uuid.uuid4()), "resource_title": "Policy", "passage_id": str(uuid.uuid4())}
-    form = {
-        "title": "Contact",
-        "fields": [{"name": "email", "label": "E-mail", "type": "email", "required": True}],
-    }
-    cases = {
-        "cited": answer_response(("Thirty days.", source), ("Anything else?", None)),
-        "no_citation": answer_response(("I do not know.", None)),
-        "form": answer_response(("Who are you?", None), form=form),
-        "fallback": answer_response(("Sorry, try again.", None)),
-        "degraded": answer_response(("Thirty days.", source)),
-        "guard_flagged": answer_response(("Your claim is approved.", source)),
-        "guard_blocked": answer_response(("We will call you.", None)),
-        "no_answer": answer_response(("The documents don't say.", None)),
-        "small_talk": answer_response(("Hello! Ask me anything.", None)),
-    }
-    for name, response in cases.items():
-        _, messages = conversation(owner.workspace, external_user_id=name, turns=[(f"{name}?", response)])
-        actions = {"guard_flagged": "flag", "guard_blocked": "block"}
-        guard = {"action": actions[name], "rule_ids": ["r"]} if name in actions else None
-        Message.objects.filter(pk=messages[1].pk).update(
-            is_fallback=name == "fallback", degraded=name == "degraded", guard=guard
-        )
-        if name in ("no_answer", "small_talk"):
-            # grounding "none": the documents don't say (an answerability was
-            # assessed), or small talk (none was).
-            Message.objects.filter(pk=messages[1].pk).update(
-                grounding=Grounding.NONE, answerability=0.1 if name == "no_answer" else None
-            )
+    replies_of_every_outcome(owner.workspace)
     # History an integrator supplied in `messages` is not a reply of the service.
     _, supplied = conversation(
         owner.workspace, external_user_id="history", turns=[("Hi", answer_response(("Hello", None)))]

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from chat.evaluations import items, runs
-from chat.models import EvaluationResult, Message, MessageRole, TestItem, TestSet
+from chat.models import Message, MessageRole
 from chat.transcripts.retention import end_user_data_delete
 from console import evaluations as console_evaluations
+from evaluations import items, runs
+from evaluations.models import EvaluationResult, TestItem, TestSet
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.staff import Staff, grant, make_staff
@@ -103,7 +104,7 @@ def test_another_organizations_sets_runs_and_replies_are_404s(owner: Tenant, out
     assert not TestItem.objects.filter(test_set=theirs, question="q").exists()
     # A view-only account reads the sets and changes nothing.
     viewer = make_staff("viewer", organization=owner.organization, permissions=False)
-    grant(viewer.user, [("chat", "view_testset")])
+    grant(viewer.user, [("evaluations", "view_testset")])
     assert viewer.client.get(_set_page(owner, mine)).status_code == 200
     assert _upload(viewer, _set_page(owner, mine), "x.jsonl", '{"question": "q"}').status_code == 403
     assert viewer.client.post(f"{_set_page(owner, mine)}run/").status_code == 403

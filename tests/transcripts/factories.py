@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from typing import Any
 
 from django.utils import timezone
 from factory.declarations import Sequence, SubFactory
 from factory.django import DjangoModelFactory
 
-from chat.models import Feedback, Message, MessageRole, Session
+from chat.models import Feedback, Grounding, Message, MessageRole, Session
 from workspaces.models import Workspace
 
 
@@ -75,6 +76,43 @@ def conversation(
     )
     session.refresh_from_db()
     return session, messages
+
+
+def replies_of_every_outcome(workspace: Workspace) -> dict[str, Message]:
+    """One stored reply for each outcome of ``chat.outcomes.ReplyOutcome``
+    (keyed by its value), each in a session of its own end user (the value)."""
+    source = {"resource_id": str(uuid.uuid4()), "resource_title": "Policy", "passage_id": str(uuid.uuid4())}
+    form = {
+        "title": "Contact",
+        "fields": [{"name": "email", "label": "E-mail", "type": "email", "required": True}],
+    }
+    cases = {
+        "cited": answer_response(("Thirty days.", source), ("Anything else?", None)),
+        "no_citation": answer_response(("I do not know.", None)),
+        "form": answer_response(("Who are you?", None), form=form),
+        "fallback": answer_response(("Sorry, try again.", None)),
+        "degraded": answer_response(("Thirty days.", source)),
+        "guard_flagged": answer_response(("Your claim is approved.", source)),
+        "guard_blocked": answer_response(("We will call you.", None)),
+        "no_answer": answer_response(("The documents don't say.", None)),
+        "small_talk": answer_response(("Hello! Ask me anything.", None)),
+    }
+    replies = {}
+    actions = {"guard_flagged": "flag", "guard_blocked": "block"}
+    for name, response in cases.items():
+        _, messages = conversation(workspace, external_user_id=name, turns=[(f"{name}?", response)])
+        guard = {"action": actions[name], "rule_ids": ["r"]} if name in actions else None
+        Message.objects.filter(pk=messages[1].pk).update(
+            is_fallback=name == "fallback", degraded=name == "degraded", guard=guard
+        )
+        if name in ("no_answer", "small_talk"):
+            # grounding "none": the documents don't say (an answerability was
+            # assessed), or small talk (none was).
+            Message.objects.filter(pk=messages[1].pk).update(
+                grounding=Grounding.NONE, answerability=0.1 if name == "no_answer" else None
+            )
+        replies[name] = Message.objects.get(pk=messages[1].pk)
+    return replies
 
 
 def feedback(message: Message, *, rating: str = "up", comment: str = "") -> Feedback:

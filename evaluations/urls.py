@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from chat.evaluations import apis, run_apis
 from daneshyar.api import WORKSPACE_ROUTE
+from evaluations import apis, run_apis
 
 SET = f"{WORKSPACE_ROUTE}test-sets/<uuid:test_set_id>/"
 RUN = f"{WORKSPACE_ROUTE}evaluations/<uuid:run_id>/"

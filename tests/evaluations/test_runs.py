@@ -16,8 +16,9 @@ import pytest
 from celery.worker import WorkController
 from django.core.management import CommandError, call_command
 
-from chat.evaluations import items, metrics, runs
-from chat.models import EvaluationRun, Session, TestSet
+from chat.models import Session
+from evaluations import items, metrics, runs
+from evaluations.models import EvaluationRun, TestSet
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
@@ -267,7 +268,7 @@ def test_the_reply_language_is_the_questions(owner: Tenant) -> None:
     assert run.metrics is not None and run.metrics["reply_language_right"] == 1.0
     # A reply that tells no language (empty, or too short: "Der Wasserkocher
     # fasst 1,7 Liter.") is left out, and a wrong one counts.
-    from chat.evaluations.metrics import language_right
+    from evaluations.metrics import language_right
 
     assert language_right(question="Wie spät ist es?", earlier_questions=[], reply="") is None
     assert (

@@ -11,10 +11,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.evaluations import compare, items, runs
-from chat.models import EvaluationResult, EvaluationRun, ExpectedOutcome, ReplyOutcome, RunStatus
 from daneshyar.api import PageParamsSerializer, StringField, ok, paginate, query_data
 from daneshyar.schema import envelope, list_envelope
+from evaluations import compare, items, runs
+from evaluations.models import EvaluationResult, EvaluationRun, ExpectedOutcome, RunStatus
+from evaluations.outcomes import OUTCOME_CHOICES
 from workspaces.access import WorkspaceApi
 
 TAGS = ["Evaluation"]
@@ -62,7 +63,7 @@ class RunSerializer(serializers.ModelSerializer[EvaluationRun]):
 
 class ResultSerializer(serializers.ModelSerializer[EvaluationResult]):
     expected_outcome = serializers.ChoiceField(choices=ExpectedOutcome.choices)
-    outcome = serializers.ChoiceField(choices=ReplyOutcome.choices)
+    outcome = serializers.ChoiceField(choices=OUTCOME_CHOICES)
     expected_resource_ids = serializers.ListField(child=serializers.UUIDField())
     retrieved_resource_ids = serializers.ListField(
         child=serializers.UUIDField(), help_text="The distinct documents retrieved, best first."

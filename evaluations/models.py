@@ -1,5 +1,4 @@
-"""Evaluation test sets and runs (docs/evaluation.md), registered with the
-chat app from chat/models.py.
+"""Evaluation test sets and runs (docs/evaluation.md).
 
 A test set holds a workspace's questions (or whole conversations) with the
 documents that should be found and the outcome the reply should have; a run
@@ -13,23 +12,15 @@ import uuid
 
 from django.db import models
 
+from chat.models import Message
+from evaluations.outcomes import OUTCOME_CHOICES
 from workspaces.models import Workspace
-
-# The chat tables the items refer to (chat/models.py imports this module at its end).
-MESSAGE_MODEL = "chat.Message"
 
 
 class ExpectedOutcome(models.TextChoices):
     ANSWER = "answer", "an answer citing the documents"
     NO_ANSWER = "no_answer", "the no-answer reply (the documents do not say)"
-    ASK_BACK = "ask_back", "a question back (a form or a clarifying question)"
-
-
-class ReplyOutcome(models.TextChoices):
-    ANSWERED = "answered", "a reply with a cited part"
-    ABSTAINED = "abstained", "the no-answer reply"
-    ASKED = "asked", "a form or a question back"
-    OTHER = "other", "anything else (small talk, an uncited reply)"
+    ASK_BACK = "ask_back", "a question back (a form asking which one is meant)"
 
 
 class RunStatus(models.TextChoices):
@@ -75,7 +66,7 @@ class TestItem(models.Model):
     # deleting the end user's data, or the retention sweep, deletes the
     # message and so the item built from their text (docs/evaluation.md).
     source_message = models.ForeignKey(
-        MESSAGE_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="test_items"
+        Message, on_delete=models.CASCADE, null=True, blank=True, related_name="test_items"
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -102,7 +93,7 @@ class EvaluationRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     # When the worker running it last finished an item (or claimed it): a
     # run whose worker stopped is told from one still working by it
-    # (chat/evaluations/runs.py, runs_stale_sweep).
+    # (evaluations/runs.py, runs_stale_sweep).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -119,12 +110,23 @@ class EvaluationResult(models.Model):
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="results")
     # Null once the item is deleted from its test set (the result stays).
     item = models.ForeignKey(TestItem, on_delete=models.SET_NULL, null=True, related_name="results")
+    # The item's source reply, when it was built from one: the result copies
+    # the end user's question and the reply, so deleting their data (or the
+    # retention sweep) deletes it with the message, as it deletes the item.
+    # The cascade is the database's business here because chat, below this
+    # app, deletes the messages and never imports it. Its index serves that
+    # cascade's lookup.
+    source_message = models.ForeignKey(
+        Message, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
     position = models.PositiveIntegerField()
     question = models.TextField()
     expected_resource_ids = models.JSONField(default=list)
     expected_outcome = models.CharField(max_length=16, choices=ExpectedOutcome.choices)
     retrieved_resource_ids = models.JSONField(default=list)
-    outcome = models.CharField(max_length=16, choices=ReplyOutcome.choices)
+    # The reply's outcome as the analytics classify it, in the evaluation's
+    # words (evaluations/outcomes.py).
+    outcome = models.CharField(max_length=16, choices=OUTCOME_CHOICES)
     reply = models.TextField(blank=True, default="")
     first_cited_resource_id = models.UUIDField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField()
@@ -138,7 +140,7 @@ class EvaluationResult(models.Model):
     # chooses it); null when that cannot be told (an empty or error reply,
     # a reply too short to tell).
     reply_language_right = models.BooleanField(null=True, blank=True)
-    # The optional judge's verdict (chat/evaluations/judge.py: a generative
+    # The optional judge's verdict (evaluations/judge.py: a generative
     # model's opinion, kept apart from the scores above): correct,
     # partly_correct, incorrect, or empty (no judge, or it failed: the reason says why).
     judge_verdict = models.CharField(max_length=16, blank=True, default="")

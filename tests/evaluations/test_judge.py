@@ -1,4 +1,4 @@
-"""The evaluation's optional judge (chat/evaluations/judge.py): a generative
+"""The evaluation's optional judge (evaluations/judge.py): a generative
 model's verdict on each reply, stored apart from the deterministic scores.
 Real PostgreSQL, embedding model and chat turn (extractive engine); the
 judge is a stand-in double where its failures are the point, and the real
@@ -16,9 +16,9 @@ from pytest_django import Settings
 from chat import backends
 from chat.backends import BaseGenerativeBackend, ChatMessage
 from chat.backends.base import Generation
-from chat.evaluations import items, judge, runs
-from chat.models import TestSet
 from daneshyar.exceptions import LLMUnavailable
+from evaluations import items, judge, runs
+from evaluations.models import TestSet
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.staff import make_staff

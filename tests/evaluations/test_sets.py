@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chat.models import TestItem, TestSet
+from evaluations.models import TestItem, TestSet
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.responses import response_body

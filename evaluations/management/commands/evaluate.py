@@ -9,10 +9,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chat.evaluations import compare, runs
-from chat.models import EvaluationRun, RunStatus, TestSet
 from daneshyar.api import uuid_of
 from daneshyar.exceptions import ApplicationError
+from evaluations import compare, runs
+from evaluations.models import EvaluationRun, RunStatus, TestSet
 
 # Exit statuses: 1 a regression against the baseline, 2 a run that could not be made.
 REGRESSION = 1

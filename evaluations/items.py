@@ -1,10 +1,8 @@
 """Test sets and their items: writes, reads, import (JSONL or CSV, all or
-nothing) and export (JSONL)."""
+nothing; its lines read by evaluations/item_lines.py) and export (JSONL)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import uuid
 from collections.abc import Iterator
@@ -15,18 +13,17 @@ from django.db.models import Count, QuerySet
 from rest_framework import serializers
 
 from chat.message_list import conversation_parse
-from chat.models import ExpectedOutcome, TestItem, TestSet
 from daneshyar.api import StringField, uuid_or_404
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
+from evaluations.item_lines import import_rows, line_error
+from evaluations.models import ExpectedOutcome, TestItem, TestSet
 from resources.models import Resource
 from workspaces.models import Workspace
 
 MAX_TEST_SETS_PER_WORKSPACE = 100
 MAX_ITEMS_PER_TEST_SET = 5000
-MAX_IMPORT_BYTES = 2 * 1024 * 1024
 MAX_EXPECTED_RESOURCES = 50
 MAX_QUESTION_CHARS = 4000
-CSV_COLUMNS = ("question", "expected_resource_ids", "expected_answer", "expected_outcome")
 
 
 class ItemInputSerializer(serializers.Serializer[Any]):
@@ -58,7 +55,9 @@ class ItemInputSerializer(serializers.Serializer[Any]):
             try:
                 conversation_parse(value)
             except ApplicationError as exc:
-                raise serializers.ValidationError(exc.message) from None
+                # Each place named ("messages[0].content: ..."), not only that one is wrong.
+                places = [f"{name}: {' '.join(problems)}" for name, problems in (exc.fields or {}).items()]
+                raise serializers.ValidationError(places or [exc.message]) from None
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -152,65 +151,45 @@ def item_update(*, item: TestItem, data: dict[str, Any]) -> TestItem:
     return item
 
 
-def _jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _line_error(number, {"content": [f"Not JSON: {exc.msg}."]}) from None
+def _expected_unknown(workspace: Workspace, rows: list[tuple[int, list[uuid.UUID]]]) -> None:
+    """The first line whose expected documents are not all this workspace's
+    is a 400 (one query for the whole import)."""
+    wanted = {i for _, ids in rows for i in ids}
+    known = set(Resource.objects.filter(workspace=workspace, id__in=wanted).values_list("id", flat=True))
+    for number, ids in rows:
+        unknown = [str(i) for i in ids if i not in known]
+        if unknown:
+            message = f"No document of this workspace has the id {unknown[0]}."
+            raise line_error(number, {"expected_resource_ids": [message]})
 
 
-def _csv_rows(text: str) -> Iterator[tuple[int, Any]]:
-    reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
-    if "question" not in header or any(name not in CSV_COLUMNS for name in header):
-        raise _line_error(1, {"content": [f"The header must name columns among {', '.join(CSV_COLUMNS)}."]})
-    for row in reader:
-        if None in row:
-            raise _line_error(reader.line_num, {"content": ["More values than columns."]})
-        fields: dict[str, Any] = {k: v for k, v in row.items() if v not in (None, "")}
-        ids = fields.pop("expected_resource_ids", "")
-        fields["expected_resource_ids"] = ids.replace(";", " ").split()
-        yield reader.line_num, fields
-
-
-def _line_error(number: int, fields: dict[str, Any]) -> ValidationFailed:
-    return ValidationFailed(
-        f"Line {number} is invalid; nothing was imported.", fields={"line": [str(number)], **fields}
-    )
-
-
-def _decoded(body: bytes) -> str:
-    if len(body) > MAX_IMPORT_BYTES:
-        raise ValidationFailed(f"An import is at most {MAX_IMPORT_BYTES} bytes.")
-    try:
-        return body.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ValidationFailed("The body is not UTF-8 text.") from None
+def _import_item(test_set: TestSet, number: int, row: Any) -> tuple[TestItem, list[uuid.UUID]]:
+    """One row as an unsaved item and its expected documents (400 naming the line)."""
+    if not isinstance(row, dict):
+        raise line_error(number, {"content": ["Expected a JSON object."]})
+    serializer = ItemInputSerializer(data=row)
+    if not serializer.is_valid():
+        raise line_error(number, dict(serializer.errors))
+    data = serializer.validated_data
+    return TestItem(test_set=test_set, **_fields(data)), data.get("expected_resource_ids", [])
 
 
 def items_import(*, test_set: TestSet, body: bytes, csv_format: bool) -> int:
-    """Every line becomes an item, or none does: a bad line is a 400 naming it."""
-    text = _decoded(body)
-    rows = _csv_rows(text) if csv_format else _jsonl_rows(text)
+    """Every line becomes an item, or none does: a bad line is a 400 naming
+    it (evaluations/item_lines.py: what makes a line unreadable)."""
+    room = MAX_ITEMS_PER_TEST_SET - TestItem.objects.filter(test_set=test_set).count()
     items: list[TestItem] = []
-    workspace = test_set.workspace
-    for number, row in rows:
-        if not isinstance(row, dict):
-            raise _line_error(number, {"content": ["Expected a JSON object."]})
-        serializer = ItemInputSerializer(data=row)
-        if not serializer.is_valid():
-            raise _line_error(number, dict(serializer.errors))
-        data = serializer.validated_data
-        try:
-            _resources_check(workspace, data.get("expected_resource_ids", []), "expected_resource_ids")
-        except ValidationFailed as exc:
-            raise _line_error(number, dict(exc.fields or {})) from None
-        items.append(TestItem(test_set=test_set, **_fields(data)))
+    expected: list[tuple[int, list[uuid.UUID]]] = []
+    for number, row in import_rows(body, csv_format=csv_format):
+        if len(items) >= room:
+            # Read no further than the set can hold.
+            raise line_error(number, {"content": [f"A test set has at most {MAX_ITEMS_PER_TEST_SET} items."]})
+        item, ids = _import_item(test_set, number, row)
+        items.append(item)
+        expected.append((number, ids))
     if not items:
         raise ValidationFailed("The body holds no item.")
+    _expected_unknown(test_set.workspace, expected)
     with transaction.atomic():
         start = _next_position(test_set, len(items))
         for offset, item in enumerate(items):

@@ -19,22 +19,13 @@ from typing import Any
 from django.db import transaction
 from rest_framework import serializers
 
-from chat.evaluations.items import ItemInputSerializer, item_create
-from chat.evaluations.runs import first_cited_resource
 from chat.message_list import conversation_parse
-from chat.models import (
-    CONSOLE_USER_PREFIX,
-    ExpectedOutcome,
-    Feedback,
-    FeedbackRating,
-    Message,
-    MessageRole,
-    TestItem,
-    TestSet,
-)
-from chat.outcomes import ReplyOutcome, reply_outcome
+from chat.models import CONSOLE_USER_PREFIX, Feedback, FeedbackRating, Message, MessageRole
+from chat.outcomes import ReplyOutcome, message_outcome
 from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
+from evaluations.items import ItemInputSerializer, item_create
+from evaluations.models import ExpectedOutcome, TestItem, TestSet
 from workspaces.models import Workspace
 
 # The reply outcomes after which the curator most likely wanted an answer
@@ -66,11 +57,6 @@ def default_expected_outcome(*, outcome: str, disliked: bool) -> str:
     if disliked or outcome in _WANTED_AN_ANSWER:
         return ExpectedOutcome.ANSWER
     return ExpectedOutcome.NO_ANSWER
-
-
-def first_cited(reply: Message) -> str | None:
-    """The reply's first cited document (the form's preselected expected one)."""
-    return first_cited_resource(reply)
 
 
 def reply_conversation(reply: Message) -> dict[str, Any]:
@@ -129,12 +115,7 @@ def reply_default_outcome(reply: Message) -> str:
     """The expected outcome the form preselects for ``reply``: from how it
     ended (``chat.outcomes.reply_outcome``) and whether its user disliked it."""
     disliked = Feedback.objects.filter(message=reply, rating=FeedbackRating.DOWN).exists()
-    outcome = (
-        Message.objects.filter(id=reply.id)
-        .annotate(outcome=reply_outcome())
-        .values_list("outcome", flat=True)[0]
-    )
-    return default_expected_outcome(outcome=outcome, disliked=disliked)
+    return default_expected_outcome(outcome=message_outcome(message=reply), disliked=disliked)
 
 
 class ItemCreateSerializer(ItemInputSerializer):

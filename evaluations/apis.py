@@ -13,11 +13,12 @@ from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from chat.evaluations import items, promote
-from chat.models import ExpectedOutcome, TestItem, TestSet
 from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
 from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.schema import envelope, list_envelope
+from evaluations import items, promote
+from evaluations.item_lines import MAX_IMPORT_BYTES
+from evaluations.models import ExpectedOutcome, TestItem, TestSet
 from workspaces.access import WorkspaceApi
 
 TAGS = ["Evaluation"]
@@ -89,9 +90,9 @@ class RawTextParser(BaseParser):
     media_type = NDJSON
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
-        data = stream.read(items.MAX_IMPORT_BYTES + 1) if stream is not None else b""
-        if len(data) > items.MAX_IMPORT_BYTES:
-            raise PayloadTooLarge(f"The request body is over the limit of {items.MAX_IMPORT_BYTES:,} bytes.")
+        data = stream.read(MAX_IMPORT_BYTES + 1) if stream is not None else b""
+        if len(data) > MAX_IMPORT_BYTES:
+            raise PayloadTooLarge(f"The request body is over the limit of {MAX_IMPORT_BYTES:,} bytes.")
         return {"body": data}
 
 
@@ -262,7 +263,7 @@ class TestItemImportApi(WorkspaceApi):
             "`POST …/items/`) or CSV (`text/csv`: a header naming `question`, `expected_resource_ids` "
             "(separated by spaces or `;`), `expected_answer`, `expected_outcome`). All or nothing: a bad "
             f"line is a 400 naming it (`fields.line`) and nothing is added. At most "
-            f"{items.MAX_IMPORT_BYTES:,} bytes and {items.MAX_ITEMS_PER_TEST_SET} items per set (admin keys)."
+            f"{MAX_IMPORT_BYTES:,} bytes and {items.MAX_ITEMS_PER_TEST_SET} items per set (admin keys)."
         ),
         tags=TAGS,
         request={NDJSON: OpenApiTypes.STR, "application/jsonl": OpenApiTypes.STR, CSV: OpenApiTypes.STR},

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from chat.languages import question_language
-from chat.models import ExpectedOutcome, ReplyOutcome
+from evaluations.models import ExpectedOutcome
+from evaluations.outcomes import ABSTAINED, ANSWERED, ASKED
 from retrieval.languages.detect import UNDETERMINED, detect
 
 # The metrics where higher is better: the ones a regression is judged on.
@@ -48,9 +49,9 @@ QUALITY_METRICS = (
 LATENCY_METRICS = ("latency_p50_ms", "latency_p95_ms")
 
 RIGHT_OUTCOME = {
-    ExpectedOutcome.ANSWER: ReplyOutcome.ANSWERED,
-    ExpectedOutcome.NO_ANSWER: ReplyOutcome.ABSTAINED,
-    ExpectedOutcome.ASK_BACK: ReplyOutcome.ASKED,
+    ExpectedOutcome.ANSWER: ANSWERED,
+    ExpectedOutcome.NO_ANSWER: ABSTAINED,
+    ExpectedOutcome.ASK_BACK: ASKED,
 }
 
 

@@ -23,23 +23,15 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from chat.backends import BaseGenerativeBackend, resolve_model
-from chat.evaluations.judge import judge_backend, judge_metrics, reply_judge
-from chat.evaluations.metrics import ItemScores, item_scores, language_right, run_metrics
 from chat.message_list import Conversation, conversation_parse
-from chat.models import (
-    CONSOLE_USER_PREFIX,
-    EvaluationResult,
-    EvaluationRun,
-    Message,
-    ReplyOutcome,
-    RunStatus,
-    Session,
-    TestItem,
-    TestSet,
-)
+from chat.models import CONSOLE_USER_PREFIX, Session
 from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 from daneshyar.api import uuid_or_404
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
+from evaluations.judge import judge_backend, judge_metrics, reply_judge
+from evaluations.metrics import ItemScores, item_scores, language_right, run_metrics
+from evaluations.models import EvaluationResult, EvaluationRun, RunStatus, TestItem, TestSet
+from evaluations.outcomes import OTHER, first_cited_resource, reply_evaluated_outcome
 from workspaces.models import ApiKey, ApiKeyScope, Workspace
 
 logger = logging.getLogger(__name__)
@@ -98,7 +90,7 @@ def run_create(
     """A pending run of every item of ``test_set`` (400: an unknown model, an
     empty set, a judge that is not a generative model); ``k``: the cutoff of
     recall@k and nDCG@k, by default top_k; ``judge_model``: a generative
-    model that judges each reply (chat/evaluations/judge.py)."""
+    model that judges each reply (evaluations/judge.py)."""
     model = model or DEFAULT_MODEL
     resolve_model(model)
     if judge_model:
@@ -117,32 +109,9 @@ def run_create(
 
 
 def run_enqueue_on_commit(run: EvaluationRun) -> None:
-    """Queue the run (chat.tasks) when the current transaction commits."""
+    """Queue the run (evaluations/tasks.py) when the current transaction commits."""
     run_id = str(run.id)
     transaction.on_commit(lambda: current_app.send_task(RUN_TASK, args=[run_id]), robust=True)
-
-
-def _outcome(reply: Message) -> str:
-    """answered (a cited part), abstained (grounding none), asked (a form or
-    an uncited question), other (as bench/conversation_quality.py counts)."""
-    response = reply.response or {}
-    if response.get("type") == "form":
-        return ReplyOutcome.ASKED
-    if any(p.get("source") for p in response.get("parts", [])):
-        return ReplyOutcome.ANSWERED
-    if reply.grounding == "none":
-        return ReplyOutcome.ABSTAINED
-    if reply.content.strip().endswith("?"):
-        return ReplyOutcome.ASKED
-    return ReplyOutcome.OTHER
-
-
-def first_cited_resource(reply: Message) -> str | None:
-    for part in (reply.response or {}).get("parts", []):
-        source = part.get("source")
-        if source:
-            return str(source["resource_id"])
-    return None
 
 
 def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, Any]:
@@ -167,7 +136,7 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
         # An error reply (the model server down, say) is this item's result, not the run's end.
         return {
             "retrieved": [],
-            "outcome": ReplyOutcome.OTHER,
+            "outcome": OTHER,
             "reply": f"[{exc.code}] {exc.message}",
             "cited": None,
             "latency_ms": round((time.monotonic() - started) * 1000),
@@ -177,7 +146,7 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
     retrieved = list(dict.fromkeys(str(p.resource_id) for p in prepared.retrieval.passages))
     return {
         "retrieved": retrieved,
-        "outcome": _outcome(reply),
+        "outcome": reply_evaluated_outcome(reply),
         "reply": reply.content,
         "cited": first_cited_resource(reply),
         "latency_ms": latency_ms,
@@ -214,6 +183,7 @@ def _result(run: EvaluationRun, item: TestItem, position: int, turn: dict[str, A
     return EvaluationResult.objects.create(
         run=run,
         item=item,
+        source_message_id=item.source_message_id,
         position=position,
         question=item.question if item.messages is None else conversation_parse(item.messages).question,
         expected_resource_ids=item.expected_resource_ids,

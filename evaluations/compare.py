@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from chat.evaluations.metrics import metric_deltas, regressions, verdict
-from chat.models import EvaluationResult, EvaluationRun, RunStatus
 from daneshyar.exceptions import ValidationFailed
+from evaluations.metrics import metric_deltas, regressions, verdict
+from evaluations.models import EvaluationResult, EvaluationRun, RunStatus
 
 DEFAULT_MARGIN = 0.02
 
