@@ -83,15 +83,19 @@ def start(port: int, data_dir: Path, redis_url: str) -> tuple[subprocess.Popen[s
 
 
 def manage(data_dir: Path, *args: str) -> dict[str, Any]:
-    env = {**os.environ, "DANESHYAR_DATA_DIR": str(data_dir)}
+    # The service's own embedded database, as make run names it to its children
+    # (daneshyar/devserver.py; the name is daneshyar/embedded_db/server.py's).
+    database = f"postgresql://postgres@/daneshyar?host={data_dir / 'postgres'}"
+    env = {**os.environ, "DANESHYAR_DATA_DIR": str(data_dir), "DATABASE_URL": database}
     out = subprocess.run(
         [sys.executable, "manage.py", *args, "--json"],
         cwd=ROOT,
         env=env,
-        check=True,
         capture_output=True,
         text=True,
     )
+    if out.returncode:
+        raise SystemExit(f"manage.py {' '.join(args)} failed:\n{out.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(out.stdout)
     return result
 
@@ -233,8 +237,10 @@ def run_round(args: argparse.Namespace, data_dir: Path, base: str, log: Path, n:
     slow_site = Site(pages={"/page": b"<p>slow</p>"}, robots=b"User-agent: *\nCrawl-delay: 60\n")
     figures: dict[str, float] = {}
     with serving(site), serving(slow_site), trickling() as slow_page:
-        c.post("sources/", {"kind": "pages", "urls": [slow_page]})
-        c.post("sources/", {"kind": "sitemap", "urls": [slow_site.url("/sitemap.xml")]})
+        trickle = c.post("sources/", {"kind": "pages", "urls": [slow_page]})
+        delayed = c.post("sources/", {"kind": "sitemap", "urls": [slow_site.url("/sitemap.xml")]})
+        for source in (trickle, delayed):
+            c.post(f"sources/{source['id']}/sync/")
         asked = time.monotonic()
         doc = b.post(
             "resources/", {"title": "B's handbook", "text": "The handbook of B: returns take 30 days."}
@@ -271,6 +277,11 @@ def run_round(args: argparse.Namespace, data_dir: Path, base: str, log: Path, n:
             time.sleep(0.2)
         figures.update(dict.fromkeys(events, float("nan")))
         time.sleep(args.settle)
+        # The Crawl-delay site's run waits in the queue, holding no worker:
+        # its requests so far (robots.txt, then one a minute at most).
+        figures["C Crawl-delay site requests"] = float(len(slow_site.requests))
+        state = c.get(f"sources/{delayed['id']}/runs/")["items"][0]["status"]
+        figures["C Crawl-delay run still running"] = float(state == "running")
     sampling.set()
     held = getattr(trickling, "held", [])
     figures["C trickling page held, s"] = max(held) if held else float("nan")

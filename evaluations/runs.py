@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -27,6 +28,7 @@ from chat.message_list import Conversation, conversation_parse
 from chat.models import CONSOLE_USER_PREFIX, Session
 from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 from daneshyar.api import uuid_or_404
+from daneshyar.celery import queue_waiting
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
 from evaluations.judge import judge_backend, judge_metrics, reply_judge
 from evaluations.metrics import ItemScores, item_scores, language_right, run_metrics
@@ -249,8 +251,13 @@ def runs_stale_sweep() -> tuple[int, int]:
             status=RunStatus.PENDING, created_at__lt=now - dt.timedelta(seconds=PENDING_REQUEUE_SECONDS)
         ).values_list("id", flat=True)
     )
-    for run_id in lost:
-        current_app.send_task(RUN_TASK, args=[str(run_id)])
+    # A message still waiting in the queue is no lost one: the runs wait for
+    # a busy worker, and queuing them again every minute would pile copies up.
+    if lost and queue_waiting(settings.EVALUATION_QUEUE) == 0:
+        for run_id in lost:
+            current_app.send_task(RUN_TASK, args=[str(run_id)])
+    else:
+        lost = []
     stale = EvaluationRun.objects.filter(
         status=RunStatus.RUNNING, heartbeat_at__lt=now - dt.timedelta(seconds=RUNNING_STALE_SECONDS)
     ).select_related("test_set")

@@ -328,3 +328,31 @@ def test_the_metrics_by_hand() -> None:
         "no_answer": {"items": 1, "outcome_right": 1.0},
         "ask_back": {"items": 1, "outcome_right": 0.0},
     }
+
+
+def test_the_sweep_queues_no_copy_while_a_run_waits_for_a_busy_worker(
+    evaluated: tuple[Tenant, TestSet, dict[str, str]],
+) -> None:
+    """A pending run whose message still waits in the evaluations queue (its
+    worker is busy with other runs) is not lost: a copy a minute would pile up."""
+    import datetime as dt
+    from unittest import mock
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    from daneshyar.celery import app as celery_app
+    from tests.worker import purge_queue
+
+    _, test_set, _ = evaluated
+    waiting = runs.run_create(test_set=test_set)
+    EvaluationRun.objects.filter(id=waiting.id).update(created_at=timezone.now() - dt.timedelta(hours=1))
+    purge_queue()
+    with celery_app.producer_or_acquire() as producer:
+        producer.publish({"waiting": True}, routing_key=settings.EVALUATION_QUEUE, declare=[])
+    try:
+        with mock.patch.object(runs, "current_app") as app:
+            assert runs.runs_stale_sweep() == (0, 0)
+        app.send_task.assert_not_called()
+    finally:
+        purge_queue()
