@@ -28,6 +28,7 @@ starting it, read from the service's log); the longest each queue was
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -48,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import redis
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,17 +84,23 @@ def start(port: int, data_dir: Path, redis_url: str) -> tuple[subprocess.Popen[s
     raise SystemExit(f"the service stopped before it was ready: see {log_path}")
 
 
-def manage(data_dir: Path, *args: str) -> dict[str, Any]:
-    # The service's own embedded database, as make run names it to its children
-    # (daneshyar/devserver.py; the name is daneshyar/embedded_db/server.py's).
-    database = f"postgresql://postgres@/daneshyar?host={data_dir / 'postgres'}"
-    env = {**os.environ, "DANESHYAR_DATA_DIR": str(data_dir), "DATABASE_URL": database}
+def service_database(server: subprocess.Popen[str]) -> str:
+    """The DATABASE_URL make run hands its children (its embedded server)."""
+    for child in psutil.Process(server.pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            url = str(child.environ().get("DATABASE_URL", ""))
+            if url:
+                return url
+    raise SystemExit("no child of the service names its database")
+
+
+def manage(service: tuple[str, Path], *args: str) -> dict[str, Any]:
+    """``manage.py`` on the service's database, with its secrets (the data
+    directory's: an API key's hash must be the service's)."""
+    database, data_dir = service
+    env = {**os.environ, "DATABASE_URL": database, "DANESHYAR_DATA_DIR": str(data_dir)}
     out = subprocess.run(
-        [sys.executable, "manage.py", *args, "--json"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+        [sys.executable, "manage.py", *args, "--json"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     if out.returncode:
         raise SystemExit(f"manage.py {' '.join(args)} failed:\n{out.stderr[-2000:]}")
@@ -101,10 +109,10 @@ def manage(data_dir: Path, *args: str) -> dict[str, Any]:
 
 
 class Tenant:
-    def __init__(self, data_dir: Path, base: str, name: str) -> None:
-        organization = manage(data_dir, "create_organization", name)["id"]
-        self.workspace = manage(data_dir, "create_workspace", organization, name)["id"]
-        key = manage(data_dir, "create_api_key", organization, "--scope", "admin", "--name", name)
+    def __init__(self, service: tuple[str, Path], base: str, name: str) -> None:
+        organization = manage(service, "create_organization", name)["id"]
+        self.workspace = manage(service, "create_workspace", organization, name)["id"]
+        key = manage(service, "create_api_key", organization, "--scope", "admin", "--name", name)
         self.client = httpx.Client(
             base_url=f"{base}/workspaces/{self.workspace}/", headers={"X-API-Key": key["key"]}, timeout=60
         )
@@ -212,10 +220,12 @@ def sweep_lags(log: Path, since: datetime) -> dict[str, float]:
     return lags
 
 
-def run_round(args: argparse.Namespace, data_dir: Path, base: str, log: Path, n: int) -> dict[str, float]:
+def run_round(
+    args: argparse.Namespace, service: tuple[str, Path], base: str, log: Path, n: int
+) -> dict[str, float]:
     client = redis.Redis.from_url(args.redis)
     since = datetime.now()
-    a, b, c = (Tenant(data_dir, base, f"bench-{who}-{n}") for who in ("A", "B", "C"))
+    a, b, c = (Tenant(service, base, f"bench-{who}-{n}") for who in ("A", "B", "C"))
     longest: dict[str, int] = dict.fromkeys(KINDS, 0)
     sampling = threading.Event()
 
@@ -311,9 +321,10 @@ def main() -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="background-", dir=bench_dir))
     server, variables, log = start(args.port, data_dir, args.redis)
     rounds: list[dict[str, float]] = []
+    service = (service_database(server), data_dir)
     try:
         for n in range(args.rounds):
-            figures = run_round(args, data_dir, variables["BASE"], log, n)
+            figures = run_round(args, service, variables["BASE"], log, n)
             rounds.append(figures)
             print(f"round {n + 1}: " + json.dumps({k: round(v, 1) for k, v in figures.items()}), flush=True)
     finally:
