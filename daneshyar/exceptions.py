@@ -129,8 +129,11 @@ class EmbeddingUnavailable(ApplicationError):
     default_message = "The embedding server is unavailable or timed out. Try again."
     retry_after_seconds = 5
 
-    def __init__(self, message: str | None = None, **kwargs: Any):
+    def __init__(self, message: str | None = None, *, server_down: bool = False, **kwargs: Any):
         super().__init__(message, **kwargs)
+        # Unreachable or failing after every try (not a refusal of this
+        # request): the next request would wait out the same tries.
+        self.server_down = server_down
         self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
 
 

@@ -296,7 +296,7 @@ class RemoteEmbedder:
                 time.sleep(min(wait, MAX_WAIT_SECONDS))
         tries = retries + 1
         raise EmbeddingUnavailable(
-            f"The embedding server {failure} ({tries} {'try' if tries == 1 else 'tries'})."
+            f"The embedding server {failure} ({tries} {'try' if tries == 1 else 'tries'}).", server_down=True
         )
 
     def _refused(self, response: httpx.Response) -> EmbeddingUnavailable:

@@ -33,6 +33,8 @@ from django.test import override_settings
 from pytest_django import Settings
 
 from daneshyar.exceptions import EmbeddingUnavailable
+from resources.chunking import Chunk
+from resources.ingestion.write import Prepared, chunks_embed_batch
 from resources.models import ResourceStatus
 from retrieval import embeddings
 from retrieval.embeddings import get_embedder
@@ -309,3 +311,32 @@ def test_what_goes_over_the_wire_and_what_is_tried_again(scripted_server: Any) -
         ModelMismatch, match=re.escape("serves BAAI/bge-small-en-v1.5, not intfloat/multilingual-e5-small")
     ):
         embedder.embed_queries(["another model"])
+
+
+@pytest.mark.django_db
+def test_a_server_down_fails_a_batch_of_documents_at_once(
+    scripted_server: Any, owner: Tenant, settings: Settings
+) -> None:
+    """Ingestion's batch (resources/ingestion/write.py): the shared call finds
+    the server down after its tries, and every document goes to its retry at
+    once, none embedded alone (each would wait out the same tries)."""
+    for name, value in _remote(
+        scripted_server.url, EMBEDDING_REMOTE_MODEL=scripted_server.model, EMBEDDING_REMOTE_SIDES="prefix"
+    ).items():
+        setattr(settings, name, value)
+    scripted_server.statuses[:] = [503] * 10
+    resources = [
+        make_resource(owner.workspace, f"Doc {n}", [f"text {n}"], vectors=[np.eye(1, 384)[0].tolist()])
+        for n in range(3)
+    ]
+    prepared = [Prepared(r, [Chunk(0, f"text {r.title}", 0, 6, None, 2)]) for r in resources]
+    failed: dict[Any, Exception] = {}
+    embedded = chunks_embed_batch(
+        prepared,
+        on_progress=lambda: None,
+        on_progress_of=lambda resource_id: lambda: None,
+        on_error=failed.__setitem__,
+    )
+    assert embedded == {} and set(failed) == {r.pk for r in resources}
+    assert all(isinstance(exc, EmbeddingUnavailable) and exc.server_down for exc in failed.values())
+    assert len(scripted_server.bodies) == 2  # the shared call and its one retry, nothing after
