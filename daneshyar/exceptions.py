@@ -118,6 +118,25 @@ class LLMUnavailable(ApplicationError):
         self.headers.setdefault("Retry-After", str(retry_after or self.retry_after_seconds))
 
 
+class EmbeddingUnavailable(ApplicationError):
+    """The embedding server (``EMBEDDING_BACKEND=remote``) is down, busy,
+    timed out, or answers with what this deployment cannot use: a search or
+    a turn cannot embed its question. Worth retrying later (``Retry-After``);
+    an ingestion meeting it is retried, then fails with its message."""
+
+    status_code = 503
+    code = "embedding_unavailable"
+    default_message = "The embedding server is unavailable or timed out. Try again."
+    retry_after_seconds = 5
+
+    def __init__(self, message: str | None = None, *, server_down: bool = False, **kwargs: Any):
+        super().__init__(message, **kwargs)
+        # Unreachable or failing after every try (not a refusal of this
+        # request): the next request would wait out the same tries.
+        self.server_down = server_down
+        self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
+
+
 class LLMError(ApplicationError):
     """The generation server rejected the request (400/401/403/404): a
     configuration problem, not worth retrying."""

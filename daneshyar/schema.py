@@ -26,8 +26,8 @@ response of a live server to it):
 422  ``idempotency_key_reused``  an ``idempotent`` handler
 429  ``rate_limited``            every operation with a key (``Retry-After``)
 502  ``llm_error``               the view declares it (a chat turn)
-503  ``llm_unavailable``         the view declares it (a chat turn;
-                                 ``Retry-After``)
+503  ``llm_unavailable``,        the view declares it (a chat turn, a
+     ``embedding_unavailable``   search; ``Retry-After``)
 ===  ==========================  ============================================
 
 Views are read by duck typing, through the hooks named below (an app's
@@ -76,7 +76,8 @@ ERROR_DESCRIPTIONS = {
     "quota_exceeded: the organization holds its quota of documents; on creating a web source, the "
     "workspace holds its quota of sources.",
     502: "llm_error: the generation server rejected the request (a configuration problem).",
-    503: "llm_unavailable: the generation backend is down or timed out; Retry-After says when to retry.",
+    503: "llm_unavailable: the generation backend is down or timed out; embedding_unavailable: the "
+    "embedding server is down, timed out or serves another model; Retry-After says when to retry.",
 }
 IDEMPOTENCY_KEY = {
     "in": "header",

@@ -18,6 +18,7 @@ from daneshyar.config.background import *  # noqa: F403  (queues, routes, the be
 from daneshyar.config.broker import broker_transport_options
 from daneshyar.config.databases import default_database, search_database
 from daneshyar.config.embedding import *  # noqa: F403  (EMBEDDING_*)
+from daneshyar.config.embedding_remote import *  # noqa: F403  (EMBEDDING_REMOTE_*)
 from daneshyar.config.ingestion import *  # noqa: F403  (MAX_*, BATCH_UPLOAD_*, ORG_QUOTA_*, CHUNK_*, INGEST_*)
 from daneshyar.config.keys import required_secret
 from daneshyar.config.login import *  # noqa: F403  (AUTHENTICATION_BACKENDS, AXES_*)

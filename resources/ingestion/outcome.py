@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from daneshyar.exceptions import ApplicationError
 from resources.ingestion.write import resource_fail
 from resources.models import Resource, ResourceStatus
 
@@ -87,11 +88,13 @@ def retry_or_fail(resource_id: uuid.UUID, exc: Exception, requeue: Requeue) -> I
             requeue(resource_id, countdown)
             return IngestResult.RETRYING
     logger.error("ingestion of %s failed after its last attempt", resource_id, exc_info=exc)
+    # An expected failure's message is written for people (the embedding
+    # server down, say): it says why; anything else only its kind.
+    reason = f": {exc.message}" if isinstance(exc, ApplicationError) else f" ({type(exc).__name__})."
     resource_fail(
         resource_id=resource_id,
         code="ingest_failed",
-        message=f"Ingestion failed after {max_attempts()} attempts ({type(exc).__name__}). "
-        "Reingest to try again.",
+        message=f"Ingestion failed after {max_attempts()} attempts{reason} Reingest to try again.",
     )
     return IngestResult.FAILED
 

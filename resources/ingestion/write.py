@@ -23,6 +23,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
 from django.utils import timezone
 
+from daneshyar.exceptions import EmbeddingUnavailable
 from resources.chunking import Chunk
 from resources.events import resource_failed_emit, resources_ready_emit
 from resources.models import Resource, ResourceStatus
@@ -103,7 +104,10 @@ def _embed_group(
     on_progress_of: Callable[[uuid.UUID], Callable[[], None]],
     on_error: Callable[[uuid.UUID, Exception], None],
 ) -> dict[uuid.UUID, EmbeddedChunks]:
-    """:func:`chunks_embed_batch` for resources whose chunks one model embeds."""
+    """:func:`chunks_embed_batch` for resources whose chunks one model embeds.
+    An embedding server that is down (every try failed) fails each of them
+    at once, none tried alone: each would wait out the same tries."""
+    down: EmbeddingUnavailable | None = None
     if len(prepared) > 1:
         try:
             together = indexing.chunks_embed(
@@ -113,12 +117,16 @@ def _embed_group(
             )
         except SoftTimeLimitExceeded:
             raise
-        except Exception:  # each one again alone below
+        except Exception as exc:  # each one again alone below
             logger.warning("embedding a batch of %d resources failed; embedding each alone", len(prepared))
+            down = _server_down(exc)
         else:
             return _split(prepared, together)
     result: dict[uuid.UUID, EmbeddedChunks] = {}
     for item in prepared:
+        if down is not None:
+            on_error(item.resource.pk, down)
+            continue
         beat = on_progress_of(item.resource.pk)
         beat()
         try:
@@ -129,7 +137,13 @@ def _embed_group(
             raise
         except Exception as exc:  # retried or failed per resource
             on_error(item.resource.pk, exc)
+            down = _server_down(exc)
     return result
+
+
+def _server_down(exc: Exception) -> EmbeddingUnavailable | None:
+    """``exc`` if it says the embedding server is down (not a refusal of one request)."""
+    return exc if isinstance(exc, EmbeddingUnavailable) and exc.server_down else None
 
 
 def _split(prepared: Sequence[Prepared], together: EmbeddedChunks) -> dict[uuid.UUID, EmbeddedChunks]:

