@@ -120,7 +120,8 @@ def build_model(weights: E5Weights) -> Any:
         pad_token_id=weights.pad,
         hidden_act="gelu",
     )
-    model = BertModel(config, add_pooling_layer=False).eval()
+    model: Any = BertModel(config, add_pooling_layer=False)
+    model.eval()
     state = {name: torch.from_numpy(value) for name, value in _state(weights).items()}
     expected = {name: tuple(p.shape) for name, p in model.state_dict().items() if "position_ids" not in name}
     for name, value in state.items():
