@@ -12,7 +12,7 @@ class RetrievalConfig(AppConfig):
 
         from daneshyar.health import register_check
         from retrieval.checks import embedding_dimensions_match_schema
-        from retrieval.remote_embeddings import embedding_readiness
+        from retrieval.embeddings import embedding_readiness
 
         register(embedding_dimensions_match_schema)
         register_check("embedding_model", embedding_readiness)

