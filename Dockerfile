@@ -12,6 +12,7 @@ RUN pip install "torch==2.13.0" --index-url "$TORCH_INDEX_URL"
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY daneshyar ./daneshyar
+COPY languages ./languages
 COPY workspaces ./workspaces
 COPY resources ./resources
 COPY retrieval ./retrieval

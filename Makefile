@@ -13,4 +13,4 @@ setup:
 	scripts/setup
 
 lint:
-	.venv/bin/python -m ruff check . && .venv/bin/python -m mypy daneshyar workspaces resources retrieval chat evaluations console widget tests bench
+	.venv/bin/python -m ruff check . && .venv/bin/python -m mypy daneshyar languages workspaces resources retrieval chat evaluations console widget tests bench

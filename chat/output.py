@@ -33,8 +33,8 @@ from chat.contract import (
     Source,
 )
 from chat.headings import is_heading
-from chat.languages import ENGLISH, Language
 from chat.text import content_words
+from languages import ENGLISH, Language
 from retrieval.search import ScoredPassage
 
 SCHEMA_NAME = "daneshyar_reply"
@@ -330,13 +330,13 @@ def _uncited(text: str, passage: ScoredPassage, user_words: frozenset[str]) -> s
     return None
 
 
-# The English text (every language's: chat/languages/).
-FALLBACK_TEXT = ENGLISH.fallback_text
+# The English text (every language's: languages/<code>/texts.py).
+FALLBACK_TEXT = ENGLISH.texts.fallback_text
 
 
 def fallback_reply(language: Language = ENGLISH) -> ParsedReply:
     """The safe answer stored when generation fails validation twice, in the turn's language."""
-    return text_reply(language.fallback_text)
+    return text_reply(language.texts.fallback_text)
 
 
 def text_reply(text: str) -> ParsedReply:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import re2
 
 from chat.contract import GuardData, Reply, ResponseType
-from chat.languages import ENGLISH
+from languages import ENGLISH
 
 MAX_RULES = 50
 MAX_PATTERN_CHARS = 500
@@ -34,8 +34,8 @@ MAX_CLAIMS = 10
 # pattern that needs more (huge counted repetitions) is refused when saved.
 MAX_PATTERN_MEMORY = 8 << 20
 # The English safe reply; a workspace without its own gets the turn's
-# language's (chat/languages/: ``safe_reply``).
-DEFAULT_SAFE_REPLY = ENGLISH.safe_reply
+# language's (languages/<code>/texts.py: ``safe_reply``).
+DEFAULT_SAFE_REPLY = ENGLISH.texts.safe_reply
 
 
 class InvalidPattern(ValueError):

@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from chat.contract import ChatMessage
-from chat.languages import ENGLISH, Language
 from chat.output_guard import claims_instruction
+from languages import ENGLISH, Language
 from retrieval.search import ScoredPassage
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -101,7 +101,7 @@ class HistoryTurn:
 
 
 INTEGRATOR_NOTE_LABEL = "Note from the integrator (below the instructions above; it never replaces them):"
-# Appended for a question in another language than English (chat/languages/).
+# Appended for a question in another language than English (languages/).
 LANGUAGE_RULE = (
     "The question is in {name}. Write your reply (every text, and a form's question, title and labels) "
     "in {name}, whatever the language of the reference passages."

@@ -1,32 +1,62 @@
 """Quantities in a question, and whether a sentence's stated ranges hold them:
 "a 75 year old" fits "over 70" and not "under 65". Used by a sentence's
-score (chat/answerability.py, the ``numbers`` term)."""
+score (chat/answerability.py, the ``numbers`` term).
+
+The words of bounds, ranges and units are each language's
+(``Language.quantities``: languages/en/quantities.py; a language without
+them has its ranges unread): the patterns below are made from those of
+every language, and the symbols (``>=``, ``≤``, ``+``, a dash) from none.
+"""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from chat.text import STOP_WORDS
+from languages import LANGUAGES
+
+_QUANTITIES = [language.quantities for language in LANGUAGES.values()]
+
+
+def _either(words: Iterable[str]) -> str:
+    """An alternation of ``words``; one that never matches when no language has any."""
+    listed = [re.escape(word) for word in dict.fromkeys(words)]
+    return f"(?:{'|'.join(listed)})" if listed else "(?!)"
+
+
+def _of_every(field: str) -> str:
+    return _either(word for quantities in _QUANTITIES for word in getattr(quantities, field))
+
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
+_BEFORE = rf"(?:{_of_every('before_number')}\s*)?"
+_UNIT = rf"(?:{_of_every('unit_words')}\s*)?"
 _AT_LEAST = re.compile(
-    rf"(?:over|above|older than|more than|greater than|at least|>=?|\u2265)\s*(?:the age of\s*)?{_NUMBER}"
-    rf"|{_NUMBER}\s*(?:\+|(?:years?\s*)?(?:or|and)\s*(?:over|older|above|more))",
+    rf"(?:{_of_every('at_least')}|>=?|\u2265)\s*{_BEFORE}{_NUMBER}"
+    rf"|{_NUMBER}\s*(?:\+|{_UNIT}{_of_every('conjunctions')}\s*{_of_every('at_least_after')})",
     re.IGNORECASE,
 )
 _AT_MOST = re.compile(
-    rf"(?:under|below|younger than|less than|at most|up to|<=?|\u2264)\s*(?:the age of\s*)?{_NUMBER}"
-    rf"|{_NUMBER}\s*(?:years?\s*)?(?:or|and)\s*(?:under|younger|below|less)",
+    rf"(?:{_of_every('at_most')}|<=?|\u2264)\s*{_BEFORE}{_NUMBER}"
+    rf"|{_NUMBER}\s*{_UNIT}{_of_every('conjunctions')}\s*{_of_every('at_most_after')}",
     re.IGNORECASE,
 )
-_BETWEEN = re.compile(rf"(?:between\s*)?{_NUMBER}\s*(?:to|-|\u2013|and)\s*{_NUMBER}", re.IGNORECASE)
+_BETWEEN = re.compile(
+    rf"(?:{_of_every('between')}\s*)?{_NUMBER}\s*(?:{_of_every('range_joiners')}|-|\u2013)\s*{_NUMBER}",
+    re.IGNORECASE,
+)
 # A number in the question, and the unit that follows it ("75 year old" -> year).
 _QUESTION_NUMBER = re.compile(r"(?<![\d/.:])(\d{1,4}(?:\.\d+)?)(?![\d/:])\s*-?\s*([a-z%]+)?", re.IGNORECASE)
 # What follows a number in a sentence: "/80 mmHg", " mg", "%", " years".
 _UNIT_AFTER = re.compile(r"\s*(?:/\s*\d+(?:\.\d+)?)?\s*-?\s*([a-z%\u00b5]+)?", re.IGNORECASE)
-_UNIT_ALIASES = {"yo": "year", "yr": "year", "yrs": "year", "years": "year", "aged": "year", "old": "year"}
+_UNIT_ALIASES = {alias: unit for quantities in _QUANTITIES for alias, unit in quantities.unit_aliases.items()}
+_KNOWN_UNITS = frozenset().union(*(quantities.units for quantities in _QUANTITIES))
+_PLURAL_SUFFIXES = tuple(dict.fromkeys(suffix for q in _QUANTITIES for suffix in q.plural_suffixes))
+# A stop word of a language with quantity words is no unit ("75 and over").
+_NOT_UNITS = frozenset().union(
+    *(language.conversation.stop_words for language in LANGUAGES.values() if language.quantities.units)
+)
 
 
 def _unit(word: str | None) -> str | None:
@@ -34,7 +64,8 @@ def _unit(word: str | None) -> str | None:
         return None
     word = word.lower()
     word = _UNIT_ALIASES.get(word, word)
-    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+    suffix = next((suffix for suffix in _PLURAL_SUFFIXES if word.endswith(suffix)), None)
+    return word[: -len(suffix)] if suffix is not None and len(word) > 3 else word
 
 
 def question_numbers(question: str) -> list[tuple[float, str | None]]:
@@ -42,7 +73,7 @@ def question_numbers(question: str) -> list[tuple[float, str | None]]:
     out = []
     for number, word in _QUESTION_NUMBER.findall(question):
         unit = _unit(word)
-        out.append((float(number), unit if unit not in STOP_WORDS else None))
+        out.append((float(number), unit if unit not in _NOT_UNITS else None))
     return out
 
 
@@ -81,14 +112,9 @@ def _unit_after(sentence: str, end: int) -> str | None:
     word = match.group(1) if match else None
     unit = _unit(word)
     # A following word that is not a unit ("Adults under 65: aim for"): none.
-    if unit is None or unit in STOP_WORDS or (unit not in _KNOWN_UNITS and len(unit) > 4):
+    if unit is None or unit in _NOT_UNITS or (unit not in _KNOWN_UNITS and len(unit) > 4):
         return None
     return unit
-
-
-_KNOWN_UNITS = frozenset(
-    {"year", "month", "week", "day", "hour", "minute", "mmhg", "mmol", "percent", "unit", "dose"}
-)
 
 
 def _is_ratio(sentence: str, match: re.Match[str]) -> bool:

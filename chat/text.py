@@ -3,35 +3,38 @@ crudely stemmed, without stop words. Used by the extractive engine (how close
 a sentence is to a question) and by the citation check (whether a cited part
 comes from its passage or from the user).
 
-Words are runs of letters of any script. A text in the Arabic script is
-normalised first (``retrieval.languages.normalize`` with Persian's letters:
-one fold for both sides of a comparison, so a question typed with Arabic
-``ي ك`` matches a sentence written with Persian ``ی ک``). Stop words
-(chat/languages/): English's always, Persian's and Arabic's always (their
-script shares no word with the others), and German's or French's when the
-text has one of their function words and is in that language
-(``retrieval.languages.detect``: "de novo" in an English abstract keeps its
-"de").
+Words are runs of letters of any script. A text beyond ASCII is normalised
+first (``languages.normalize_any``: one fold for both sides of a
+comparison, so a question typed with Arabic ``ي ك`` matches a sentence
+written with Persian ``ی ک``). Stop words (each language's
+``conversation.stop_words``, languages/<code>/conversation.py): English's
+always, those of the languages of another script always (their script
+shares no word with English's), and another Latin-script language's when
+the text has one of their function words and is in that language
+(``languages.detect``: "de novo" in an English abstract keeps its "de").
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from chat.languages import ENGLISH, LANGUAGES
-from retrieval.languages.detect import detect
-from retrieval.languages.normalize import normalize
+from languages import ENGLISH, LANGUAGES, detect, normalize_any
 from retrieval.units import WORD
 
-__all__ = ["STOP_WORDS", "WORD", "content_words", "stem"]
+__all__ = ["WORD", "content_words", "stem"]
 
-# English's, which the quantities' units are checked against (chat/quantities.py).
-STOP_WORDS = ENGLISH.stop_words
-_ALWAYS = STOP_WORDS | frozenset(
-    normalize(word, "fa") for code in ("fa", "ar") for word in LANGUAGES[code].stop_words
+_ALWAYS = frozenset(
+    normalize_any(word)
+    for language in LANGUAGES.values()
+    if language is ENGLISH or language.script is not ENGLISH.script
+    for word in language.conversation.stop_words
 )
-_LATIN = {code: LANGUAGES[code].stop_words for code in ("de", "fr")}
-_LATIN_ANY = frozenset().union(*_LATIN.values()) - _ALWAYS
+_ENGLISH_SCRIPT = {
+    code: language.conversation.stop_words
+    for code, language in LANGUAGES.items()
+    if language is not ENGLISH and language.script is ENGLISH.script
+}
+_ENGLISH_SCRIPT_ANY = frozenset().union(*_ENGLISH_SCRIPT.values()) - _ALWAYS
 
 
 @lru_cache(maxsize=50_000)
@@ -39,11 +42,11 @@ def content_words(text: str) -> frozenset[str]:
     """Lower-cased, crudely stemmed words without stop words (the recent
     texts' from a cache: a turn compares the same passages' sentences again)."""
     if not text.isascii():
-        text = normalize(text, "fa")
+        text = normalize_any(text)
     words = WORD.findall(text.lower())
     stop = _ALWAYS
-    if any(word in _LATIN_ANY for word in words):
-        stop = stop | _LATIN.get(detect(text), frozenset())
+    if any(word in _ENGLISH_SCRIPT_ANY for word in words):
+        stop = stop | _ENGLISH_SCRIPT.get(detect(text), frozenset())
     return frozenset(stem(w) for w in words if w not in stop and len(w) > 1)
 
 

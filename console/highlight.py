@@ -1,6 +1,6 @@
 """The query's terms marked in passage texts, matched as the lexical leg
 matches them: a word is marked when the lexical analysis
-(retrieval.languages.analysis: the passage's language's stemmer, its stop
+(languages.analysis: the passage's language's stemmer, its stop
 words dropped) turns it into one of the query's terms, so "refunds" in a
 passage is marked for "refund" in the question and "the" never is."""
 
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from retrieval.languages import detect
-from retrieval.languages.analysis import query_text, terms
+from languages import detect
+from languages.analysis import query_text, terms
 
 _WORD = re.compile(r"\w+")
 

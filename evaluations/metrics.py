@@ -15,7 +15,7 @@ items they apply to), and how two runs compare. Pure functions.
   no_answer, asked back when ask_back — overall and per expected outcome;
 - reply language right: the reply is in the language the turn should hold
   it in (its question's, else the conversation's, else English:
-  ``chat.languages.question_language``); undecidable (None, left out of the
+  ``languages.question_language``); undecidable (None, left out of the
   mean) when the reply is empty, an error, or too short to tell;
 - latency p50/p95 in milliseconds.
 
@@ -32,10 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from chat.languages import question_language
 from evaluations.models import ExpectedOutcome
 from evaluations.outcomes import ABSTAINED, ANSWERED, ASKED
-from retrieval.languages.detect import UNDETERMINED, detect
+from languages import UNDETERMINED, detect, question_language
 
 # The metrics where higher is better: the ones a regression is judged on.
 QUALITY_METRICS = (

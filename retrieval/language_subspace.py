@@ -11,7 +11,7 @@ The correction takes out of every vector its component in a small subspace
 where the languages differ (:data:`DATA`, 8 orthonormal directions of the
 384) and renormalises: ``v - B^T B v``, the same linear map for queries and
 passages of any language, so no text's language needs telling (a short
-question :func:`retrieval.languages.detect.detect` cannot tell is corrected
+question :func:`languages.detect` cannot tell is corrected
 like any other). The directions are the first principal components of the
 differences between texts' translations and their mean, fitted on text that
 is no evaluation set: Django's own messages, 183 of them translated into

@@ -16,7 +16,7 @@ from workspaces.models import Workspace
 EMBEDDING_DIMENSIONS = 384
 
 # The text search configuration that makes ``search_vector`` from the
-# analysed terms (retrieval/languages/analysis.py does the stemming and drops
+# analysed terms (languages/analysis.py does the stemming and drops
 # the stop words, per language; ``simple`` only splits and lower-cases).
 # Changing it needs a migration: the generated column below is built with it,
 # and retrieval/search/lexical.py parses queries with the same one.
@@ -38,12 +38,12 @@ class Passage(models.Model):
     token_count = models.PositiveIntegerField()
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
     embedding_model = models.CharField(max_length=200)
-    # The text's language, detected at ingestion (retrieval.languages.detect:
+    # The text's language, detected at ingestion (languages.detect:
     # en, fa, ar, de, fr, or "und" when it cannot tell).
     language = models.CharField(max_length=8, default="und")
     # The lexical leg's analysis of the text in that language: its terms,
     # stemmed, without stop words, joined by spaces
-    # (retrieval.languages.analysis.lexical_text; retrieval/passage_analysis.py).
+    # (languages.analysis.lexical_text; retrieval/passage_analysis.py).
     lexical_text = models.TextField(default="", blank=True)
     # The lexical leg's document: made by PostgreSQL from the analysed terms,
     # with their positions.

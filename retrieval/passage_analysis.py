@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
-from retrieval.languages import UNDETERMINED, detect
-from retrieval.languages.analysis import lexical_text
+from languages import UNDETERMINED, detect
+from languages.analysis import lexical_text
 
 # Resources whose passages the fill reads, analyses and writes per statement.
 FILL_RESOURCES = 100

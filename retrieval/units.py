@@ -44,6 +44,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from languages import LANGUAGES
+
 # A word, for counting a unit's words (chat/text.py compares texts by them too).
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
@@ -60,9 +62,9 @@ TITLE_WIDTH_SHARE = 0.7
 MIN_WORDS = 3
 MAX_SENTENCE_CHARS = 600
 
-_ABBREVIATIONS = frozenset(
-    "e.g i.e et al etc fig figs vs dr mr mrs ms prof no vol approx ca cf resp mg ml kg mmhg dept".split()  # noqa: SIM905
-)
+# Where a period ends no sentence: every language's abbreviations
+# (languages/en/abbreviations.py), whatever the passage's language.
+_ABBREVIATIONS = frozenset().union(*(language.abbreviations for language in LANGUAGES.values()))
 # A letter of the Arabic script (Persian, Arabic, Urdu): no capitals there.
 _ARABIC_SCRIPT = "\u0620-\u064a\u066e-\u06d3\u06d5\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc"
 _QUESTION_MARKS = ("?", "\u061f")

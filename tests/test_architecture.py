@@ -15,7 +15,17 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "evaluations", "console", "widget")
+PACKAGES = (
+    "daneshyar",
+    "languages",
+    "workspaces",
+    "resources",
+    "retrieval",
+    "chat",
+    "evaluations",
+    "console",
+    "widget",
+)
 LINT_IMPORTS = str(Path(sys.executable).parent / "lint-imports")
 
 

@@ -13,7 +13,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
-PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "evaluations", "console", "widget")
+PACKAGES = (
+    "daneshyar",
+    "languages",
+    "workspaces",
+    "resources",
+    "retrieval",
+    "chat",
+    "evaluations",
+    "console",
+    "widget",
+)
 # Packages whose every module the document names by its path.
 LISTED = ("chat/services/turn", "chat/services", "retrieval/search", "resources/ingestion")
 

@@ -23,7 +23,17 @@ from pathlib import Path
 from tests.widget.typescript import functions
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("daneshyar", "workspaces", "resources", "retrieval", "chat", "evaluations", "console", "widget")
+PACKAGES = (
+    "daneshyar",
+    "languages",
+    "workspaces",
+    "resources",
+    "retrieval",
+    "chat",
+    "evaluations",
+    "console",
+    "widget",
+)
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 MAX_PARAMETERS = 8

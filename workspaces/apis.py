@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
 from daneshyar.exceptions import Forbidden
 from daneshyar.schema import envelope, list_envelope
+from languages.texts import MAX_TEXT_CHARS, TEXT_KEYS, text_languages
 from workspaces import selectors, services, tokens
 from workspaces.access import WorkspaceApi, request_api_key
 from workspaces.idempotency import idempotent
@@ -19,7 +20,6 @@ from workspaces.metadata_keys import metadata_keys_problems
 from workspaces.models import GenerationFallback, Workspace
 from workspaces.origins import MAX_ORIGINS, ORIGIN_MAX_LENGTH, origins_normalize
 from workspaces.permissions import IsAdminKey
-from workspaces.texts import MAX_TEXT_CHARS, TEXT_KEYS, TEXT_LANGUAGES
 
 
 class _ClosedSerializer(serializers.Serializer[Any]):
@@ -63,10 +63,10 @@ class LanguageTextsSerializer(_ClosedSerializer):
 class WorkspaceTextsSerializer(_ClosedSerializer):
     """``texts``: the workspace's own texts per language (workspaces/texts.py)."""
 
-    unknown_message = f"Unknown language; one of {', '.join(TEXT_LANGUAGES)}."
+    unknown_message = f"Unknown language; one of {', '.join(text_languages())}."
 
     def get_fields(self) -> dict[str, serializers.Field]:  # type: ignore[type-arg]
-        return {code: LanguageTextsSerializer(required=False) for code in TEXT_LANGUAGES}
+        return {code: LanguageTextsSerializer(required=False) for code in text_languages()}
 
     class Meta:
         ref_name = "WorkspaceTexts"

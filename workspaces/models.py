@@ -7,6 +7,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from languages import ENGLISH
 from workspaces.metadata_keys import metadata_keys_validate
 from workspaces.origins import ORIGIN_MAX_LENGTH, origins_validate
 from workspaces.texts import texts_validate
@@ -66,10 +67,6 @@ class GenerationFallback(models.TextChoices):
     ERROR = "error", "answer 503 llm_unavailable"
 
 
-DEFAULT_NO_ANSWER_TEXT = (
-    "The documents in this workspace don't say. Try asking in other words, or about something they cover."
-)
-DEFAULT_SMALL_TALK_TEXT = "Hello! Ask me anything about the documents in this workspace."
 DEFAULT_ANSWERABILITY_THRESHOLD = 0.38
 
 
@@ -106,11 +103,12 @@ class Workspace(RateLimitOverrides):
     )
     # What a turn answers when the documents do not (grounding "none"), and
     # what a greeting or a thank-you gets (chat/services/turn/decide.py).
-    no_answer_text = models.CharField(max_length=2000, default=DEFAULT_NO_ANSWER_TEXT)
-    small_talk_text = models.CharField(max_length=2000, default=DEFAULT_SMALL_TALK_TEXT)
+    # English's built-in texts (languages/en/texts.py) until the workspace words its own.
+    no_answer_text = models.CharField(max_length=2000, default=ENGLISH.texts.no_answer_text)
+    small_talk_text = models.CharField(max_length=2000, default=ENGLISH.texts.small_talk_text)
     # The workspace's own texts per language ({"fa": {"no_answer_text": …}}):
     # a turn in that language takes them before the single texts above and
-    # the built-in ones (workspaces/texts.py, chat/languages/).
+    # the built-in ones (workspaces/texts.py, chat/wording.py).
     texts = models.JSONField(
         default=dict,
         blank=True,

@@ -1,11 +1,11 @@
-"""A workspace's own texts per language (``Workspace.texts``).
+"""A workspace's own texts per language (``Workspace.texts``), validated.
 
 ``{"fa": {"no_answer_text": "…", "small_talk_text": "…"}, "de": {…}}``: for
 a turn held in a language, a text set here for that language wins over the
 workspace's single ``no_answer_text`` / ``small_talk_text`` and over the
-built-in text of the language (chat/languages/ resolves them). The
-languages and keys are those chat has built-in texts for; chat sits above
-this app, so the lists live here and a test holds chat's languages to them.
+built-in text of the language (chat/wording.py puts them in place). The
+languages and keys are the ``languages`` package's: every language with a
+folder, and the texts a workspace may set (languages/texts.py).
 """
 
 from __future__ import annotations
@@ -14,21 +14,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-# ISO 639-1 codes of the languages the conversation has texts for.
-TEXT_LANGUAGES = ("en", "fa", "ar", "de", "fr")
-# The replies the service writes itself: the documents don't say, small talk,
-# a workspace without documents, and the "which one do you mean?" form (its
-# question, also its field's label, and its title).
-TEXT_KEYS = ("no_answer_text", "small_talk_text", "no_documents_text", "which_one", "form_title")
-# As long as the single texts may be; a form's question and title as long as
-# the reply contract lets a label be (chat/output.py, MAX_LABEL_CHARS).
-MAX_TEXT_CHARS = {
-    "no_answer_text": 2000,
-    "small_talk_text": 2000,
-    "no_documents_text": 2000,
-    "which_one": 200,
-    "form_title": 200,
-}
+from languages.texts import MAX_TEXT_CHARS, TEXT_KEYS, text_languages
 
 WorkspaceTexts = dict[str, dict[str, str]]
 
@@ -39,10 +25,11 @@ def texts_problems(value: Any) -> dict[str, list[str]]:
     if not isinstance(value, dict):
         return {"texts": ["Expected an object keyed by language code."]}
     problems: dict[str, list[str]] = {}
+    languages = text_languages()
     for code, texts in value.items():
         where = f"texts.{code}"
-        if code not in TEXT_LANGUAGES:
-            problems[where] = [f"Unknown language; one of {', '.join(TEXT_LANGUAGES)}."]
+        if code not in languages:
+            problems[where] = [f"Unknown language; one of {', '.join(languages)}."]
         elif not isinstance(texts, dict):
             problems[where] = ["Expected an object keyed by text name."]
         else:

@@ -54,7 +54,7 @@ rather than the question.
 Parts are read in document order, documents in retrieval's order (which
 on ``bench/answer_quality`` puts a relevant document first more often than
 the best sentence's document would). A workspace with no ready documents
-gets a fixed answer, in the question's language (chat/languages/), as its
+gets a fixed answer, in the question's language (languages/<code>/texts.py), as its
 "no sentence answers" is.
 """
 
@@ -67,15 +67,15 @@ from chat.answerability import Assessment, Sentence, assess
 from chat.backends.base import BaseBackend
 from chat.backends.focus import Asked, off_subject
 from chat.contract import Part, Reply, ResponseType
-from chat.languages import ENGLISH, Language
 from chat.output import ParsedReply, render_content, source_of, text_reply
 from chat.text import content_words
+from languages import ENGLISH, Language
 from retrieval.search import ScoredPassage
 from retrieval.units import LEAD, LISTED, STEP
 
-# The English texts (every language's: chat/languages/).
-NO_DOCUMENTS_TEXT = ENGLISH.no_documents_text
-NO_ANSWER_TEXT = ENGLISH.not_found_text
+# The English texts (every language's: languages/<code>/texts.py).
+NO_DOCUMENTS_TEXT = ENGLISH.texts.no_documents_text
+NO_ANSWER_TEXT = ENGLISH.texts.not_found_text
 
 # Weights of the score's terms; the floor below which nothing answers.
 MIN_SCORE = 0.30
@@ -121,14 +121,14 @@ class ExtractiveBackend(BaseBackend):
         default the question's own).
         """
         if not grounded:
-            return text_reply(language.no_documents_text)
+            return text_reply(language.texts.no_documents_text)
         if assessment is None:
             assessment = assess(question, passages, context=context)
         sentences = assessment.sentences
         asked = asked or Asked(content_words(question))
         chosen = select_answer(sentences, assessment.scores, passages, asked=asked, alone=assessment.alone)
         if not chosen:
-            return text_reply(language.not_found_text)
+            return text_reply(language.texts.not_found_text)
         return _answer([sentences[i] for i in chosen], passages)
 
 

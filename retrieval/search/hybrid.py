@@ -38,8 +38,8 @@ from typing import Any
 from django.db.backends.utils import CursorWrapper
 from psycopg import sql
 
+from languages.analysis import query_text
 from retrieval.filters import OPEN, Access, AccessShape
-from retrieval.languages.analysis import query_text
 from retrieval.search import dense, lexical, statements
 from retrieval.search.stats import workspace_stats
 

@@ -2,7 +2,7 @@
 
 Documents are ``Passage.search_vector`` (a generated ``tsvector`` of the
 passage's analysed terms, ``Passage.lexical_text``: stemmed and without stop
-words in the passage's language, retrieval/languages/analysis.py, with
+words in the passage's language, languages/analysis.py, with
 positions); the query is analysed the same way in Python
 (:func:`analysis.query_text`), parsed by the same configuration (``simple``)
 and matched with an OR of its lexemes, served by the GIN index. PostgreSQL's own ``ts_rank`` has no inverse
@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from django.db.backends.utils import CursorWrapper
 from psycopg import sql
 
+from languages.analysis import query_text
 from retrieval.filters import OPEN, Access, AccessShape
-from retrieval.languages.analysis import query_text
 from retrieval.search import statements
 from retrieval.search.stats import workspace_stats
 

@@ -10,7 +10,6 @@ import uuid
 
 import pytest
 
-from chat.languages import LANGUAGES
 from chat.prompting import HistoryTurn
 from chat.services.turn import clarify
 from chat.services.turn.choice import (
@@ -21,6 +20,7 @@ from chat.services.turn.choice import (
     numbered_labels,
     option_chosen,
 )
+from languages import LANGUAGES
 from workspaces.models import Workspace
 
 GRINDER_TITLE = (
@@ -171,7 +171,9 @@ def test_a_stored_form_is_recognised_by_its_options_ids_in_any_language(code: st
     options = asked_options(turn, workspace=Workspace())  # ids stored: no lookup
     assert [str(o.resource_id) for o in options] == [c["value"] for c in choices]
     # The wording is no marker: the question alone, as text, is not a form.
-    assert asked_options(HistoryTurn(question="?", answer=language.which_one), workspace=Workspace()) == []
+    assert (
+        asked_options(HistoryTurn(question="?", answer=language.texts.which_one), workspace=Workspace()) == []
+    )
 
 
 def test_a_model_form_without_ids_is_not_the_question_back() -> None:

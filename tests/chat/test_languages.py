@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from chat.languages import for_language
 from daneshyar.config.embedding import E5_SMALL_CORRECTED
+from languages import for_language
 from retrieval import embeddings
 from retrieval.models import Passage
 from tests.chat.helpers import ingest_text
@@ -143,7 +143,9 @@ def test_the_documents_do_not_say_in_the_question_language(owner: Tenant, langua
     documents, _, _, _, off_topic, _ = CASES[language]
     assistant = chat(unanswerable(with_documents(owner, documents)), off_topic)["assistant_message"]
     assert assistant["grounding"] == "none"
-    assert assistant["response"]["parts"] == [{"text": for_language(language).no_answer_text, "source": None}]
+    assert assistant["response"]["parts"] == [
+        {"text": for_language(language).texts.no_answer_text, "source": None}
+    ]
 
 
 @pytest.mark.parametrize("language", list(CASES))
@@ -152,7 +154,7 @@ def test_small_talk_is_answered_in_its_language(owner: Tenant, language: str) ->
     data = chat(with_documents(owner, documents), greeting, include_prompt_trace=True)
     assistant = data["assistant_message"]
     assert assistant["response"]["parts"] == [
-        {"text": for_language(language).small_talk_text, "source": None}
+        {"text": for_language(language).texts.small_talk_text, "source": None}
     ]
     assert data["prompt_trace"]["decision"] == "small_talk"
 
@@ -163,7 +165,7 @@ def test_a_workspace_without_documents_says_so_in_the_question_language(owner: T
     assistant = chat(owner, question)["assistant_message"]
     assert assistant["grounding"] == "general_knowledge"
     assert assistant["response"]["parts"] == [
-        {"text": for_language(language).no_documents_text, "source": None}
+        {"text": for_language(language).texts.no_documents_text, "source": None}
     ]
 
 

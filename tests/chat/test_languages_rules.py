@@ -1,4 +1,4 @@
-"""The conversation's rules in each language (chat/languages/), and Persian
+"""The conversation's rules in each language (languages/<code>/), and Persian
 and Arabic text read as answer units (retrieval/units.py): follow-ups, small
 talk, questions, unnamed subjects, the built-in texts, the prompt's language
 line, sentences and headings."""
@@ -9,13 +9,13 @@ from dataclasses import fields
 
 import pytest
 
-from chat.languages import ENGLISH, LANGUAGES, Language, for_language, question_language
 from chat.prompting import DEFAULT_SYSTEM_PROMPT, OUTPUT_RULES, system_message
 from chat.services.turn import clarify
 from chat.services.turn.followup_search import needs_context
 from chat.services.turn.smalltalk import is_small_talk, small_talk_language
 from chat.text import content_words
-from retrieval.languages.detect import detect
+from languages import ENGLISH, LANGUAGES, detect, for_language, question_language
+from languages.base import Texts
 from retrieval.units import HEADING, ITEM, QUESTION, SENTENCE, segment
 
 EARLIER = {
@@ -171,18 +171,18 @@ TEXTS = (
 
 def test_every_language_has_every_text_of_its_own() -> None:
     assert set(LANGUAGES) == {"en", "fa", "ar", "de", "fr"}
-    assert set(TEXTS) == {f.name for f in fields(Language) if f.type == "str"} - {"code", "name"}
+    assert set(TEXTS) == {f.name for f in fields(Texts)}
     for name in TEXTS:
-        texts = [getattr(language, name) for language in LANGUAGES.values()]
+        texts = [getattr(language.texts, name) for language in LANGUAGES.values()]
         assert all(text.strip() for text in texts) and len(set(texts)) == len(texts), name
     for language in LANGUAGES.values():
-        assert language.kinds and language.continuations
+        assert language.conversation.kinds and language.conversation.continuations
 
 
 @pytest.mark.parametrize("code", ["fa", "ar"])
 def test_persian_and_arabic_texts_are_written_with_their_own_letters(code: str) -> None:
     for name in TEXTS:
-        text = getattr(for_language(code), name)
+        text = getattr(for_language(code).texts, name)
         letters = [c for c in text if c.isalpha()]
         assert letters and all("\u0600" <= c <= "\u06ff" for c in letters), (code, name)
         assert detect(text) == code, (code, name)
@@ -191,7 +191,7 @@ def test_persian_and_arabic_texts_are_written_with_their_own_letters(code: str) 
 @pytest.mark.parametrize("code", ["en", "de", "fr"])
 def test_latin_script_texts_are_told_as_their_language(code: str) -> None:
     for name in ("no_answer_text", "no_documents_text", "not_found_text", "safe_reply", "fallback_text"):
-        assert detect(getattr(for_language(code), name)) == code, (code, name)
+        assert detect(getattr(for_language(code).texts, name)) == code, (code, name)
 
 
 def test_the_question_back_is_asked_in_the_question_language() -> None:
@@ -202,12 +202,12 @@ def test_the_question_back_is_asked_in_the_question_language() -> None:
     persian = for_language("fa")
     reply = clarify.clarification_reply(candidates, persian)
     form = reply.response["form"]
-    assert form is not None and form["title"] == persian.form_title
-    assert form["fields"][0]["label"] == persian.which_one and form["fields"][0]["options"] == [
+    assert form is not None and form["title"] == persian.texts.form_title
+    assert form["fields"][0]["label"] == persian.texts.which_one and form["fields"][0]["options"] == [
         "کتری K1",
         "توستر T2",
     ]
-    assert reply.content == f"{persian.which_one}\n\n1. کتری K1\n2. توستر T2"
+    assert reply.content == f"{persian.texts.which_one}\n\n1. کتری K1\n2. توستر T2"
     assert [c["value"] for c in form["fields"][0]["choices"]] == [str(c.resource_id) for c in candidates]
 
 

@@ -14,9 +14,9 @@ from chat.answerability import Sentence
 from chat.backends.extractive import select_answer
 from chat.backends.focus import Asked, counterparts, off_subject
 from chat.headings import answer_units, is_heading, names_document
-from chat.languages import ENGLISH
 from chat.services.turn.naming import question_names, turn_asked, uncovered
 from chat.text import content_words
+from languages import ENGLISH
 from retrieval.search import ScoredPassage
 from retrieval.units import HEADING, SENTENCE
 

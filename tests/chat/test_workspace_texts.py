@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from chat.backends.scripted import ScriptedBackend
-from chat.languages import for_language
+from languages import for_language
 from tests.chat.helpers import ingest_text, sse_events, stream_of
 from tests.chat.test_languages import CASES, PERSIAN, unanswerable, with_documents
 from tests.conftest import Tenant
@@ -67,9 +67,9 @@ def test_a_persian_turn_takes_the_workspace_persian_texts_and_others_the_built_i
     assert reply_text(owner, GREETING_FA) == OWN_FA["small_talk_text"]
     # A clinic that words its Persian replies expects an English or German
     # question to get the English or German built-in text, not its Persian.
-    assert reply_text(owner, OFF_TOPIC_EN) == for_language("en").no_answer_text
-    assert reply_text(owner, OFF_TOPIC_DE) == DE.no_answer_text
-    assert reply_text(owner, GREETING_DE) == DE.small_talk_text
+    assert reply_text(owner, OFF_TOPIC_EN) == for_language("en").texts.no_answer_text
+    assert reply_text(owner, OFF_TOPIC_DE) == DE.texts.no_answer_text
+    assert reply_text(owner, GREETING_DE) == DE.texts.small_talk_text
 
 
 @pytest.mark.slow
@@ -79,13 +79,15 @@ def test_a_language_without_texts_of_its_own_takes_the_single_text_when_changed(
     assert reply_text(owner, OFF_TOPIC_FA) == OWN_FA["no_answer_text"]
     assert reply_text(owner, OFF_TOPIC_DE) == "Nothing on that."
     # A text the workspace set for no language is the built-in one.
-    assert reply_text(owner, GREETING_FA) == FA.small_talk_text
+    assert reply_text(owner, GREETING_FA) == FA.texts.small_talk_text
 
 
 def test_a_workspace_without_documents_says_so_in_its_own_words(owner: Tenant) -> None:
     set_texts(owner, {"fa": OWN_FA})
     assert reply_text(owner, QUESTION_FA) == OWN_FA["no_documents_text"]
-    assert reply_text(owner, "How long is the kettle's warranty?") == for_language("en").no_documents_text
+    assert (
+        reply_text(owner, "How long is the kettle's warranty?") == for_language("en").texts.no_documents_text
+    )
 
 
 KETTLE = "Kettle K1 manual.\n\nThe Kettle K1 comes with a two-year warranty from the date of purchase."
@@ -129,13 +131,13 @@ def test_a_blocked_reply_gets_the_safe_reply_of_the_question_language(
 ) -> None:
     blocking_guard(owner)
     scripted.replies = [answer("درخواست شما تایید شد."), answer("Your claim is approved.")]
-    assert reply_text(owner, "آیا درخواست بازپرداخت من تایید شده است؟") == FA.safe_reply
-    assert reply_text(owner, "Has my refund claim been approved?") == for_language("en").safe_reply
+    assert reply_text(owner, "آیا درخواست بازپرداخت من تایید شده است؟") == FA.texts.safe_reply
+    assert reply_text(owner, "Has my refund claim been approved?") == for_language("en").texts.safe_reply
     # What GET shows, PUT back, is still the built-in one, in the question's language.
     shown = owner.client("admin").get(f"/api/v1/workspaces/{owner.workspace.id}/guard-rules/")
     blocking_guard(owner, safe_reply=shown.json()["data"]["safe_reply"])
     scripted.replies = [answer("درخواست شما تایید شد.")]
-    assert reply_text(owner, "آیا درخواست بازپرداخت من تایید شده است؟") == FA.safe_reply
+    assert reply_text(owner, "آیا درخواست بازپرداخت من تایید شده است؟") == FA.texts.safe_reply
 
 
 def test_a_workspace_own_safe_reply_stays_as_set(owner: Tenant, scripted: ScriptedBackend) -> None:
@@ -152,7 +154,7 @@ def test_the_fallback_after_two_invalid_generations_is_in_the_question_language(
 ) -> None:
     scripted.replies = ["", '{"type": "answer", "parts": [']
     assistant = chat(owner, "ساعت کاری کلینیک چیست؟")["assistant_message"]
-    assert assistant["content"] == FA.fallback_text
+    assert assistant["content"] == FA.texts.fallback_text
 
 
 def system_of(call: dict[str, Any]) -> str:

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from retrieval.models import Passage, WorkspaceLexeme
-from retrieval.passage_analysis import passages_analyse
+from retrieval.passage_analysis import passages_analyse, passages_analysis
 from retrieval.search import search
 from retrieval.search.service import Legs
 from tests.conftest import Tenant
@@ -110,3 +110,12 @@ def test_the_fill_analyses_passages_stored_before(owner: Tenant, outsider: Tenan
         == {"versicher": 1, "gart": 1, "زلزله": 1, "ایران": 1, "refund": 1, "paid": 1}
     )
     assert _lexical_titles(owner, "Refund") == ["mixed"]
+
+
+def test_a_passage_too_short_to_tell_takes_its_documents_language() -> None:
+    first, second = passages_analysis(
+        ["Solar panels convert sunlight.", "The panels are on the roof of the house."]
+    )
+    assert first == {"language": "en", "lexical_text": "solar panel convert sunlight"}
+    assert second["language"] == "en"
+    assert passages_analysis(["Solar panels convert sunlight."])[0]["language"] == "und"

@@ -1,7 +1,7 @@
 """A workspace's own texts per language (``texts``) through the workspace
 API: set, read back, replaced as a whole, validated field by field (a 400
 naming the field, never a 500), another organization's workspace a 404;
-the languages and texts it takes are those chat has built-in texts for."""
+the languages and texts it takes are those with built-in texts (languages/)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from chat.languages import LANGUAGES, Language
+from languages import LANGUAGES
+from languages.base import Texts
+from languages.texts import MAX_TEXT_CHARS, TEXT_KEYS, text_languages
 from tests.conftest import Tenant
 from tests.staff import Staff, make_staff
-from workspaces.texts import MAX_TEXT_CHARS, TEXT_KEYS, TEXT_LANGUAGES
 
 pytestmark = pytest.mark.django_db
 
@@ -97,9 +98,9 @@ def test_a_chat_key_cannot_set_texts(owner: Tenant) -> None:
     assert response.status_code == 403
 
 
-def test_the_languages_and_texts_are_those_chat_has_built_in() -> None:
-    assert set(TEXT_LANGUAGES) == set(LANGUAGES)
-    assert set(TEXT_KEYS) <= {f.name for f in fields(Language)}
+def test_the_languages_and_texts_are_those_with_built_in_texts() -> None:
+    assert set(text_languages()) == set(LANGUAGES)
+    assert set(TEXT_KEYS) <= {f.name for f in fields(Texts)}
     assert set(MAX_TEXT_CHARS) == set(TEXT_KEYS)
 
 
@@ -108,7 +109,7 @@ def test_the_schema_describes_texts_per_language(db: None) -> None:
 
     schema = APIClient().get("/api/schema/?format=json").json()
     components = schema["components"]["schemas"]
-    assert set(components["WorkspaceTexts"]["properties"]) == set(TEXT_LANGUAGES)
+    assert set(components["WorkspaceTexts"]["properties"]) == set(text_languages())
     assert set(components["WorkspaceLanguageTexts"]["properties"]) == set(TEXT_KEYS)
     assert components["WorkspaceLanguageTexts"]["properties"]["form_title"]["maxLength"] == 200
 

@@ -7,7 +7,7 @@ Two signals, each measured on the MTRAG-UN development split
 * **An unresolved reference.** The question points at something the
   conversation never named: "this animal", "the actor", "the country's
   stadium", "این کشور" — a demonstrative or "the" before a kind of thing
-  (the question's language's ``kinds``, chat/languages/)
+  (the turn's language's ``kinds``, languages/<code>/conversation.py)
   whose words appear nowhere earlier in the conversation or in the question
   itself, and that no name or "of …" pins down.
 * **Evidence that answers differently per subject.** The best sentences of
@@ -38,15 +38,14 @@ from dataclasses import dataclass
 
 from chat import output
 from chat.contract import Form, FormChoice, Part, Reply, ResponseType
-from chat.languages import ENGLISH, Language, question_language
 from chat.output import ParsedReply
 from chat.services.turn.choice import FIELD_NAME, numbered
 from chat.text import content_words
+from languages import ENGLISH, Language, normalize, question_language
 from resources.titles import shorten
-from retrieval.languages.normalize import normalize
 
-# The English question back (every language's: chat/languages/).
-CLARIFY_QUESTION = ENGLISH.which_one
+# The English question back (every language's: languages/<code>/texts.py).
+CLARIFY_QUESTION = ENGLISH.texts.which_one
 # Every candidate is an option (a select may be long), up to the contract's
 # bound on a field's options.
 MAX_OPTIONS = output.MAX_OPTIONS
@@ -113,10 +112,11 @@ def unresolved_reference(
     answerable MTRAG-UN dev questions in both collections
     (``bench/cross_split.py``)."""
     language = language or question_language(question, earlier_questions)
+    rules = language.conversation
     question = normalize(question, language.code)
-    for match in language.pointer.finditer(question):
+    for match in rules.pointer.finditer(question):
         words, ends = _phrase(question, match, language)
-        article = match.group(1).lower() in language.articles
+        article = match.group(1).lower() in rules.articles
         kind = next((i for i, word in enumerate(words) if is_kind(word.lower(), language)), None)
         if kind is None:
             continue
@@ -127,7 +127,7 @@ def unresolved_reference(
         if not article and _singled_out(words[last].lower(), earlier, language):
             continue
         modifiers = " ".join([match.group(2), *words[:last]])
-        pinned = language.pinned.match(question, ends[last]) or language.proper_name.search(modifiers)
+        pinned = rules.pinned.match(question, ends[last]) or rules.proper_name.search(modifiers)
         if article and pinned:
             continue
         return question[match.start() : ends[last]]
@@ -142,14 +142,14 @@ def _singled_out(kind: str, earlier: str, language: Language) -> bool:
     singular = next(
         (
             kind[: -len(s)]
-            for s in language.plural_suffixes
-            if kind.endswith(s) and kind[: -len(s)] in language.kinds
+            for s in language.conversation.plural_suffixes
+            if kind.endswith(s) and kind[: -len(s)] in language.conversation.kinds
         ),
         kind,
     )
     tokens = [t.lower() for t in _TOKEN.findall(earlier)]
     return any(
-        token == singular and not language.indefinites.intersection(tokens[max(0, i - 3) : i])
+        token == singular and not language.conversation.indefinites.intersection(tokens[max(0, i - 3) : i])
         for i, token in enumerate(tokens)
     )
 
@@ -160,7 +160,7 @@ def _phrase(question: str, match: re.Match[str], language: Language) -> tuple[li
     words, ends = [match.group(3)], [match.end(3)]
     while len(words) < MAX_PHRASE_WORDS:
         following = _NEXT_WORD.match(question, ends[-1])
-        if following is None or following.group(1).lower() in language.stop_words:
+        if following is None or following.group(1).lower() in language.conversation.stop_words:
             break
         words.append(following.group(1))
         ends.append(following.end(1))
@@ -169,9 +169,9 @@ def _phrase(question: str, match: re.Match[str], language: Language) -> tuple[li
 
 def is_kind(word: str, language: Language) -> bool:
     """Whether ``word`` (lower case) is one of ``language``'s kinds of things, or its plural."""
-    kinds = language.kinds
-    return word in kinds or any(
-        word.endswith(suffix) and word[: -len(suffix)] in kinds for suffix in language.plural_suffixes
+    rules = language.conversation
+    return word in rules.kinds or any(
+        word.endswith(suffix) and word[: -len(suffix)] in rules.kinds for suffix in rules.plural_suffixes
     )
 
 
@@ -219,7 +219,7 @@ def is_question(text: str, language: Language | None = None) -> bool:
     if text.rstrip().endswith(("?", "\u061f")):
         return True
     language = language or question_language(text)
-    return language.question_start.match(normalize(text, language.code)) is not None
+    return language.conversation.question_start.match(normalize(text, language.code)) is not None
 
 
 def _words(text: str) -> frozenset[str]:
@@ -258,11 +258,11 @@ def clarification_reply(candidates: Sequence[Candidate], language: Language = EN
         {"value": str(c.resource_id), "label": label} for c, label in zip(candidates, labels, strict=True)
     ]
     form: Form = {
-        "title": language.form_title,
+        "title": language.texts.form_title,
         "fields": [
             {
                 "name": FIELD_NAME,
-                "label": language.which_one,
+                "label": language.texts.which_one,
                 "type": "select",
                 "required": True,
                 "options": labels,
@@ -270,9 +270,9 @@ def clarification_reply(candidates: Sequence[Candidate], language: Language = EN
             }
         ],
     }
-    parts: list[Part] = [{"text": language.which_one, "source": None}]
+    parts: list[Part] = [{"text": language.texts.which_one, "source": None}]
     response: Reply = {"type": ResponseType.FORM, "parts": parts, "form": form}
-    return ParsedReply(response, numbered(language.which_one, labels))
+    return ParsedReply(response, numbered(language.texts.which_one, labels))
 
 
 def option_labels(candidates: Sequence[Candidate]) -> list[str]:

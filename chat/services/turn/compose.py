@@ -10,7 +10,6 @@ from django.conf import settings
 from chat.backends import Backend, BaseBackend, ChatMessage
 from chat.backends.base import JsonSchema
 from chat.contract import PromptTrace, TracePassage
-from chat.languages import Language, workspace_language
 from chat.message_list import messages_hash
 from chat.models import Grounding
 from chat.output import output_schema
@@ -21,7 +20,9 @@ from chat.services.turn.decide import Decision, Intent
 from chat.services.turn.history import TurnContext
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval
+from chat.wording import workspace_language
 from daneshyar.exceptions import ApplicationError
+from languages import Language
 from retrieval.filters import OPEN, Access
 from retrieval.search import ScoredPassage
 
@@ -86,7 +87,7 @@ class PreparedTurn:
 
     @property
     def language(self) -> Language:
-        """The turn's language with the workspace's own texts (chat/languages/):
+        """The turn's language with the workspace's own texts (chat/wording.py):
         what every reply the service writes itself is worded in."""
         return workspace_language(self.request.workspace, self.context.language)
 

@@ -27,10 +27,11 @@
   agent said") may name what its source never writes.
 - ``answer``: everything else.
 
-The replies are in the question's language (chat/languages/): the
+The replies are in the turn's language (``TurnContext.language``): the
 workspace's own text for that language (``Workspace.texts``), else its
 single ``no_answer_text`` / ``small_talk_text`` when changed from the
-default, else the language's built-in text (``workspace_language``).
+default, else the language's built-in text (chat/wording.py,
+``workspace_language``).
 
 The threshold's default (0.38) was fitted on the MTRAG-UN development split
 and checked on SciFact (``bench/conversation_quality.py``,
@@ -45,10 +46,11 @@ from enum import StrEnum
 
 from chat.answerability import Assessment, assess
 from chat.backends.focus import counterparts
-from chat.languages import ENGLISH, Language, workspace_language
 from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify, naming
 from chat.services.turn.history import TurnContext
+from chat.wording import workspace_language
+from languages import ENGLISH, Language
 from retrieval.search import ScoredPassage
 from workspaces.models import Workspace
 
@@ -73,12 +75,12 @@ class Decision:
 
 def small_talk_text(workspace: Workspace, language: Language = ENGLISH) -> str:
     """The workspace's reply to small talk in ``language`` (order above)."""
-    return workspace_language(workspace, language).small_talk_text
+    return workspace_language(workspace, language).texts.small_talk_text
 
 
 def no_answer_text(workspace: Workspace, language: Language = ENGLISH) -> str:
     """The workspace's "the documents don't say" in ``language`` (order above)."""
-    return workspace_language(workspace, language).no_answer_text
+    return workspace_language(workspace, language).texts.no_answer_text
 
 
 def small_talk(workspace: Workspace, language: Language = ENGLISH) -> Decision:

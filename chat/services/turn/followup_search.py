@@ -43,10 +43,10 @@ embedded while the first is searched: a follow-up waits for the longest of
 these, not for their sum.
 
 Whether a question leans on the conversation is decided cheaply, from its
-words in its language (chat/languages/: ``anaphora``, ``continuations``,
-``continuation_phrases``): a pronoun or demonstrative ("it", "that",
-"those"), an opening "and" or "what about" (in Persian "و", and: chat/languages/fa.py),
-or fewer than ``STANDALONE_MIN_WORDS`` content words.
+words in the turn's language (languages/<code>/conversation.py:
+``anaphora``, ``continuations``, ``continuation_phrases``): a pronoun or
+demonstrative ("it", "that", "those"), an opening "and" or "what about" (in
+Persian "و", and), or fewer than ``STANDALONE_MIN_WORDS`` content words.
 """
 
 from __future__ import annotations
@@ -57,11 +57,10 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from chat.languages import Language, question_language
 from chat.text import WORD, content_words
+from languages import Language, normalize, question_language
 from retrieval.embeddings import embed_ahead
 from retrieval.filters import OPEN, Access
-from retrieval.languages.normalize import normalize
 from retrieval.search import Legs, ScoredPassage, search
 from workspaces.models import Workspace
 
@@ -93,12 +92,13 @@ def leans_on_conversation(question: str, language: Language) -> bool:
     """Whether ``question`` refers back or goes on (a pronoun or
     demonstrative, an opening "and", "what about"): what makes a follow-up
     of it apart from its length."""
+    rules = language.conversation
     words = WORD.findall(normalize(question, language.code).lower())
-    if any(word in language.anaphora for word in words):
+    if any(word in rules.anaphora for word in words):
         return True
-    if words and words[0] in language.continuations:
+    if words and words[0] in rules.continuations:
         return True
-    return " ".join(words[:2]) in language.continuation_phrases
+    return " ".join(words[:2]) in rules.continuation_phrases
 
 
 def retrieval_queries(

@@ -109,7 +109,7 @@ def _guarded(prepared: PreparedTurn, generated: GeneratedTurn) -> GeneratedTurn:
     if verdict is None:
         return replace(generated, reply=reply)
     if verdict.action == "block":
-        blocked = safe_reply(guard.safe_reply or prepared.language.safe_reply)
+        blocked = safe_reply(guard.safe_reply or prepared.language.texts.safe_reply)
         return replace(generated, reply=blocked, guard=verdict, original=reply)
     return replace(generated, reply=reply, guard=verdict)
 
@@ -170,7 +170,7 @@ def _extracted(
     )
     grounding = None
     if prepared.grounded and not any(part["source"] for part in reply.response["parts"]):
-        reply = text_reply(language.no_answer_text)
+        reply = text_reply(language.texts.no_answer_text)
         grounding = Grounding.NONE
     _emit(reply, on_delta)
     passages = retrieved if grounding is None else []

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from chat import selectors
-from chat.languages import Language, question_language
 from chat.prompting import HistoryTurn
 from chat.services.messages import StoredQuestion
 from chat.services.turn.choice import asked_options, option_chosen
+from languages import Language, question_language
 from retrieval.filters import OPEN, Access
 from workspaces.models import Workspace
 
@@ -37,7 +37,7 @@ class TurnContext:
 
     @cached_property
     def language(self) -> Language:
-        """The turn's language: the question's, else the conversation's (chat/languages/)."""
+        """The turn's language: the question's, else the conversation's (languages/detect.py)."""
         return question_language(self.focus, self.earlier_questions)
 
     @property

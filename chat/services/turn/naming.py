@@ -8,7 +8,7 @@ is answered "the documents don't say", not with a form of the other
 products (chat/services/turn/decide.py).
 
 A question's **names** are the words by which it refers to a particular
-thing, read with its language's rules (chat/languages/), not a list of
+thing, read with its language's rules (languages/<code>/conversation.py), not a list of
 things:
 
 * the word a pointing word or article introduces ("the dishwasher", "the
@@ -36,11 +36,10 @@ import re
 from collections.abc import Iterable, Sequence
 
 from chat.backends.focus import Asked
-from chat.languages import Language
 from chat.services.turn.clarify import is_kind
 from chat.services.turn.followup_search import leans_on_conversation
 from chat.text import content_words
-from retrieval.languages.normalize import normalize
+from languages import Language, normalize
 from retrieval.search import ScoredPassage
 from retrieval.units import WORD
 
@@ -52,14 +51,15 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?\u061f]\s+)\W*")
 def question_names(question: str, language: Language) -> frozenset[str]:
     """The content words by which ``question`` names particular things (rules above)."""
     text = normalize(question, language.code)
+    rules = language.conversation
     found: list[str] = []
-    for match in language.pointer.finditer(text):
+    for match in rules.pointer.finditer(text):
         head = match.group(3).lower()
-        if head in language.anaphora or is_kind(head, language):
+        if head in rules.anaphora or is_kind(head, language):
             continue
         found.extend([*match.group(2).split(), match.group(3)])
     starts = {m.end() for m in _SENTENCE_START.finditer(text)}
-    found.extend(m.group(0) for m in language.proper_name.finditer(text) if m.start() not in starts)
+    found.extend(m.group(0) for m in rules.proper_name.finditer(text) if m.start() not in starts)
     found.extend(word for word in WORD.findall(text) if _letters_and_digits(word))
     return frozenset().union(*(content_words(word) for word in found)) if found else frozenset()
 

@@ -9,7 +9,6 @@ from functools import partial
 from django.conf import settings
 
 from chat.backends import get_backend, resolve_model
-from chat.languages import Language, question_language
 from chat.models import Grounding
 from chat.prompting import QuestionTooLong, question_fits
 from chat.services.guard_policies import guard_policy_load
@@ -24,6 +23,7 @@ from chat.services.turn.scope import turn_access
 from chat.services.turn.smalltalk import small_talk_language
 from daneshyar import timing
 from daneshyar.exceptions import Forbidden, ValidationFailed
+from languages import Language, question_language
 from resources.selectors import ready_resources_exist
 from retrieval.search import named_resources_validate
 

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from django.conf import settings
 
 from chat.backends import BaseGenerativeBackend, ChatMessage
-from chat.languages import ENGLISH, Language
 from chat.prompting import HistoryTurn
 from daneshyar.exceptions import ApplicationError
+from languages import ENGLISH, Language
 
 logger = logging.getLogger(__name__)
 

@@ -2,8 +2,9 @@
 
 Searching the documents for "hi" finds nothing worth citing, and answering
 "thanks" with "the documents don't say" reads as a malfunction. A message
-that is nothing but small talk in one of the languages (chat/languages/;
-English's list also has a few common other greetings) — a question about
+that is nothing but small talk in one of the languages (each language's
+``conversation.small_talk``, languages/<code>/conversation.py; English's
+list also has a few common other greetings) — a question about
 the documents is never small talk, since it has more words than these
 phrases — is answered with the workspace's ``small_talk_text`` (or, while
 the workspace keeps the default, the built-in one of the language whose
@@ -14,8 +15,7 @@ from __future__ import annotations
 
 import re
 
-from chat.languages import ENGLISH, LANGUAGES, Language, question_language
-from retrieval.languages.normalize import normalize
+from languages import ENGLISH, LANGUAGES, Language, normalize, question_language
 
 MAX_CHARS = 80
 _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
@@ -34,7 +34,7 @@ def small_talk_language(message: str, language: Language | None = None) -> Langu
         return None
     first = language or question_language(text)
     for candidate in (first, *LANGUAGES.values()):
-        if candidate.small_talk.match(normalize(text, candidate.code)) is not None:
+        if candidate.conversation.small_talk.match(normalize(text, candidate.code)) is not None:
             break
     else:
         return None

@@ -1,11 +1,11 @@
-"""The lexical leg's analysis per language (retrieval/languages/analysis.py)."""
+"""The lexical leg's analysis per language (languages/analysis.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from retrieval.languages import analysis
-from retrieval.languages.analysis import query_languages, query_text, terms
+from languages import analysis
+from languages.analysis import query_languages, query_text, terms
 
 
 # Word forms that must meet after the language's analysis.
@@ -85,14 +85,3 @@ def test_a_short_arabic_script_query_is_analysed_as_persian_and_arabic() -> None
 def test_a_latin_query_too_short_to_tell_is_analysed_in_each_latin_language() -> None:
     assert query_languages("Solar panels?") == ("und", "en", "de", "fr")
     assert set(query_text("Kinder Gärten").split()) >= {"kinder", "kind", "gärten", "gart"}
-
-
-def test_a_passage_too_short_to_tell_takes_its_documents_language() -> None:
-    from retrieval.passage_analysis import passages_analysis
-
-    first, second = passages_analysis(
-        ["Solar panels convert sunlight.", "The panels are on the roof of the house."]
-    )
-    assert first == {"language": "en", "lexical_text": "solar panel convert sunlight"}
-    assert second["language"] == "en"
-    assert passages_analysis(["Solar panels convert sunlight."])[0]["language"] == "und"

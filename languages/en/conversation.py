@@ -1,13 +1,14 @@
-"""English: the rules the conversation was written and measured with
-(MTRAG-UN, SciFact: docs/prompting.md), and the built-in texts."""
+"""English: the conversation's rules (chat/services/turn/), as they were
+written and measured (MTRAG-UN, SciFact: docs/prompting.md)."""
 
 from __future__ import annotations
 
 import re
 
-from chat.languages.base import Language
-from workspaces.models import DEFAULT_NO_ANSWER_TEXT, DEFAULT_SMALL_TALK_TEXT
+from languages.base import Conversation, pattern, words
 
+# Greetings, thanks, goodbyes and acknowledgements, and a few common
+# greetings of other languages.
 _SMALL_TALK_PHRASES = (
     r"hi+|hello+|hey+|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day)|"
     r"thanks?(?:\s+(?:you|u))?(?:\s+(?:so|very)\s+much|\s+a\s+lot|\s+again)?|thank\s*(?:you|u)|thx|ty|cheers|"
@@ -17,66 +18,45 @@ _SMALL_TALK_PHRASES = (
     r"hallo|bonjour|salut|hola|ciao|merci|danke|gracias|grazie|salam|merhaba"
 )
 
-LANGUAGE = Language(
-    code="en",
-    name="English",
-    anaphora=frozenset(
+CONVERSATION = Conversation(
+    anaphora=words(
         """it its it's they them their theirs this that these those there he him his she her hers
-        one ones such same former latter else other another""".split()  # noqa: SIM905
+        one ones such same former latter else other another"""
     ),
-    continuations=frozenset("and also so but or then".split()),  # noqa: SIM905
+    continuations=words("and also so but or then"),
     continuation_phrases=("what about", "how about", "what if", "same for", "and if"),
-    kinds=frozenset(
+    kinds=words(
         """actor actress singer player artist author writer composer director person king queen president
         minister country state county city town province region nation island river lake mountain ocean sea
         company firm chain restaurant brand product model device platform service app language animal breed
         species plant team club band show series season episode movie film book novel song album game
         stadium war battle hurricane storm flag fund card bond stock account policy plan car vehicle school
-        university character event festival award""".split()  # noqa: SIM905
+        university character event festival award"""
     ),
     plural_suffixes=("s",),
-    pointer=re.compile(
+    pointer=pattern(
         r"\b(this|that|these|those|the)\s+((?:[A-Za-z][\w.'\u2019-]*\s+){0,3}?)([A-Za-z][\w'\u2019-]*?)"
-        r"(?:'s|\u2019s)?\b",
-        re.IGNORECASE,
+        r"(?:'s|\u2019s)?\b"
     ),
     articles=frozenset({"the"}),
-    pinned=re.compile(r"\s+(?:of|in|from|called|named)\s+\S", re.IGNORECASE),
+    pinned=pattern(r"\s+(?:of|in|from|called|named)\s+\S"),
     proper_name=re.compile(r"\b[A-Z][a-z]+"),
     # Only a question asks about a subject; a statement ("Lamins are found in
     # the nuclear membrane.") is checked, not disambiguated (on SciFact's
     # claims the rule otherwise asked back on 1 claim in 70).
-    question_start=re.compile(
+    question_start=pattern(
         r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
-        r"should|would|will|may|must|has|have|had|tell|explain|describe)\b",
-        re.IGNORECASE,
+        r"should|would|will|may|must|has|have|had|tell|explain|describe)\b"
     ),
-    small_talk=re.compile(
-        rf"^(?:(?:{_SMALL_TALK_PHRASES})(?:\s+(?:there|again|all|everyone|folks|team|bot))?[\s!.,;:?)(\-~*^]*)+$",
-        re.IGNORECASE,
+    small_talk=pattern(
+        rf"^(?:(?:{_SMALL_TALK_PHRASES})(?:\s+(?:there|again|all|everyone|folks|team|bot))?[\s!.,;:?)(\-~*^]*)+$"
     ),
-    stop_words=frozenset(
+    stop_words=words(
         """a an the and or but if then than so of to in on at by for with from as into onto about over
         under is are was were be been being am do does did doing have has had having can could should would
         may might must shall will what which who whom whose when where why how i me my we our you your he him
         his she her it its they them their this that these those there here not no nor any some all each
-        every""".split()  # noqa: SIM905 (a readable block of words)
-    ),
-    no_answer_text=DEFAULT_NO_ANSWER_TEXT,
-    small_talk_text=DEFAULT_SMALL_TALK_TEXT,
-    no_documents_text=(
-        "This workspace has no documents yet, so there is nothing to answer from. "
-        "Once documents are uploaded and ready, ask again."
-    ),
-    not_found_text="I could not find an answer to this in the workspace's documents.",
-    which_one="Which one do you mean?",
-    form_title="Which one do you mean?",
-    safe_reply=(
-        "I can't give that answer here. Your question has been passed to a person who will follow up."
-    ),
-    fallback_text=(
-        "Sorry, I could not put together a proper answer this time. "
-        "Please try again or rephrase the question."
+        every"""
     ),
     indefinites=frozenset({"a", "an", "any", "some", "another"}),
 )

@@ -1,5 +1,6 @@
 """The language of a text and the normalisation of Arabic-script text
-(retrieval/languages/): tables of texts and what they must give."""
+(languages/detect.py, languages/normalize.py): tables of texts and what
+they must give."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 
 import pytest
 
-from retrieval.languages import detect, normalize
+from languages import detect, normalize
 
 # (text, language): questions as users type them, short and long.
 DETECTED = [

@@ -1,0 +1,31 @@
+"""Arabic: written in the Arabic script, with ``ي ى ك ة`` where Persian
+writes ``ی ی ک ه``; it attaches "and" (و) and the article (ال) to the next
+word: "وماذا" (and what), "هذا البلد" (this country).
+
+- ``letters.py``: Persian letter forms and the variants of alef folded;
+- ``detection.py``: its letters, article and function words (languages/detect.py);
+- ``conversation.py``: follow-ups, kinds, pointers, questions, small talk;
+- ``texts.py``: the built-in replies;
+- ``examples.py``: sentences every language's checks run on (tests/languages/).
+
+The lexical analysis stems with Snowball's Arabic stemmer and drops
+stopwordsiso's Arabic list (Snowball has none).
+"""
+
+from __future__ import annotations
+
+from languages.ar import conversation, detection, letters, texts
+from languages.base import Language, Lexical
+from languages.scripts import ARABIC
+
+LANGUAGE = Language(
+    code="ar",
+    name="Arabic",
+    script=ARABIC,
+    precedence=2,
+    folding=letters.FOLDING,
+    detection=detection.DETECTION,
+    lexical=Lexical(stemmer="arabic", stopwordsiso="ar"),
+    conversation=conversation.CONVERSATION,
+    texts=texts.TEXTS,
+)

@@ -1,0 +1,33 @@
+"""Persian: written in the Arabic script with letters of its own (``پ چ ژ
+گ``, and ``ی ک`` where Arabic writes ``ي ك``); it has no article, puts
+adjectives after their noun ("این کشور", this country), and its question
+word may stand anywhere ("قهوه اولین بار کجا کشت شد؟").
+
+- ``letters.py``: Arabic letter forms folded to Persian ones;
+- ``detection.py``: its letters and function words (languages/detect.py);
+- ``conversation.py``: follow-ups, kinds, pointers, questions, small talk;
+- ``texts.py``: the built-in replies;
+- ``examples.py``: sentences every language's checks run on (tests/languages/).
+
+The lexical analysis stems with Snowball's Persian stemmer and drops
+stopwordsiso's Persian list (Snowball has none).
+"""
+
+from __future__ import annotations
+
+from languages.base import Language, Lexical
+from languages.fa import conversation, detection, letters, texts
+from languages.scripts import ARABIC
+
+LANGUAGE = Language(
+    code="fa",
+    name="Persian",
+    script=ARABIC,
+    # The Arabic script's first: a text that reads as Persian as Arabic is Persian.
+    precedence=1,
+    folding=letters.FOLDING,
+    detection=detection.DETECTION,
+    lexical=Lexical(stemmer="persian", stopwordsiso="fa"),
+    conversation=conversation.CONVERSATION,
+    texts=texts.TEXTS,
+)

@@ -1,0 +1,51 @@
+"""The languages the service knows: every folder of this package that
+defines ``LANGUAGE`` (a :class:`~languages.base.Language`), found when the
+package is first imported. Adding a language is adding its folder; nothing
+lists them elsewhere.
+
+:data:`LANGUAGES` is keyed by code and ordered by precedence (English
+first): where the service tries languages in turn, it tries them in this
+order. :func:`reload` reads the folders again, so that a folder added to
+the package's path (a test's throwaway language) is found; the mapping is
+updated in place, so every module that took it sees the change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from languages.base import Language
+
+LANGUAGES: dict[str, Language] = {}
+
+
+def reload() -> None:
+    """Find every language folder on the package's path (module doc)."""
+    # The package by name: importing it here would be an import cycle.
+    package = importlib.import_module(__package__ or "languages")
+    found = []
+    for folder in pkgutil.iter_modules(package.__path__):
+        if not folder.ispkg:
+            continue
+        language = getattr(importlib.import_module(f"{package.__name__}.{folder.name}"), "LANGUAGE", None)
+        if not isinstance(language, Language):
+            continue
+        if language.code != folder.name:
+            raise ImportError(f"languages/{folder.name}/ defines the language {language.code!r}")
+        found.append(language)
+    found.sort(key=lambda language: (language.precedence, language.code))
+    LANGUAGES.clear()
+    LANGUAGES.update((language.code, language) for language in found)
+
+
+reload()
+
+# The default: the language a text that tells none is held in, and the one
+# the rules and prompts were written in.
+ENGLISH = LANGUAGES["en"]
+
+
+def for_language(code: str) -> Language:
+    """The language of ``code`` (ISO 639-1); English for one without a folder."""
+    return LANGUAGES.get(code, ENGLISH)
