@@ -7,15 +7,16 @@ import re
 
 from languages.base import Conversation, pattern, words
 
-# Greetings, thanks, goodbyes and acknowledgements, and a few common
-# greetings of other languages.
+# Greetings, thanks, goodbyes and acknowledgements; and greetings of
+# languages without a folder of their own, which a Latin-script message is
+# answered in English for (another language's greetings are in its folder).
 _SMALL_TALK_PHRASES = (
     r"hi+|hello+|hey+|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening|day)|"
     r"thanks?(?:\s+(?:you|u))?(?:\s+(?:so|very)\s+much|\s+a\s+lot|\s+again)?|thank\s*(?:you|u)|thx|ty|cheers|"
     r"many\s+thanks|much\s+appreciated|(?:good)?bye|see\s+(?:you|ya)(?:\s+later)?|take\s+care|"
     r"ok(?:ay)?|k|cool|great|nice|perfect|awesome|got\s+it|sounds\s+good|understood|"
     r"how\s+are\s+you(?:\s+doing)?|what'?s\s+up|sup|"
-    r"hallo|bonjour|salut|hola|ciao|merci|danke|gracias|grazie|salam|merhaba"
+    r"hola|ciao|gracias|grazie|salam|merhaba"
 )
 
 CONVERSATION = Conversation(

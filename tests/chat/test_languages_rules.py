@@ -111,6 +111,16 @@ def test_small_talk_is_answered_in_its_language(message: str, language: str) -> 
     assert spoken is not None and spoken.code == language
 
 
+def test_a_greeting_is_its_own_languages_not_englishs() -> None:
+    """German and French greetings are in their folders: still small talk,
+    answered in their language, whatever the turn's."""
+    english = ENGLISH.conversation.small_talk
+    for greeting in ("hallo", "danke", "bonjour", "salut", "merci"):
+        assert english.match(greeting) is None and is_small_talk(greeting), greeting
+    spoken = small_talk_language("Merci", for_language("fa"))
+    assert spoken is not None and spoken.code == "fr"
+
+
 @pytest.mark.parametrize(
     ("text", "asks"),
     [

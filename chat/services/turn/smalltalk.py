@@ -4,7 +4,7 @@ Searching the documents for "hi" finds nothing worth citing, and answering
 "thanks" with "the documents don't say" reads as a malfunction. A message
 that is nothing but small talk in one of the languages (each language's
 ``conversation.small_talk``, languages/<code>/conversation.py; English's
-list also has a few common other greetings) — a question about
+list also has greetings of languages without a folder) — a question about
 the documents is never small talk, since it has more words than these
 phrases — is answered with the workspace's ``small_talk_text`` (or, while
 the workspace keeps the default, the built-in one of the language whose
