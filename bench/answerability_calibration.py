@@ -189,6 +189,7 @@ class Retrieved:
 def retrieve_all(data: Data) -> list[Retrieved]:
     """Each case's top 5 documents under the configured model (exact cosine)."""
     from chat.services.turn.followup_search import retrieval_queries
+    from languages import question_language
     from retrieval.embeddings import embed_cached
     from retrieval.search import ScoredPassage
 
@@ -196,7 +197,10 @@ def retrieve_all(data: Data) -> list[Retrieved]:
     vectors = {pool: pool_vectors(pool, [data.pools[pool][d] for d in ids[pool]]) for pool in data.pools}
     out = []
     for case in data.cases:
-        queries = retrieval_queries(case.question, list(case.earlier))
+        earlier = list(case.earlier)
+        queries = retrieval_queries(
+            case.question, earlier, language=question_language(case.question, earlier)
+        )
         embedded = embed_cached([q.text for q in queries], side="query")
         scores: np.ndarray = np.sum(
             [q.weight * (vectors[case.pool] @ v) for q, v in zip(queries, embedded, strict=True)], axis=0

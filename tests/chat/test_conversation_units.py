@@ -22,6 +22,7 @@ from chat.services.turn.followup_search import (
 )
 from chat.services.turn.rewrite import query_rewrite
 from chat.services.turn.smalltalk import is_small_talk
+from languages import ENGLISH
 
 EARLIER = ["When should I start a statin for an adult with diabetes?"]
 
@@ -31,7 +32,7 @@ EARLIER = ["When should I start a statin for an adult with diabetes?"]
     ["And for patients over 75?", "Is there a fee for that?", "How is it calculated?", "What about Norway?"],
 )
 def test_a_follow_up_leans_on_the_conversation(question: str) -> None:
-    assert needs_context(question, EARLIER)
+    assert needs_context(question, EARLIER, ENGLISH)
 
 
 @pytest.mark.parametrize(
@@ -42,16 +43,16 @@ def test_a_follow_up_leans_on_the_conversation(question: str) -> None:
     ],
 )
 def test_a_standalone_question_does_not(question: str) -> None:
-    assert not needs_context(question, EARLIER)
+    assert not needs_context(question, EARLIER, ENGLISH)
 
 
 def test_the_first_question_never_leans_on_anything() -> None:
-    assert not needs_context("And that?", [])
+    assert not needs_context("And that?", [], ENGLISH)
 
 
 def test_a_follow_up_is_searched_alone_and_with_the_earlier_turns_newest_first() -> None:
     earlier = ["Can I return a kettle?", "Can I return it opened?"]
-    queries = retrieval_queries("Is there a fee for that?", earlier)
+    queries = retrieval_queries("Is there a fee for that?", earlier, language=ENGLISH)
     assert [q.text for q in queries] == [
         "Is there a fee for that?",
         "Is there a fee for that? Can I return it opened? Can I return a kettle?",
@@ -61,13 +62,15 @@ def test_a_follow_up_is_searched_alone_and_with_the_earlier_turns_newest_first()
 
 def test_the_conversation_query_is_bounded_and_a_rewrite_is_searched_too() -> None:
     earlier = ["word " * 500]
-    queries = retrieval_queries("And that?", earlier, rewrite="  What does a long word cost?  ")
+    queries = retrieval_queries(
+        "And that?", earlier, language=ENGLISH, rewrite="  What does a long word cost?  "
+    )
     assert len(queries[1].text) == CONTEXT_MAX_CHARS
     assert queries[2].text == "What does a long word cost?" and queries[2].weight == 1.0
 
 
 def test_a_rewrite_equal_to_the_question_adds_nothing() -> None:
-    assert len(retrieval_queries("And that?", EARLIER, rewrite="And that?")) == 2
+    assert len(retrieval_queries("And that?", EARLIER, language=ENGLISH, rewrite="And that?")) == 2
 
 
 @pytest.mark.parametrize(
@@ -104,7 +107,7 @@ def test_small_talk_is_only_greetings_thanks_and_goodbyes(message: str, small: b
 def test_a_question_pointing_at_an_unnamed_subject(
     question: str, earlier_questions: list[str], pointer: str | None
 ) -> None:
-    assert clarify.unresolved_reference(question, earlier_questions) == pointer
+    assert clarify.unresolved_reference(question, earlier_questions, ENGLISH) == pointer
 
 
 def candidate(title: str, score: float, sentence: str) -> clarify.Candidate:
@@ -121,33 +124,51 @@ EGGS = candidate("Egg guide", 0.49, "Soft eggs take about four minutes in boilin
 
 
 def test_parallel_answers_about_distinct_subjects_are_asked_about() -> None:
-    asked = clarify.ambiguous("How long is the warranty?", [], [KETTLE, TOASTER], threshold=0.38)
+    asked = clarify.ambiguous(
+        "How long is the warranty?", [], [KETTLE, TOASTER], threshold=0.38, language=ENGLISH
+    )
     assert [c.label for c in asked] == ["Kettle K1", "Toaster T2"]
 
 
 def test_a_question_naming_one_subject_is_answered() -> None:
     assert (
-        clarify.ambiguous("How long is the kettle's warranty?", [], [KETTLE, TOASTER], threshold=0.38) == []
+        clarify.ambiguous(
+            "How long is the kettle's warranty?", [], [KETTLE, TOASTER], threshold=0.38, language=ENGLISH
+        )
+        == []
     )
     # ... or naming it earlier in the conversation.
     assert (
-        clarify.ambiguous("And the warranty?", ["I bought a toaster."], [KETTLE, TOASTER], threshold=0.38)
+        clarify.ambiguous(
+            "And the warranty?", ["I bought a toaster."], [KETTLE, TOASTER], threshold=0.38, language=ENGLISH
+        )
         == []
     )
 
 
 def test_answers_that_are_not_parallel_or_not_close_are_not_asked_about() -> None:
-    assert clarify.ambiguous("How long is the warranty?", [], [KETTLE, EGGS], threshold=0.38) == []
+    assert (
+        clarify.ambiguous("How long is the warranty?", [], [KETTLE, EGGS], threshold=0.38, language=ENGLISH)
+        == []
+    )
     far = candidate("Toaster T2", 0.40, TOASTER.sentence)
-    assert clarify.ambiguous("How long is the warranty?", [], [KETTLE, far], threshold=0.38) == []
+    assert (
+        clarify.ambiguous("How long is the warranty?", [], [KETTLE, far], threshold=0.38, language=ENGLISH)
+        == []
+    )
     low = candidate("Toaster T2", 0.30, TOASTER.sentence)
-    assert clarify.ambiguous("How long is the warranty?", [], [KETTLE, low], threshold=0.38) == []
+    assert (
+        clarify.ambiguous("How long is the warranty?", [], [KETTLE, low], threshold=0.38, language=ENGLISH)
+        == []
+    )
 
 
 def test_an_unnamed_subject_asks_even_below_the_threshold() -> None:
     deer = candidate("Deer", 0.25, "Deer grow antlers every year.")
     moose = candidate("Moose", 0.22, "Moose have the largest antlers of any deer.")
-    asked = clarify.ambiguous("Does this animal have antlers?", [], [deer, moose], threshold=0.38)
+    asked = clarify.ambiguous(
+        "Does this animal have antlers?", [], [deer, moose], threshold=0.38, language=ENGLISH
+    )
     assert [c.label for c in asked] == ["Deer", "Moose"]
 
 
@@ -201,8 +222,10 @@ def test_a_usable_rewrite_is_one_line() -> None:
 
 def test_a_statement_is_checked_not_asked_about() -> None:
     statement = "The warranty lasts two years."
-    assert not clarify.is_question(statement) and clarify.is_question("Tell me about the warranty")
-    assert clarify.ambiguous(statement, [], [KETTLE, TOASTER], threshold=0.38) == []
+    assert not clarify.is_question(statement, ENGLISH) and clarify.is_question(
+        "Tell me about the warranty", ENGLISH
+    )
+    assert clarify.ambiguous(statement, [], [KETTLE, TOASTER], threshold=0.38, language=ENGLISH) == []
 
 
 @pytest.mark.parametrize(
@@ -217,7 +240,7 @@ def test_a_statement_is_checked_not_asked_about() -> None:
     ],
 )
 def test_the_kind_of_thing_may_be_any_word_of_the_phrase(question: str, pointer: str | None) -> None:
-    assert clarify.unresolved_reference(question, []) == pointer
+    assert clarify.unresolved_reference(question, [], ENGLISH) == pointer
 
 
 @pytest.mark.parametrize(
@@ -233,4 +256,4 @@ def test_a_demonstrative_needs_the_conversation_to_have_singled_one_out(
     earlier: list[str], pointer: str | None
 ) -> None:
     question = "What are the potential rewards of this credit card?"
-    assert clarify.unresolved_reference(question, earlier) == pointer
+    assert clarify.unresolved_reference(question, earlier, ENGLISH) == pointer

@@ -169,6 +169,18 @@ def test_a_workspace_without_documents_says_so_in_the_question_language(owner: T
     ]
 
 
+def test_small_talk_too_short_to_tell_takes_the_conversations_language(owner: Tenant) -> None:
+    """The turn's language is decided once, with the conversation: "Super!"
+    after a German question is German small talk, as a short question would
+    be a German one."""
+    documents, question, _, _, _, _ = CASES["de"]
+    first = chat(with_documents(owner, documents), question)
+    reply = chat(owner, "Super!", session_id=first["session"]["id"])["assistant_message"]
+    assert reply["response"]["parts"] == [{"text": for_language("de").texts.small_talk_text, "source": None}]
+    alone = chat(owner, "Super!")["assistant_message"]
+    assert alone["response"]["parts"] == [{"text": for_language("en").texts.small_talk_text, "source": None}]
+
+
 def test_a_workspace_own_texts_are_kept_whatever_the_language(owner: Tenant) -> None:
     owner.workspace.no_answer_text = "Nothing on that here."
     owner.workspace.small_talk_text = "Hi! Ask about the kettle."

@@ -43,7 +43,7 @@ EARLIER = {
     ],
 )
 def test_a_follow_up_in_each_language_leans_on_the_conversation(language: str, question: str) -> None:
-    assert needs_context(question, EARLIER[language])
+    assert needs_context(question, EARLIER[language], question_language(question, EARLIER[language]))
     assert needs_context(question, EARLIER[language], for_language(language))
 
 
@@ -57,7 +57,7 @@ def test_a_follow_up_in_each_language_leans_on_the_conversation(language: str, q
     ],
 )
 def test_a_standalone_question_in_each_language_is_searched_as_it_is(language: str, question: str) -> None:
-    assert not needs_context(question, EARLIER[language])
+    assert not needs_context(question, EARLIER[language], question_language(question, EARLIER[language]))
 
 
 @pytest.mark.parametrize(
@@ -107,8 +107,16 @@ def test_small_talk_in_each_language(message: str, small: bool) -> None:
     ],
 )
 def test_small_talk_is_answered_in_its_language(message: str, language: str) -> None:
-    spoken = small_talk_language(message)
+    spoken = small_talk_language(message, question_language(message))
     assert spoken is not None and spoken.code == language
+
+
+def test_small_talk_that_does_not_tell_is_answered_in_the_turns_language() -> None:
+    german = for_language("de")
+    assert small_talk_language("Super!", german) is german
+    assert small_talk_language("Super!", ENGLISH) is ENGLISH
+    # A phrase the turn's language lacks is answered in the one that has it.
+    assert small_talk_language("thanks", german) is ENGLISH
 
 
 def test_a_greeting_is_its_own_languages_not_englishs() -> None:
@@ -139,7 +147,7 @@ def test_a_greeting_is_its_own_languages_not_englishs() -> None:
     ],
 )
 def test_a_question_is_told_from_a_statement_in_each_language(text: str, asks: bool) -> None:
-    assert clarify.is_question(text) is asks
+    assert clarify.is_question(text, question_language(text)) is asks
 
 
 @pytest.mark.parametrize(
@@ -157,7 +165,7 @@ def test_a_question_is_told_from_a_statement_in_each_language(text: str, asks: b
     ],
 )
 def test_an_unnamed_subject_in_each_language(question: str, earlier: list[str], pointer: str | None) -> None:
-    assert clarify.unresolved_reference(question, earlier) == pointer
+    assert clarify.unresolved_reference(question, earlier, question_language(question, earlier)) == pointer
 
 
 def test_the_turn_takes_the_conversation_language_when_the_question_does_not_tell() -> None:

@@ -13,6 +13,7 @@ from pytest_django import Settings
 from chat.models import Session
 from chat.services.turn.history import TurnContext
 from chat.services.turn.retrieve import turn_retrieve
+from languages import ENGLISH
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant, token_client
 from tests.transcripts.factories import conversation
@@ -156,7 +157,9 @@ def test_a_chosen_document_outside_a_tokens_resources_is_ignored(owner: Tenant) 
     document by its title: one outside the token's resources is ignored."""
     wards = ingest_text(owner.workspace, "Wards", "Cardiology ward visiting hours are 2 to 4 pm daily.")
     menu = ingest_text(owner.workspace, "Menu", "The cafeteria serves lentil soup on Fridays.")
-    context = TurnContext(question="Wards", chosen=wards.id, chosen_question="What are the visiting hours?")
+    context = TurnContext(
+        question="Wards", language=ENGLISH, chosen=wards.id, chosen_question="What are the visiting hours?"
+    )
     found = turn_retrieve(workspace=owner.workspace, context=context, resource_ids=[], allowed=[menu.id])
     assert found.passages and {p.resource_id for p in found.passages} == {menu.id}
     unfiltered = turn_retrieve(workspace=owner.workspace, context=context, resource_ids=[])

@@ -41,7 +41,7 @@ from chat.contract import Form, FormChoice, Part, Reply, ResponseType
 from chat.output import ParsedReply
 from chat.services.turn.choice import FIELD_NAME, numbered
 from chat.text import content_words
-from languages import ENGLISH, Language, normalize, question_language
+from languages import ENGLISH, Language, normalize
 from resources.titles import shorten
 
 # The English question back (every language's: languages/<code>/texts.py).
@@ -95,11 +95,9 @@ class Candidate:
         return shorten(self.name, MAX_LABEL_CHARS)
 
 
-def unresolved_reference(
-    question: str, earlier_questions: Sequence[str], language: Language | None = None
-) -> str | None:
+def unresolved_reference(question: str, earlier_questions: Sequence[str], language: Language) -> str | None:
     """The phrase by which ``question`` points at an unnamed subject, if any
-    (the words of ``language``: the question's, detected when not given).
+    (the words of ``language``, the turn's).
 
     The noun phrase after a pointing word is read up to ``MAX_PHRASE_WORDS``
     words (to a stop word or punctuation), so the kind of thing may be any
@@ -111,7 +109,6 @@ def unresolved_reference(
     words (which would cover "How does this work?") asked back on 10 % of
     answerable MTRAG-UN dev questions in both collections
     (``bench/cross_split.py``)."""
-    language = language or question_language(question, earlier_questions)
     rules = language.conversation
     question = normalize(question, language.code)
     for match in rules.pointer.finditer(question):
@@ -181,14 +178,13 @@ def ambiguous(
     candidates: Sequence[Candidate],
     *,
     threshold: float,
-    language: Language | None = None,
+    language: Language,
 ) -> list[Candidate]:
     """The candidates to ask about (two or more), or ``[]`` to answer.
 
     ``candidates``: each document's best sentence, best first; ``language``:
-    the question's (detected when not given).
+    the turn's.
     """
-    language = language or question_language(question, earlier_questions)
     if unresolved_reference(question, earlier_questions, language):
         pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])
         if len(pointed) >= 2:
@@ -213,12 +209,11 @@ def ambiguous(
     return close[:MAX_OPTIONS]
 
 
-def is_question(text: str, language: Language | None = None) -> bool:
+def is_question(text: str, language: Language) -> bool:
     """Whether ``text`` asks (a question mark, or a question's first word in
-    ``language``: the text's, detected when not given)."""
+    ``language``, the turn's)."""
     if text.rstrip().endswith(("?", "\u061f")):
         return True
-    language = language or question_language(text)
     return language.conversation.question_start.match(normalize(text, language.code)) is not None
 
 

@@ -50,7 +50,7 @@ from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify, naming
 from chat.services.turn.history import TurnContext
 from chat.wording import workspace_language
-from languages import ENGLISH, Language
+from languages import Language
 from retrieval.search import ScoredPassage
 from workspaces.models import Workspace
 
@@ -73,23 +73,21 @@ class Decision:
     reply: ParsedReply | None = None
 
 
-def small_talk_text(workspace: Workspace, language: Language = ENGLISH) -> str:
+def small_talk_text(workspace: Workspace, language: Language) -> str:
     """The workspace's reply to small talk in ``language`` (order above)."""
     return workspace_language(workspace, language).texts.small_talk_text
 
 
-def no_answer_text(workspace: Workspace, language: Language = ENGLISH) -> str:
+def no_answer_text(workspace: Workspace, language: Language) -> str:
     """The workspace's "the documents don't say" in ``language`` (order above)."""
     return workspace_language(workspace, language).texts.no_answer_text
 
 
-def small_talk(workspace: Workspace, language: Language = ENGLISH) -> Decision:
+def small_talk(workspace: Workspace, language: Language) -> Decision:
     return Decision(Intent.SMALL_TALK, reply=text_reply(small_talk_text(workspace, language)))
 
 
-def no_answer(
-    workspace: Workspace, answerability: float | None = None, language: Language = ENGLISH
-) -> Decision:
+def no_answer(workspace: Workspace, answerability: float | None, language: Language) -> Decision:
     reply = text_reply(no_answer_text(workspace, language))
     return Decision(Intent.NO_ANSWER, answerability=answerability, reply=reply)
 

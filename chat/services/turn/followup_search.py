@@ -58,7 +58,7 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 
 from chat.text import WORD, content_words
-from languages import Language, normalize, question_language
+from languages import Language, normalize
 from retrieval.embeddings import embed_ahead
 from retrieval.filters import OPEN, Access
 from retrieval.search import Legs, ScoredPassage, search
@@ -79,12 +79,11 @@ class RetrievalQuery:
     weight: float
 
 
-def needs_context(question: str, earlier_questions: Sequence[str], language: Language | None = None) -> bool:
+def needs_context(question: str, earlier_questions: Sequence[str], language: Language) -> bool:
     """Whether ``question`` leans on the earlier user turns (cheap: its words
-    only, those of ``language``: the question's, detected when not given)."""
+    only, those of ``language``, the turn's)."""
     if not earlier_questions:
         return False
-    language = language or question_language(question, earlier_questions)
     return leans_on_conversation(question, language) or len(content_words(question)) < STANDALONE_MIN_WORDS
 
 
@@ -101,27 +100,31 @@ def leans_on_conversation(question: str, language: Language) -> bool:
     return " ".join(words[:2]) in rules.continuation_phrases
 
 
+def question_query(question: str) -> RetrievalQuery:
+    """Every turn's first query: the question, as long as a query may be."""
+    return RetrievalQuery(question[: settings.MAX_QUERY_CHARS], 1.0)
+
+
 def retrieval_queries(
     question: str,
     earlier_questions: Sequence[str],
     *,
+    language: Language,
     rewrite: str | None = None,
-    language: Language | None = None,
 ) -> list[RetrievalQuery]:
     """What to search for this turn: the question, and for a follow-up the
     question with the conversation (and the model's rewrite, when there is one).
 
     ``earlier_questions``: the earlier user turns, oldest first; ``language``:
-    the turn's (detected when not given).
+    the turn's.
     """
-    limit = settings.MAX_QUERY_CHARS
-    queries = [RetrievalQuery(question[:limit], 1.0)]
+    queries = [question_query(question)]
     if not needs_context(question, earlier_questions, language):
         return queries
     joined = " ".join([question, *reversed(earlier_questions)])[:CONTEXT_MAX_CHARS]
     queries.append(RetrievalQuery(joined, CONTEXT_WEIGHT))
     if rewrite and rewrite.strip() and rewrite.strip() != question.strip():
-        queries.append(RetrievalQuery(rewrite.strip()[:limit], 1.0))
+        queries.append(RetrievalQuery(rewrite.strip()[: settings.MAX_QUERY_CHARS], 1.0))
     return queries
 
 

@@ -10,21 +10,22 @@ from django.conf import settings
 
 from chat.backends import get_backend, resolve_model
 from chat.models import Grounding
-from chat.prompting import QuestionTooLong, question_fits
+from chat.prompting import QuestionTooLong, question_fits, system_message
 from chat.services.guard_policies import guard_policy_load
 from chat.services.messages import StoredQuestion
 from chat.services.questions import question_resume, question_store
 from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, token_counter, turn_compose
 from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
-from chat.services.turn.history import turn_context
+from chat.services.turn.history import TurnContext, turn_context
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval, candidate_passages, retrieval_ahead, turn_retrieve
 from chat.services.turn.scope import turn_access
-from chat.services.turn.smalltalk import small_talk_language
+from chat.services.turn.smalltalk import is_small_talk, small_talk_language
 from daneshyar import timing
 from daneshyar.exceptions import Forbidden, ValidationFailed
-from languages import Language, question_language
+from languages import LANGUAGES, Language
 from resources.selectors import ready_resources_exist
+from retrieval.filters import OPEN
 from retrieval.search import named_resources_validate
 
 
@@ -32,7 +33,8 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
     """Everything before generation. Raises 403/400/404 before storing anything.
 
     The conversation's history and system note (a ``messages`` list) are
-    stored with a new session, checked against an existing one.
+    stored with a new session, checked against an existing one. The turn's
+    language is decided with the conversation (``turn_context``), once.
     """
     _trace_check(request)
     access = turn_access(
@@ -43,13 +45,12 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
         groups=request.groups,
     )
     request = replace(request, allowed_resource_ids=access.resource_ids, access=access)
-    language = question_language(request.question)
     with timing.phase("plan"):
         plan = _plan(request)
         if plan.generative:
-            _question_check(request, plan, language)
-    spoken = None if plan.generative else small_talk_language(request.question, language)
-    small = spoken is not None
+            _question_check(request, plan)
+    # A generative model greets back itself; the extractive engine has no words of its own.
+    small = not plan.generative and is_small_talk(request.question)
     if plan.grounded and not small:
         # The question is embedded while it is stored. A wrong session's 404
         # then costs that embedding too, on a turn the rate limits counted.
@@ -61,33 +62,42 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
         context = turn_context(
             workspace=request.workspace, stored=stored, question=request.question, access=access
         )
-    retrieval = Retrieval(passages=[], queries=[])
-    decision = Decision(Intent.ANSWER)
     if small:
-        # A generative model greets back itself; the extractive engine has no words of its own.
-        decision = small_talk(request.workspace, spoken or language)
+        spoken = small_talk_language(request.question, context.language) or context.language
+        retrieval, decision = Retrieval(passages=[], queries=[]), small_talk(request.workspace, spoken)
     elif plan.grounded:
-        retrieval = turn_retrieve(
-            workspace=request.workspace,
-            context=context,
-            resource_ids=request.resource_ids,
-            allowed=request.allowed_resource_ids,
-            access=access,
-            rewriter=plan.backend if plan.backend.generative else None,
-        )
-        with timing.phase("decide"):
-            decision = turn_decide(
-                workspace=request.workspace,
-                context=context,
-                passages=retrieval.passages,
-                scoring_context=retrieval.scoring_context,
-                may_clarify=not plan.generative,
-                deeper=partial(candidate_passages, request.workspace, context, access),
-            )
+        retrieval, decision = _retrieve_and_decide(request, plan, context)
+    else:
+        retrieval, decision = Retrieval(passages=[], queries=[]), Decision(Intent.ANSWER)
     with timing.phase("compose"):
         return turn_compose(
             request, plan=plan, stored=stored, context=context, retrieval=retrieval, decision=decision
         )
+
+
+def _retrieve_and_decide(
+    request: TurnRequest, plan: TurnPlan, context: TurnContext
+) -> tuple[Retrieval, Decision]:
+    """A grounded turn's passages, and what to do with them."""
+    access = request.access or OPEN
+    retrieval = turn_retrieve(
+        workspace=request.workspace,
+        context=context,
+        resource_ids=request.resource_ids,
+        allowed=request.allowed_resource_ids,
+        access=access,
+        rewriter=plan.backend if plan.backend.generative else None,
+    )
+    with timing.phase("decide"):
+        decision = turn_decide(
+            workspace=request.workspace,
+            context=context,
+            passages=retrieval.passages,
+            scoring_context=retrieval.scoring_context,
+            may_clarify=not plan.generative,
+            deeper=partial(candidate_passages, request.workspace, context, access),
+        )
+    return retrieval, decision
 
 
 def _trace_check(request: TurnRequest) -> None:
@@ -122,8 +132,11 @@ def _plan(request: TurnRequest) -> TurnPlan:
     )
 
 
-def _question_check(request: TurnRequest, plan: TurnPlan, language: Language) -> None:
-    """400 when the instructions and the question alone do not fit the model's window."""
+def _question_check(request: TurnRequest, plan: TurnPlan) -> None:
+    """400 when the instructions and the question alone do not fit the model's
+    window, whatever language the turn is then held in: it is decided with
+    the conversation, after the question is stored, so the instructions are
+    counted with the longest language line a turn can carry."""
     try:
         question_fits(
             count=plan.count,
@@ -132,7 +145,7 @@ def _question_check(request: TurnRequest, plan: TurnPlan, language: Language) ->
             question=request.question,
             grounded=plan.grounded,
             system_note=request.conversation.system or "",
-            language=language,
+            language=max(LANGUAGES.values(), key=_instructions_length),
         )
     except QuestionTooLong as exc:
         raise ValidationFailed(
@@ -144,6 +157,10 @@ def _question_check(request: TurnRequest, plan: TurnPlan, language: Language) ->
                 ]
             },
         ) from None
+
+
+def _instructions_length(language: Language) -> int:
+    return len(system_message("", language=language)["content"])
 
 
 def _question_save(request: TurnRequest) -> StoredQuestion:

@@ -13,6 +13,7 @@ from chat.services.turn.followup_search import (
     RetrievalQuery,
     followup_search,
     needs_context,
+    question_query,
     retrieval_queries,
 )
 from chat.services.turn.history import TurnContext
@@ -40,7 +41,7 @@ def retrieval_ahead(question: str, *, model: str) -> None:
     thread, so that the model (the workspace's, ``model``) runs while the
     question is stored."""
     if Legs.configured().dense:
-        embed_ahead([retrieval_queries(question, [])[0].text], side="query", model=model)
+        embed_ahead([question_query(question).text], side="query", model=model)
 
 
 def turn_retrieve(

@@ -13,36 +13,46 @@ phrases it is), ``grounding: none``, without retrieval.
 
 from __future__ import annotations
 
-import re
-
-from languages import ENGLISH, LANGUAGES, Language, normalize, question_language
+from languages import ENGLISH, LANGUAGES, Language, normalize
+from languages.scripts import SCRIPTS
 
 MAX_CHARS = 80
-_ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
 
 
-def small_talk_language(message: str, language: Language | None = None) -> Language | None:
+def small_talk_language(message: str, language: Language) -> Language | None:
     """The language in which ``message`` is only a greeting, thanks, a goodbye
     or an acknowledgement, or None when it is more. ``language`` (the
-    message's, detected when not given) is tried first, then every language:
-    a short "مرحبا" or "Super!" says too little to detect. The reply's
-    language is the message's; one that does not tell is answered in English
-    when written in Latin letters, and in the language whose phrase it is
-    when in the Arabic script."""
+    turn's) is tried first, then every language: a short "مرحبا" or "Super!"
+    says too little to detect. A turn held in English (the default, also for
+    a message that does not tell) is answered in English when the message is
+    written in English's script only ("Super!" says no more German than
+    English); otherwise in the language whose phrase it is."""
     text = message.strip()
-    if not text or len(text) > MAX_CHARS:
+    if not _short(text):
         return None
-    first = language or question_language(text)
-    for candidate in (first, *LANGUAGES.values()):
-        if candidate.conversation.small_talk.match(normalize(text, candidate.code)) is not None:
-            break
-    else:
+    spoken = next((c for c in (language, *LANGUAGES.values()) if _spoken_in(text, c)), None)
+    if spoken is None:
         return None
-    if first is ENGLISH and not _ARABIC_SCRIPT.search(text):
-        return ENGLISH  # "Super!" says no more German than English
-    return candidate
+    if language is ENGLISH and not _other_script(text):
+        return ENGLISH
+    return spoken
 
 
-def is_small_talk(message: str, language: Language | None = None) -> bool:
-    """Whether ``message`` is only small talk (:func:`small_talk_language`)."""
-    return small_talk_language(message, language) is not None
+def is_small_talk(message: str) -> bool:
+    """Whether ``message`` is only small talk in some language (which one,
+    and the reply's language, wait for the turn's language:
+    :func:`small_talk_language`)."""
+    text = message.strip()
+    return _short(text) and any(_spoken_in(text, language) for language in LANGUAGES.values())
+
+
+def _short(text: str) -> bool:
+    return 0 < len(text) <= MAX_CHARS
+
+
+def _spoken_in(text: str, language: Language) -> bool:
+    return language.conversation.small_talk.match(normalize(text, language.code)) is not None
+
+
+def _other_script(text: str) -> bool:
+    return any(script.block.search(text) for script in SCRIPTS if script is not ENGLISH.script)
