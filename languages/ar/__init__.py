@@ -2,14 +2,11 @@
 writes ``ی ی ک ه``; it attaches "and" (و) and the article (ال) to the next
 word: "وماذا" (and what), "هذا البلد" (this country).
 
-- ``letters.py``: Persian letter forms and the variants of alef folded;
-- ``detection.py``: its letters, article and function words (languages/detect.py);
-- ``conversation.py``: follow-ups, kinds, pointers, questions, small talk;
-- ``texts.py``: the built-in replies;
-- ``examples.py``: sentences every language's checks run on (tests/languages/).
-
-The lexical analysis stems with Snowball's Arabic stemmer and drops
-stopwordsiso's Arabic list (Snowball has none).
+Its folder holds what English's does (languages/en/__init__.py) but quantity
+words and abbreviations, and its letter folding (``letters.py``: Persian
+letter forms and the variants of alef folded). The lexical analysis stems
+with Snowball's Arabic stemmer and drops stopwordsiso's Arabic list
+(Snowball has none).
 """
 
 from __future__ import annotations

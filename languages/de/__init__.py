@@ -1,11 +1,6 @@
-"""German: written in the Latin script with ``ä ö ü ß``.
-
-- ``detection.py``: its letters, function words, greetings and opening
-  question words (languages/detect.py);
-- ``stop_words.py``: Snowball's stop words (the lexical analysis);
-- ``conversation.py``: follow-ups, kinds, pointers, questions, small talk;
-- ``texts.py``: the built-in replies;
-- ``examples.py``: sentences every language's checks run on (tests/languages/).
+"""German: written in the Latin script with ``ä ö ü ß``. Its folder
+holds what English's does (languages/en/__init__.py) but quantity words and
+abbreviations; it is told by its greetings and opening question words too.
 """
 
 from __future__ import annotations

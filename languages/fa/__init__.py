@@ -3,14 +3,11 @@
 adjectives after their noun ("این کشور", this country), and its question
 word may stand anywhere ("قهوه اولین بار کجا کشت شد؟").
 
-- ``letters.py``: Arabic letter forms folded to Persian ones;
-- ``detection.py``: its letters and function words (languages/detect.py);
-- ``conversation.py``: follow-ups, kinds, pointers, questions, small talk;
-- ``texts.py``: the built-in replies;
-- ``examples.py``: sentences every language's checks run on (tests/languages/).
-
-The lexical analysis stems with Snowball's Persian stemmer and drops
-stopwordsiso's Persian list (Snowball has none).
+Its folder holds what English's does (languages/en/__init__.py) but quantity
+words and abbreviations, and its letter folding (``letters.py``: Arabic
+letter forms folded to Persian ones). The lexical analysis stems with
+Snowball's Persian stemmer and drops stopwordsiso's Persian list (Snowball
+has none).
 """
 
 from __future__ import annotations
