@@ -43,7 +43,7 @@ import stopwordsiso
 from languages.base import Language
 from languages.detect import UNDETERMINED, detect
 from languages.normalize import normalize
-from languages.registry import LANGUAGES
+from languages.registry import LANGUAGES, WRITTEN_IN
 from languages.scripts import SCRIPTS, Script
 
 _WORD = re.compile(r"[^\W_]+")
@@ -112,9 +112,7 @@ def lexical_text(text: str, language: str) -> str:
 
 
 def _analysed_in(script: Script) -> tuple[str, ...]:
-    return tuple(
-        code for code, language in LANGUAGES.items() if language.script is script and language.lexical.stemmer
-    )
+    return tuple(language.code for language in WRITTEN_IN.get(script, ()) if language.lexical.stemmer)
 
 
 def query_languages(text: str) -> tuple[str, ...]:

@@ -22,8 +22,9 @@ from languages.folding import Folding, fold
 from languages.scripts import Script
 
 # What a greeting or an opening question word weighs in detection, and the
-# score a language with a default script rival needs before it is named:
-# one "la" or "on" in an English abstract ("PKG-la", "based on") is no French.
+# score a text needs before it is named a language that asks no other
+# (``Detection.min_evidence``; English asks 1, Persian and Arabic 0): one
+# "la" or "on" in an English abstract ("PKG-la", "based on") is no French.
 MIN_EVIDENCE = 4
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from languages.base import MIN_EVIDENCE, Language
-from languages.registry import ENGLISH, LANGUAGES, for_language
+from languages.registry import ENGLISH, WRITTEN_IN, for_language
 from languages.scripts import SCRIPTS, WORD, Script
 
 UNDETERMINED = "und"
@@ -46,41 +46,48 @@ def detect(text: str) -> str:
     """The ISO 639-1 code of ``text``'s language, or ``und`` when it cannot
     tell (module doc)."""
     text = text[:MAX_CHARS]
-    counts = [(len(script.letter.findall(text)), script) for script in SCRIPTS]
-    letters, script = max(counts, key=lambda count: count[0])
-    candidates = [language for language in LANGUAGES.values() if language.script is script]
-    if letters == 0 or not candidates:
+    most, script = 0, SCRIPTS[0]
+    for each in SCRIPTS:  # a tie keeps the earlier script
+        letters = len(each.letter.findall(text))
+        if letters > most:
+            most, script = letters, each
+    candidates = WRITTEN_IN.get(script, ())
+    if most == 0 or not candidates:
         return UNDETERMINED
     return _within(text, script, candidates)
 
 
 def _within(text: str, script: Script, candidates: Sequence[Language]) -> str:
     letters = set(text.lower())
-    words = script.words(text)
+    words = script.words(text)  # each distinct word, or each occurrence (languages/scripts.py)
     distinct = set(words)
     opening = next(iter(WORD.findall(text[:_OPENING_CHARS].lower())), "")
-    scores = {
-        language.code: _letters_and_greetings(language, letters, distinct, opening) for language in candidates
-    }
-    for word in words:
-        owners = [language for language in candidates if word in language.detection.function_words]
-        for language in owners:
-            scores[language.code] += script.word_weight
-        if not owners:
-            for language in candidates:
-                if any(word.startswith(p) and len(word) > len(p) + 1 for p in language.detection.prefixes):
-                    scores[language.code] += 1
-    top = max(scores.values())
-    tied = [language for language in candidates if scores[language.code] == top]
+    owned: set[str] = set()
+    scores = []
+    for language in candidates:
+        detection = language.detection
+        found = distinct & detection.function_words
+        owned |= found
+        # Each found word said once, unless the script counts repeats and one is.
+        said = len(found) if len(distinct) == len(words) else sum(map(found.__contains__, words))
+        score = script.word_weight * said
+        score += detection.letter_weight * len(letters & detection.letters) + len(letters & detection.forms)
+        score += MIN_EVIDENCE * (len(distinct & detection.greetings) + (opening in detection.openings))
+        scores.append(score)
+    for index, language in enumerate(candidates):
+        prefixes = language.detection.prefixes
+        if prefixes:
+            scores[index] += sum(_prefixed(word, prefixes) for word in words if word not in owned)
+    top = max(scores)
+    tied = [language for language, score in zip(candidates, scores, strict=True) if score == top]
     typed = [language for language in tied if language.detection.forms & letters]
     best = typed[0] if len(typed) == 1 else tied[0]
     return best.code if top >= best.detection.min_evidence else UNDETERMINED
 
 
-def _letters_and_greetings(language: Language, letters: set[str], words: set[str], opening: str) -> int:
-    detection = language.detection
-    score = detection.letter_weight * len(letters & detection.letters) + len(letters & detection.forms)
-    return score + MIN_EVIDENCE * (len(words & detection.greetings) + (opening in detection.openings))
+def _prefixed(word: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether ``word`` carries one of ``prefixes`` and two letters more at least."""
+    return word.startswith(prefixes) and any(word.startswith(p) and len(word) > len(p) + 1 for p in prefixes)
 
 
 def question_language(question: str, earlier_questions: Sequence[str] = ()) -> Language:

@@ -17,8 +17,7 @@ with Arabic ``ي ك`` matches a sentence written with Persian ``ی ک``.
 from __future__ import annotations
 
 from languages.folding import fold
-from languages.registry import LANGUAGES
-from languages.scripts import SCRIPTS
+from languages.registry import LANGUAGES, WRITTEN_IN
 
 
 def normalize(text: str, language: str) -> str:
@@ -31,8 +30,7 @@ def normalize(text: str, language: str) -> str:
 def normalize_any(text: str) -> str:
     """``text`` normalised for comparing across languages (module doc)."""
     text = fold(text)
-    for script in SCRIPTS:
-        first = next((language for language in LANGUAGES.values() if language.script is script), None)
-        if first is not None and first.folding is not None:
-            text = text.translate(first.folding)
+    for languages in WRITTEN_IN.values():
+        if languages[0].folding is not None:
+            text = text.translate(languages[0].folding)
     return text

@@ -5,9 +5,10 @@ lists them elsewhere.
 
 :data:`LANGUAGES` is keyed by code and ordered by precedence (English
 first): where the service tries languages in turn, it tries them in this
-order. :func:`reload` reads the folders again, so that a folder added to
-the package's path (a test's throwaway language) is found; the mapping is
-updated in place, so every module that took it sees the change.
+order; :data:`WRITTEN_IN` holds them by script. :func:`reload` reads the
+folders again, so that a folder added to the package's path (a test's
+throwaway language) is found; both mappings are updated in place, so every
+module that took them sees the change.
 """
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ import importlib
 import pkgutil
 
 from languages.base import Language
+from languages.scripts import Script
 
 LANGUAGES: dict[str, Language] = {}
+# The languages of each script, in the same order (detection reads a text's
+# script first, then compares only its languages).
+WRITTEN_IN: dict[Script, tuple[Language, ...]] = {}
 
 
 def reload() -> None:
@@ -37,6 +42,9 @@ def reload() -> None:
     found.sort(key=lambda language: (language.precedence, language.code))
     LANGUAGES.clear()
     LANGUAGES.update((language.code, language) for language in found)
+    WRITTEN_IN.clear()
+    for script in dict.fromkeys(language.script for language in found):
+        WRITTEN_IN[script] = tuple(language for language in found if language.script is script)
 
 
 reload()

@@ -83,6 +83,16 @@ def test_the_project_package_imports_no_app(tmp_path: Path) -> None:
     assert "daneshyar.health -> retrieval.embeddings" in result.stdout
 
 
+def test_language_data_imports_no_other_package_of_the_project(tmp_path: Path) -> None:
+    """languages sits above daneshyar in the layers, but imports it no more than an app."""
+    tree = _copy_tree(tmp_path)
+    detect = tree / "languages" / "detect.py"
+    detect.write_text(detect.read_text() + "\nfrom daneshyar import env  # noqa: E402,F401\n")
+    result = _lint_imports(tree)
+    assert result.returncode != 0
+    assert "languages.detect -> daneshyar.env" in result.stdout
+
+
 def test_the_conversation_never_imports_the_transcript_wing(tmp_path: Path) -> None:
     tree = _copy_tree(tmp_path)
     store = tree / "chat" / "services" / "turn" / "store.py"
