@@ -13,8 +13,8 @@ examples its data must read right. The code, generic over that data:
 - ``registry.py``: :data:`LANGUAGES`, the folders found, and
   :func:`for_language`;
 - ``scripts.py``: the Latin and Arabic scripts, how each reads words;
-- ``folding.py`` and ``normalize.py``: :func:`normalize` (digits, marks,
-  a language's letter folding) and :func:`normalize_any`;
+- ``normalize.py``: :func:`normalize` (digits, marks, a language's letter
+  folding) and :func:`normalize_any`;
 - ``detect.py``: :func:`detect`, and :func:`question_language`, the
   language a chat turn is held in;
 - ``analysis.py``: the lexical leg's analysis (``terms``, ``query_text``);

@@ -7,7 +7,7 @@ registry (languages/registry.py) finds it by its ISO 639-1 code. Code reads
 the data; it never names a language to decide how to treat it.
 
 The helpers at the bottom write word lists and patterns as they are
-compared: after the language's own folding (languages/folding.py), so that
+compared: after the language's own folding (languages/normalize.py), so that
 a list written with Arabic letters still matches a question typed with
 Persian ones.
 """
@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from languages.folding import Folding, fold
+from languages.normalize import Folding, fold
 from languages.scripts import Script
 
 # What a greeting or an opening question word weighs in detection, and the

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from languages.base import MIN_EVIDENCE, Language
-from languages.registry import ENGLISH, WRITTEN_IN, for_language
+from languages.registry import ENGLISH, LANGUAGES, WRITTEN_IN
 from languages.scripts import SCRIPTS, WORD, Script
 
 UNDETERMINED = "und"
@@ -97,5 +97,5 @@ def question_language(question: str, earlier_questions: Sequence[str] = ()) -> L
     for text in (question, *reversed(earlier_questions)):
         code = detect(text)
         if code != UNDETERMINED:
-            return for_language(code)
+            return LANGUAGES[code]
     return ENGLISH

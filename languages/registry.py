@@ -17,6 +17,7 @@ import importlib
 import pkgutil
 
 from languages.base import Language
+from languages.normalize import COMPARED, FOLDINGS
 from languages.scripts import Script
 
 LANGUAGES: dict[str, Language] = {}
@@ -45,6 +46,9 @@ def reload() -> None:
     WRITTEN_IN.clear()
     for script in dict.fromkeys(language.script for language in found):
         WRITTEN_IN[script] = tuple(language for language in found if language.script is script)
+    FOLDINGS.clear()
+    FOLDINGS.update((language.code, language.folding) for language in found if language.folding is not None)
+    COMPARED[:] = [first.folding for first, *_ in WRITTEN_IN.values() if first.folding is not None]
 
 
 reload()

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from languages.folding import Folding, fold
+from languages.normalize import Folding, fold
 
 # A word, for detection: a run of letters.
 WORD = re.compile(r"[^\W\d_]+")

@@ -1,12 +1,12 @@
 """Arabic's letters, folded as Arabic search usually does (users type them
-inconsistently; languages/folding.py does digits, marks and zero-width
+inconsistently; languages/normalize.py does digits, marks and zero-width
 characters for every language): Persian yeh ``ی`` and alef maksura ``ى``
 become ``ي``; Persian keheh ``ک`` becomes ``ك``; ``أ إ آ ٱ`` become ``ا``
 and teh marbuta ``ة`` becomes ``ه``."""
 
 from __future__ import annotations
 
-from languages.folding import Folding
+from languages.normalize import Folding
 
 FOLDING: Folding = str.maketrans(
     {

@@ -1,5 +1,5 @@
 """Persian's letters, folded: the same word typed on a Persian or an Arabic
-keyboard reads the same (languages/folding.py does digits, marks and
+keyboard reads the same (languages/normalize.py does digits, marks and
 zero-width characters for every language). Arabic yeh ``ي`` and alef
 maksura ``ى`` become Persian yeh ``ی``; Arabic kaf ``ك`` becomes Persian
 keheh ``ک``; teh marbuta ``ة`` and heh with yeh above ``ۀ`` become ``ه``;
@@ -8,7 +8,7 @@ alef with hamza above or below and alef wasla ``أ إ ٱ`` become ``ا``
 
 from __future__ import annotations
 
-from languages.folding import Folding
+from languages.normalize import Folding
 
 FOLDING: Folding = str.maketrans(
     {
