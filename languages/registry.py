@@ -28,6 +28,18 @@ WRITTEN_IN: dict[Script, tuple[Language, ...]] = {}
 
 def reload() -> None:
     """Find every language folder on the package's path (module doc)."""
+    found = sorted(_folders(), key=lambda language: (language.precedence, language.code))
+    LANGUAGES.clear()
+    LANGUAGES.update((language.code, language) for language in found)
+    WRITTEN_IN.clear()
+    for script in dict.fromkeys(language.script for language in found):
+        WRITTEN_IN[script] = tuple(language for language in found if language.script is script)
+    FOLDINGS.clear()
+    FOLDINGS.update((language.code, language.folding) for language in found if language.folding is not None)
+    COMPARED[:] = [first.folding for first, *_ in WRITTEN_IN.values() if first.folding is not None]
+
+
+def _folders() -> list[Language]:
     # The package by name: importing it here would be an import cycle.
     package = importlib.import_module(__package__ or "languages")
     found = []
@@ -40,15 +52,7 @@ def reload() -> None:
         if language.code != folder.name:
             raise ImportError(f"languages/{folder.name}/ defines the language {language.code!r}")
         found.append(language)
-    found.sort(key=lambda language: (language.precedence, language.code))
-    LANGUAGES.clear()
-    LANGUAGES.update((language.code, language) for language in found)
-    WRITTEN_IN.clear()
-    for script in dict.fromkeys(language.script for language in found):
-        WRITTEN_IN[script] = tuple(language for language in found if language.script is script)
-    FOLDINGS.clear()
-    FOLDINGS.update((language.code, language.folding) for language in found if language.folding is not None)
-    COMPARED[:] = [first.folding for first, *_ in WRITTEN_IN.values() if first.folding is not None]
+    return found
 
 
 reload()
