@@ -292,7 +292,7 @@ def sweep_weights(
     collection: a weight fitted on fiqa is read on clapnq and the reverse."""
     from django.conf import settings
 
-    from retrieval.search import service
+    from retrieval.search import fusion
 
     name = str(settings.EMBEDDING_MODEL_NAME)
     collections = sorted({t.collection for t in tasks})
@@ -303,7 +303,7 @@ def sweep_weights(
         + f" {'all':>8} {'abstained':>9} {'1st rel.':>8}"
     )
     for weight in weights:
-        service.DENSE_WEIGHTS[name] = weight
+        fusion.DENSE_WEIGHTS[name] = weight
         tally = measure_service(tasks, workspaces, model)
         per = [statistics.mean(tally.recall[f"conversation|{c}"]) for c in collections]
         abstained = tally.outcomes["UNANSWERABLE"].count("abstained") / max(

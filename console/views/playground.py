@@ -11,7 +11,7 @@ from console.playground import PlaygroundTurn, playground_turn, playground_user_
 from console.views.common import USE_PLAYGROUND, page_context, workspace_view
 from daneshyar.exceptions import ApplicationError
 from retrieval.filters import Access
-from retrieval.search.service import dense_weight
+from retrieval.search.fusion import dense_weight
 from workspaces.models import Workspace
 
 

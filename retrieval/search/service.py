@@ -21,8 +21,8 @@ with rank):
   sharing only a common word of the query scores little, even when it is
   the best match there is;
 - hybrid (both legs, the default): ``w * cosine + (1 - w) * normalised
-  BM25``, ``w`` the embedding model's :func:`dense_weight`. A passage's score depends only on the
-  query, the passage and the workspace, not on which candidate list found
+  BM25``, ``w`` the weight of :mod:`retrieval.search.fusion`. A passage's
+  score depends only on the query, the passage and the workspace, not on which candidate list found
   it, so the per-resource picks are scored on the same scale as the rest.
   With the lexical leg alone, a named resource without any passage sharing
   a lexeme with the query is represented by its first passages, score 0.
@@ -45,13 +45,13 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.utils import CursorWrapper
 
 from daneshyar import timing
-from daneshyar.config.embedding import E5_ONNX, E5_SMALL, E5_SMALL_CORRECTED, MINILM
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource
 from retrieval.embeddings import embed_cached, loadable
 from retrieval.filters import OPEN, Access
 from retrieval.models import Passage
 from retrieval.search import dense, lexical, replica
+from retrieval.search.fusion import dense_weight
 from retrieval.search.hybrid import HybridQuery, hybrid_search
 from retrieval.search.narrowing import narrowed
 from retrieval.search.stats import workspace_stats
@@ -60,26 +60,6 @@ from workspaces.models import Workspace
 # Depth of each leg's candidate list when both legs run (bench/retrieval_quality).
 CANDIDATES = 50
 PER_RESOURCE_CANDIDATES = 10
-# Weight of the cosine similarity in the hybrid score, per embedding model
-# (Passage.embedding_model), fitted on half of each set and checked on the
-# other (bench/fusion_weight.py; docs/retrieval.md, "The fusion since the
-# lexical analysis and the ceiling"): MiniLM's SciFact nDCG@10 is flat from
-# 0.4 to 0.5 (recall@5 0.871 and 0.890), and MTRAG-UN's conversation
-# recall@5 is 0.932 at 0.4, 0.938 at 0.5, 0.926 at 0.7; 0.4 would carry
-# Persian and Arabic a little better on MiniLM, which is e5's work. e5's
-# cosines sit in a narrow band and read every language, and its topics and
-# ParsiNLU recall peak at 0.9; it holds for e5's vectors with their language
-# taken out too (retrieval/language_subspace.py), and for the same model on
-# ONNX Runtime int8 (cosine 0.996 to the engine's vectors).
-DENSE_WEIGHTS = {MINILM: 0.5, E5_SMALL: 0.9, E5_SMALL_CORRECTED: 0.9, E5_ONNX: 0.9}
-# Any other model's.
-DENSE_WEIGHT = 0.7
-
-
-def dense_weight(model: str | None = None) -> float:
-    """The hybrid's weight of the cosine similarity for ``model`` (the
-    configured embedding model's by default); the lexical score gets the rest."""
-    return DENSE_WEIGHTS.get(model or str(settings.EMBEDDING_MODEL_NAME), DENSE_WEIGHT)
 
 
 @dataclass(frozen=True)

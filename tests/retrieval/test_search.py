@@ -211,7 +211,7 @@ def test_small_workspace_beside_a_large_one_gets_its_full_k(
 
 
 def test_each_result_carries_the_scores_of_the_legs_behind_it(owner: Tenant) -> None:
-    from retrieval.search.service import dense_weight
+    from retrieval.search.fusion import dense_weight
 
     _solar_workspace(owner)
     hybrid = search(workspace=owner.workspace, query=QUERY, legs=HYBRID)
@@ -235,7 +235,7 @@ def test_each_result_carries_the_scores_of_the_legs_behind_it(owner: Tenant) -> 
 
 
 def test_the_dense_weight_is_the_embedding_models() -> None:
-    from retrieval.search.service import DENSE_WEIGHT, DENSE_WEIGHTS, dense_weight
+    from retrieval.search.fusion import DENSE_WEIGHT, DENSE_WEIGHTS, dense_weight
 
     assert dense_weight("all-MiniLM-L6-v2") == DENSE_WEIGHTS["all-MiniLM-L6-v2"]
     assert dense_weight("multilingual-e5-small") == DENSE_WEIGHTS["multilingual-e5-small"]
