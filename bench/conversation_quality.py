@@ -209,7 +209,7 @@ def outcome_of(message: Any) -> str:
 
 
 def run_turn(
-    api_key: Any, workspace: Any, messages: list[dict[str, str]], user: str, model: str
+    api_key: Any, workspace: Any, messages: list[dict[str, str]], user: str, model: str, filters: Any = None
 ) -> tuple[Any, Any]:
     from chat.message_list import conversation_parse
     from chat.services.turn import TurnRequest, turn_complete, turn_prepare
@@ -220,6 +220,7 @@ def run_turn(
         external_user_id=user,
         conversation=conversation_parse(messages),
         model=model,
+        filters=filters,
     )
     prepared = turn_prepare(request)
     return prepared, turn_complete(prepared)

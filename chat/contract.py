@@ -59,6 +59,10 @@ class Source(TypedDict):
 class Part(TypedDict):
     text: str
     source: Source | None
+    # The part's language (BCP 47) where it is not the reply's, the turn's
+    # (contract v1.4): a passage quoted in its own language, so a client can
+    # set the part's direction (chat/quoting.py).
+    language: NotRequired[str]
 
 
 class FormChoice(TypedDict):

@@ -99,7 +99,19 @@ _source = inline_serializer(
     },
     allow_null=True,
 )
-_part = inline_serializer("ChatPart", {"text": serializers.CharField(), "source": _source}, many=True)
+_part = inline_serializer(
+    "ChatPart",
+    {
+        "text": serializers.CharField(),
+        "source": _source,
+        "language": serializers.CharField(
+            required=False,
+            help_text="The part's language (BCP 47) where it is not the reply's (the question's): a "
+            "passage quoted in its own language, so a client can set the part's direction (v1.4).",
+        ),
+    },
+    many=True,
+)
 _form_field = inline_serializer(
     "ChatFormField",
     {

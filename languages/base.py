@@ -148,6 +148,9 @@ class Texts:
     # generative model fails the reply contract twice (chat/output.py).
     safe_reply: str
     fallback_text: str
+    # What the extractive engine says before it quotes passages in another
+    # language than the question's (chat/backends/extractive.py).
+    quoting: str
 
 
 @dataclass(frozen=True, eq=False)

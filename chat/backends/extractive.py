@@ -68,6 +68,7 @@ from chat.backends.base import BaseBackend
 from chat.backends.focus import Asked, off_subject
 from chat.contract import Part, Reply, ResponseType
 from chat.output import ParsedReply, render_content, source_of, text_reply
+from chat.quoting import quoted
 from chat.text import content_words
 from languages import ENGLISH, Language
 from retrieval.search import ScoredPassage
@@ -129,7 +130,7 @@ class ExtractiveBackend(BaseBackend):
         chosen = select_answer(sentences, assessment.scores, passages, asked=asked, alone=assessment.alone)
         if not chosen:
             return text_reply(language.texts.not_found_text)
-        return _answer([sentences[i] for i in chosen], passages)
+        return _answer([sentences[i] for i in chosen], passages, language)
 
 
 def select_answer(
@@ -253,7 +254,14 @@ def _document_order(
     return sorted(chosen, key=key)
 
 
-def _answer(sentences: list[Sentence], passages: Sequence[ScoredPassage]) -> ParsedReply:
-    parts: list[Part] = [{"text": s.text, "source": source_of(passages[s.passage_index])} for s in sentences]
+def _answer(sentences: list[Sentence], passages: Sequence[ScoredPassage], language: Language) -> ParsedReply:
+    """The chosen sentences as cited parts; quoted in another language than
+    the question's, they come after a lead-in in its language and name their
+    own (chat/quoting.py)."""
+    parts: list[Part] = quoted(
+        [{"text": s.text, "source": source_of(passages[s.passage_index])} for s in sentences],
+        language,
+        [passages[s.passage_index].language for s in sentences],
+    )
     response: Reply = {"type": ResponseType.ANSWER, "parts": parts, "form": None}
     return ParsedReply(response, render_content([p["text"] for p in parts]))

@@ -25,4 +25,5 @@ TEXTS = Texts(
         "Leider konnte ich diesmal keine richtige Antwort zusammenstellen. Bitte versuchen Sie es erneut "
         "oder formulieren Sie die Frage anders."
     ),
+    quoting="Das steht in den Dokumenten, in ihrer eigenen Sprache:",
 )

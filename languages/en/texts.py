@@ -24,4 +24,5 @@ TEXTS = Texts(
         "Sorry, I could not put together a proper answer this time. "
         "Please try again or rephrase the question."
     ),
+    quoting="Here is what the documents say, in their own language:",
 )

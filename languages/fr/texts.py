@@ -27,4 +27,5 @@ TEXTS = Texts(
         "Désolé, je n'ai pas pu formuler une réponse correcte cette fois-ci. Veuillez réessayer ou "
         "reformuler la question."
     ),
+    quoting="Voici ce que disent les documents, dans leur propre langue :",
 )

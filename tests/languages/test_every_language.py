@@ -26,7 +26,14 @@ from languages.base import Examples, Texts
 from languages.texts import MAX_TEXT_CHARS, TEXT_KEYS, text_languages
 
 # The texts long enough to tell their language by.
-TOLD_TEXTS = ("no_answer_text", "no_documents_text", "not_found_text", "safe_reply", "fallback_text")
+TOLD_TEXTS = (
+    "no_answer_text",
+    "no_documents_text",
+    "not_found_text",
+    "safe_reply",
+    "fallback_text",
+    "quoting",
+)
 
 
 def examples_of(language: Language) -> Examples:
@@ -185,6 +192,7 @@ LANGUAGE = Language(
         form_title="Hangisini kastediyorsunuz?",
         safe_reply="Bu yanıtı burada veremem. Sorunuz, takip edecek bir kişiye iletildi.",
         fallback_text="Üzgünüm, bu kez düzgün bir yanıt hazırlayamadım. Lütfen yeniden deneyin.",
+        quoting="Belgeler bu konuda kendi dillerinde şunu söylüyor ve bir de şunu ekliyor:",
     ),
 )
 '''

@@ -139,7 +139,7 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
   /**
    * @typedef {{token: string, expires_at?: string}} TokenAnswer
    * @typedef {{resource_id: string, resource_title: string, passage_id: string}} Source
-   * @typedef {{text: string, source: Source | null}} Part
+   * @typedef {{text: string, source: Source | null, language?: string}} Part
    * @typedef {{value: string, label: string}} Choice
    * @typedef {{name: string, label: string, type: string, required: boolean, placeholder?: string,
    *   options?: string[], choices?: Choice[], min?: number, max?: number}} Field
@@ -676,7 +676,8 @@ dialog .actions{display:flex;justify-content:flex-end;margin-block-start:.8em}
       /** @type {Map<string, number>} */
       const numbers = new Map();
       for (const part of reply.parts) {
-        content.append(part.text);
+        // A part quoted in another language than the reply's reads in its own direction.
+        content.append(part.language ? h("span", { lang: part.language, dir: "auto" }, [part.text]) : part.text);
         if (!part.source) continue;
         const source = part.source;
         if (!numbers.has(source.passage_id)) numbers.set(source.passage_id, numbers.size + 1);
