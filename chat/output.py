@@ -55,8 +55,20 @@ def _nullable(schema: JsonSchema) -> dict[str, Any]:
 def output_schema(claims: int = 0) -> JsonSchema:
     """The JSON schema of a reply (answer or form); with ``claims``, both
     shapes also carry ``claims``: one boolean per claims check, in order."""
+    answer = _answer_schema()
+    form = _form_schema()
+    if claims:
+        checks = {"type": "array", "items": {"type": "boolean"}, "minItems": claims, "maxItems": claims}
+        for shape in (answer, form):
+            shape["properties"]["claims"] = checks
+            shape["required"].append("claims")
+    return {"anyOf": [answer, form]}
+
+
+def _answer_schema() -> JsonSchema:
+    """An answer: one to MAX_PARTS parts, each a text and a passage number or null."""
     string = {"type": "string"}
-    answer: JsonSchema = {
+    return {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": [ResponseType.ANSWER.value]},
@@ -75,6 +87,11 @@ def output_schema(claims: int = 0) -> JsonSchema:
         "required": ["type", "parts"],
         "additionalProperties": False,
     }
+
+
+def _form_schema() -> JsonSchema:
+    """A form: a question, a title and one to MAX_FIELDS fields."""
+    string = {"type": "string"}
     form_field = {
         "type": "object",
         "properties": {
@@ -88,7 +105,7 @@ def output_schema(claims: int = 0) -> JsonSchema:
         "required": ["name", "label", "type", "required", "placeholder", "options"],
         "additionalProperties": False,
     }
-    form: JsonSchema = {
+    return {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": [ResponseType.FORM.value]},
@@ -99,12 +116,6 @@ def output_schema(claims: int = 0) -> JsonSchema:
         "required": ["type", "question", "title", "fields"],
         "additionalProperties": False,
     }
-    if claims:
-        checks = {"type": "array", "items": {"type": "boolean"}, "minItems": claims, "maxItems": claims}
-        for shape in (answer, form):
-            shape["properties"]["claims"] = checks
-            shape["required"].append("claims")
-    return {"anyOf": [answer, form]}
 
 
 class InvalidOutput(ValueError):
