@@ -55,20 +55,8 @@ def _nullable(schema: JsonSchema) -> dict[str, Any]:
 def output_schema(claims: int = 0) -> JsonSchema:
     """The JSON schema of a reply (answer or form); with ``claims``, both
     shapes also carry ``claims``: one boolean per claims check, in order."""
-    answer = _answer_schema()
-    form = _form_schema()
-    if claims:
-        checks = {"type": "array", "items": {"type": "boolean"}, "minItems": claims, "maxItems": claims}
-        for shape in (answer, form):
-            shape["properties"]["claims"] = checks
-            shape["required"].append("claims")
-    return {"anyOf": [answer, form]}
-
-
-def _answer_schema() -> JsonSchema:
-    """An answer: one to MAX_PARTS parts, each a text and a passage number or null."""
     string = {"type": "string"}
-    return {
+    answer: JsonSchema = {
         "type": "object",
         "properties": {
             "type": {"type": "string", "enum": [ResponseType.ANSWER.value]},
@@ -87,12 +75,30 @@ def _answer_schema() -> JsonSchema:
         "required": ["type", "parts"],
         "additionalProperties": False,
     }
+    form: JsonSchema = {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "enum": [ResponseType.FORM.value]},
+            "question": string,
+            "title": string,
+            "fields": {"type": "array", "minItems": 1, "maxItems": MAX_FIELDS, "items": _field_schema()},
+        },
+        "required": ["type", "question", "title", "fields"],
+        "additionalProperties": False,
+    }
+    if claims:
+        checks = {"type": "array", "items": {"type": "boolean"}, "minItems": claims, "maxItems": claims}
+        for shape in (answer, form):
+            shape["properties"]["claims"] = checks
+            shape["required"].append("claims")
+    return {"anyOf": [answer, form]}
 
 
-def _form_schema() -> JsonSchema:
-    """A form: a question, a title and one to MAX_FIELDS fields."""
+def _field_schema() -> JsonSchema:
+    """A form's field: its name, label, type, whether it is required, a
+    placeholder or null and a list of options or null."""
     string = {"type": "string"}
-    form_field = {
+    return {
         "type": "object",
         "properties": {
             "name": string,
@@ -103,17 +109,6 @@ def _form_schema() -> JsonSchema:
             "options": _nullable({"type": "array", "items": string, "maxItems": MAX_OPTIONS}),
         },
         "required": ["name", "label", "type", "required", "placeholder", "options"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {
-            "type": {"type": "string", "enum": [ResponseType.FORM.value]},
-            "question": string,
-            "title": string,
-            "fields": {"type": "array", "minItems": 1, "maxItems": MAX_FIELDS, "items": form_field},
-        },
-        "required": ["type", "question", "title", "fields"],
         "additionalProperties": False,
     }
 
