@@ -75,7 +75,30 @@ def output_schema(claims: int = 0) -> JsonSchema:
         "required": ["type", "parts"],
         "additionalProperties": False,
     }
-    form_field = {
+    form: JsonSchema = {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "enum": [ResponseType.FORM.value]},
+            "question": string,
+            "title": string,
+            "fields": {"type": "array", "minItems": 1, "maxItems": MAX_FIELDS, "items": _field_schema()},
+        },
+        "required": ["type", "question", "title", "fields"],
+        "additionalProperties": False,
+    }
+    if claims:
+        checks = {"type": "array", "items": {"type": "boolean"}, "minItems": claims, "maxItems": claims}
+        for shape in (answer, form):
+            shape["properties"]["claims"] = checks
+            shape["required"].append("claims")
+    return {"anyOf": [answer, form]}
+
+
+def _field_schema() -> JsonSchema:
+    """A form's field: its name, label, type, whether it is required, a
+    placeholder or null and a list of options or null."""
+    string = {"type": "string"}
+    return {
         "type": "object",
         "properties": {
             "name": string,
@@ -88,23 +111,6 @@ def output_schema(claims: int = 0) -> JsonSchema:
         "required": ["name", "label", "type", "required", "placeholder", "options"],
         "additionalProperties": False,
     }
-    form: JsonSchema = {
-        "type": "object",
-        "properties": {
-            "type": {"type": "string", "enum": [ResponseType.FORM.value]},
-            "question": string,
-            "title": string,
-            "fields": {"type": "array", "minItems": 1, "maxItems": MAX_FIELDS, "items": form_field},
-        },
-        "required": ["type", "question", "title", "fields"],
-        "additionalProperties": False,
-    }
-    if claims:
-        checks = {"type": "array", "items": {"type": "boolean"}, "minItems": claims, "maxItems": claims}
-        for shape in (answer, form):
-            shape["properties"]["claims"] = checks
-            shape["required"].append("claims")
-    return {"anyOf": [answer, form]}
 
 
 class InvalidOutput(ValueError):

@@ -53,6 +53,41 @@ def _svg(width: int, height: int, title: str, body: Sequence[str], css_class: st
     return mark_safe(head + "".join(body) + "</svg>")  # noqa: S308 (built from format_html pieces)
 
 
+def _bar(
+    tone: str, box: tuple[float, float, float, float], label: str, value: object, tip: str
+) -> SafeString:
+    """One bar: its tone, its ``(x, y, width, height)``, and the ``data-label``,
+    ``data-value`` and ``<title>`` (the tooltip) the page and its tests read."""
+    x, y, width, height = box
+    return format_html(
+        '<rect class="bar tone-{}" x="{}" y="{}" width="{}" height="{}"'
+        ' data-label="{}" data-value="{}"><title>{}</title></rect>',
+        tone,
+        x,
+        y,
+        width,
+        height,
+        label,
+        value,
+        tip,
+    )
+
+
+def _column(left: int, slot: float, index: int) -> tuple[float, float]:
+    """The ``x`` and width of the ``index``-th column of a chart whose columns are ``slot`` apart."""
+    return round(left + index * slot + slot * 0.15, 1), round(slot * 0.7, 1)
+
+
+def _column_label(x: float, w: float, height: int, label: str) -> SafeString:
+    """The label under a column (a day as its month and day: "2026-11-30" -> "11-30")."""
+    return format_html(
+        '<text class="axis" x="{}" y="{}" text-anchor="middle">{}</text>',
+        round(x + w / 2, 1),
+        height - 6,
+        label[5:] if len(label) == 10 else label,
+    )
+
+
 def column_chart(
     bars: Sequence[Bar], *, title: str, label_every: int = 5, width: int = 720, height: int = 200
 ) -> SafeString:
@@ -76,32 +111,11 @@ def column_chart(
     ]
     for index, bar in enumerate(bars):
         h = round(plot_h * bar.value / peak, 1)
-        x = round(left + index * slot + slot * 0.15, 1)
-        w = round(slot * 0.7, 1)
-        body.append(
-            format_html(
-                '<rect class="bar tone-{}" x="{}" y="{}" width="{}" height="{}"'
-                ' data-label="{}" data-value="{}"><title>{}: {}</title></rect>',
-                bar.tone,
-                x,
-                round(top + plot_h - h, 1),
-                w,
-                h,
-                bar.label,
-                bar.value,
-                bar.label,
-                bar.value,
-            )
-        )
+        x, w = _column(left, slot, index)
+        tip = format_html("{}: {}", bar.label, bar.value)
+        body.append(_bar(bar.tone, (x, round(top + plot_h - h, 1), w, h), bar.label, bar.value, tip))
         if label_every and index % label_every == 0:
-            body.append(
-                format_html(
-                    '<text class="axis" x="{}" y="{}" text-anchor="middle">{}</text>',
-                    round(x + w / 2, 1),
-                    height - 6,
-                    bar.label[5:] if len(bar.label) == 10 else bar.label,  # "2026-11-30" -> "11-30"
-                )
-            )
+            body.append(_column_label(x, w, height, bar.label))
     return _svg(width, height, title, body, "column-chart")
 
 
@@ -129,21 +143,8 @@ def bar_list(bars: Sequence[Bar], *, title: str, width: int = 420, row: int = 22
             text = format_html('<a href="{}">{}</a>', bar.href, text)
         w = round(plot_w * bar.value / peak, 1)
         body.append(text)
-        body.append(
-            format_html(
-                '<rect class="bar tone-{}" x="{}" y="{}" width="{}" height="{}"'
-                ' data-label="{}" data-value="{}"><title>{}: {}</title></rect>',
-                bar.tone,
-                label_w,
-                y + 3,
-                w,
-                row - 8,
-                bar.label,
-                bar.value,
-                bar.label,
-                bar.value,
-            )
-        )
+        tip = format_html("{}: {}", bar.label, bar.value)
+        body.append(_bar(bar.tone, (label_w, y + 3, w, row - 8), bar.label, bar.value, tip))
         body.append(
             format_html(
                 '<text class="value" x="{}" y="{}">{}</text>',
@@ -183,36 +184,14 @@ def diverging_columns(
         ),
     ]
     for index, day in enumerate(days):
-        x = round(left + index * slot + slot * 0.15, 1)
-        w = round(slot * 0.7, 1)
+        x, w = _column(left, slot, index)
         for value, tone, above in ((up[index], "up", True), (down[index], "down", False)):
             h = round(half * value / peak, 1)
-            body.append(
-                format_html(
-                    '<rect class="bar tone-{}" x="{}" y="{}" width="{}" height="{}"'
-                    ' data-label="{} {}" data-value="{}"><title>{}: {} {}</title></rect>',
-                    tone,
-                    x,
-                    round(middle - h if above else middle, 1),
-                    w,
-                    h,
-                    day,
-                    tone,
-                    value,
-                    day,
-                    value,
-                    tone,
-                )
-            )
+            box = (x, round(middle - h if above else middle, 1), w, h)
+            tip = format_html("{}: {} {}", day, value, tone)
+            body.append(_bar(tone, box, format_html("{} {}", day, tone), value, tip))
         if label_every and index % label_every == 0:
-            body.append(
-                format_html(
-                    '<text class="axis" x="{}" y="{}" text-anchor="middle">{}</text>',
-                    round(x + w / 2, 1),
-                    height - 6,
-                    day[5:] if len(day) == 10 else day,
-                )
-            )
+            body.append(_column_label(x, w, height, day))
     return _svg(width, height, title, body, "diverging-chart")
 
 
@@ -260,22 +239,13 @@ def paired_bars(
             shown = "n/a" if value is None else f"{value:.2f}"
             w = round(plot_w * max(0.0, min(1.0, value or 0.0)), 1)
             top = y + 3 + offset * (row - 8) / 2
+            box = (label_w, round(top, 1), w, round((row - 10) / 2, 1))
+            tip = format_html("{}, {}: {}", label, series, shown)
+            figure = "" if value is None else value
+            body.append(_bar(tone, box, format_html("{} {}", label, series), figure, tip))
             body.append(
                 format_html(
-                    '<rect class="bar tone-{}" x="{}" y="{}" width="{}" height="{}"'
-                    ' data-label="{} {}" data-value="{}"><title>{}, {}: {}</title></rect>'
                     '<text class="value" x="{}" y="{}">{}</text>',
-                    tone,
-                    label_w,
-                    round(top, 1),
-                    w,
-                    round((row - 10) / 2, 1),
-                    label,
-                    series,
-                    "" if value is None else value,
-                    label,
-                    series,
-                    shown,
                     round(label_w + w + 6, 1),
                     round(top + (row - 10) / 2, 1),
                     shown,

@@ -122,15 +122,7 @@ def playground_turn(
     trace = prepared.trace()
     if not settings.PROMPT_TRACE_ENABLED:
         trace["messages"] = []
-    in_prompt = list(prepared.passages)
-    prompt_ids = {p.passage_id for p in in_prompt}
-    # Retrieved but left out of the prompt by its budget: shown after the others.
-    left_out = [p for p in prepared.retrieval.passages if p.passage_id not in prompt_ids]
-    highlighted = highlight_terms(question, [p.text for p in in_prompt + left_out])
-    shown = [
-        ShownPassage(number=i, passage=p, text=text, in_prompt=i <= len(in_prompt))
-        for i, (p, text) in enumerate(zip(in_prompt + left_out, highlighted, strict=True), start=1)
-    ]
+    shown = _shown_passages(question, prepared.passages, prepared.retrieval.passages)
     response = reply.reply or {"type": "answer", "parts": [], "form": None}
     return PlaygroundTurn(
         session=prepared.question.session,
@@ -143,6 +135,23 @@ def playground_turn(
         form=response.get("form"),
         prompt_shown=settings.PROMPT_TRACE_ENABLED,
     )
+
+
+def _shown_passages(
+    question: str, in_prompt: Sequence[ScoredPassage], retrieved: Sequence[ScoredPassage]
+) -> list[ShownPassage]:
+    """The passages of the prompt, numbered as the model saw them, then those
+    retrieved but left out of the prompt by its budget; each with the
+    question's terms highlighted."""
+    in_prompt = list(in_prompt)
+    prompt_ids = {p.passage_id for p in in_prompt}
+    # Retrieved but left out of the prompt by its budget: shown after the others.
+    left_out = [p for p in retrieved if p.passage_id not in prompt_ids]
+    highlighted = highlight_terms(question, [p.text for p in in_prompt + left_out])
+    return [
+        ShownPassage(number=i, passage=p, text=text, in_prompt=i <= len(in_prompt))
+        for i, (p, text) in enumerate(zip(in_prompt + left_out, highlighted, strict=True), start=1)
+    ]
 
 
 def _shown_parts(response: Reply, shown: list[ShownPassage]) -> list[ShownPart]:

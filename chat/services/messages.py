@@ -8,7 +8,8 @@ here alone. Validating a question and its history against the session is
 
 The raw statements are composed with :mod:`psycopg.sql` from the models'
 own tables and columns, and a row they insert becomes its model instance
-through ``Model.from_db``, from the values it was written with.
+through ``Model.from_db``, from the values it was written with
+(:mod:`daneshyar.raw_rows`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 from psycopg import sql
@@ -30,9 +31,8 @@ from chat.models import Grounding, Message, MessageRole, ReviewStatus, Session
 from chat.prompting import HistoryTurn
 from chat.selectors import HistoryRow, history_turns, history_turns_from
 from daneshyar.exceptions import NotFound
+from daneshyar.raw_rows import columns, insert_params, insert_values, inserted, placeholders, table
 from workspaces.models import Workspace
-
-M = TypeVar("M", bound=models.Model)
 
 # The ``model`` of assistant messages the integrator supplied in ``messages``:
 # they were not generated here.
@@ -108,16 +108,16 @@ def session_start(
         earlier = _history_store(session, history)
         question.save(force_insert=True)
         return StoredQuestion(session, True, question, earlier=earlier)
-    session_values = _insert_values(session)
-    question_values = _insert_values(question)
+    session_values = insert_values(session)
+    question_values = insert_values(question)
     with connection.cursor() as cursor:
         cursor.execute(
             _session_start_statement(),
-            _insert_params(Session, session_values, "s_") | _insert_params(Message, question_values, "q_"),
+            insert_params(Session, session_values, "s_") | insert_params(Message, question_values, "q_"),
         )
-    stored_session = _stored(Session, session_values)
+    stored_session = inserted(Session, session_values)
     stored_session.workspace = workspace
-    stored_question = _stored(Message, question_values)
+    stored_question = inserted(Message, question_values)
     stored_question.session = stored_session
     return StoredQuestion(stored_session, True, stored_question, earlier=[])
 
@@ -130,12 +130,12 @@ WITH s AS (INSERT INTO {session} ({session_columns}) VALUES ({session_values}))
 INSERT INTO {message} ({question_columns}) VALUES ({question_values})
 """
     ).format(
-        session=_table(Session),
-        session_columns=_columns(Session),
-        session_values=_placeholders(Session, "s_"),
-        message=_table(Message),
-        question_columns=_columns(Message),
-        question_values=_placeholders(Message, "q_"),
+        session=table(Session),
+        session_columns=columns(Session),
+        session_values=placeholders(Session, "s_"),
+        message=table(Message),
+        question_columns=columns(Message),
+        question_values=placeholders(Message, "q_"),
     )
 
 
@@ -147,8 +147,8 @@ def question_append(
     ``turns`` completed turns before it: one statement
     (:func:`_question_append_statement`)."""
     question = Message(session_id=session_id, sequence=0, role=MessageRole.USER, content=content)
-    values = _insert_values(question)
-    params = _insert_params(Message, values, "q_", leave_out="sequence") | {
+    values = insert_values(question)
+    params = insert_params(Message, values, "q_", leave_out="sequence") | {
         "now": timezone.now(),
         "session": session_id,
         "workspace": workspace.id,
@@ -173,7 +173,7 @@ def question_append(
         question.sequence = _next_question_sequence(last)
         question.save(force_insert=True)
     else:
-        question = _stored(Message, values | {"sequence": position})
+        question = inserted(Message, values | {"sequence": position})
     question.session = locked
     if seen_count == locked.message_count - 1:
         earlier = history_turns_from([_history_row(r) for r in _json(earlier_rows)])
@@ -184,19 +184,9 @@ def question_append(
     return StoredQuestion(locked, False, question, earlier=earlier)
 
 
-@functools.cache
-def _question_append_statement() -> sql.Composed:
-    """The session row locked and the question counted (an UPDATE takes the
-    row lock and, having waited for a concurrent turn, counts from its
-    committed row), the question inserted at the next even position, and
-    the last completed turns read back: one round trip. Every read in a
-    statement sees the snapshot taken when it began, before any wait for the
-    lock; the caller checks that nothing committed meanwhile
-    (``seen_count``, the count before this turn's, against the locked
-    row's) and reads again when it did. A position already taken by such a
-    turn inserts nothing (ON CONFLICT on the session's unique positions)."""
-    return sql.SQL(
-        """
+# The statement of :func:`_question_append_statement`, its tables and columns
+# left to fill in.
+_QUESTION_APPEND = """
 WITH locked AS (
     UPDATE {session} SET message_count = message_count + 1, updated_at = %(now)s
     WHERE id = %(session)s AND workspace_id = %(workspace)s AND external_user_id = %(user)s
@@ -232,12 +222,25 @@ SELECT {session_columns},
         FROM earlier) AS earlier
 FROM locked
 """
-    ).format(
-        session=_table(Session),
-        message=_table(Message),
-        columns=_columns(Message, leave_out="sequence"),
-        values=_placeholders(Message, "q_", leave_out="sequence"),
-        session_columns=_columns(Session, table="locked"),
+
+
+@functools.cache
+def _question_append_statement() -> sql.Composed:
+    """The session row locked and the question counted (an UPDATE takes the
+    row lock and, having waited for a concurrent turn, counts from its
+    committed row), the question inserted at the next even position, and
+    the last completed turns read back: one round trip. Every read in a
+    statement sees the snapshot taken when it began, before any wait for the
+    lock; the caller checks that nothing committed meanwhile
+    (``seen_count``, the count before this turn's, against the locked
+    row's) and reads again when it did. A position already taken by such a
+    turn inserts nothing (ON CONFLICT on the session's unique positions)."""
+    return sql.SQL(_QUESTION_APPEND).format(
+        session=table(Session),
+        message=table(Message),
+        columns=columns(Message, leave_out="sequence"),
+        values=placeholders(Message, "q_", leave_out="sequence"),
+        session_columns=columns(Session, table="locked"),
     )
 
 
@@ -290,65 +293,6 @@ def _history_store(session: Session, history: Sequence[tuple[str, str]]) -> list
         HistoryTurn(question=q.content, answer=a.content, question_id=q.id, answer_id=a.id)
         for q, a in zip(rows[::2], rows[1::2], strict=True)
     ]
-
-
-# Rows inserted by raw SQL.
-
-
-def _insert_values(instance: models.Model) -> dict[str, Any]:
-    """The value of each column (by attribute name) that inserts ``instance``
-    as ``save()`` would: defaults and ``auto_now`` included, set on it as
-    ``save()`` sets them."""
-    return {field.attname: field.pre_save(instance, add=True) for field in instance._meta.concrete_fields}
-
-
-def _insert_params(
-    model: type[models.Model], values: dict[str, Any], prefix: str, leave_out: str = ""
-) -> dict[str, Any]:
-    """``values`` as the parameters of :func:`_placeholders`."""
-    return {
-        prefix + field.attname: field.get_db_prep_save(values[field.attname], connection)
-        for field in _fields(model, leave_out)
-    }
-
-
-def _stored(model: type[M], values: dict[str, Any]) -> M:
-    """The instance of a row inserted with ``values``, as a query would load it."""
-    return model.from_db(DEFAULT_DB_ALIAS, list(values), list(values.values()))
-
-
-def _fields(model: type[models.Model], leave_out: str = "") -> list[models.Field[Any, Any]]:
-    return [field for field in model._meta.concrete_fields if field.attname != leave_out]
-
-
-def _table(model: type[models.Model]) -> sql.Identifier:
-    return sql.Identifier(model._meta.db_table)
-
-
-def _columns(model: type[models.Model], leave_out: str = "", table: str | None = None) -> sql.Composed:
-    """The model's columns (qualified with ``table`` when given)."""
-    names = [field.column or field.attname for field in _fields(model, leave_out)]
-    columns: list[sql.Composable] = [
-        sql.Identifier(table, name) if table else sql.Identifier(name) for name in names
-    ]
-    return sql.SQL(", ").join(columns)
-
-
-def _placeholders(model: type[models.Model], prefix: str, leave_out: str = "") -> sql.Composed:
-    """A named placeholder for each column, cast to its type (in an
-    ``INSERT … SELECT`` a parameter has no column to take its type from)."""
-    placeholders: list[sql.Composable] = [
-        sql.SQL("{}::{}").format(sql.Placeholder(prefix + field.attname), sql.SQL(_cast_type(field)))
-        for field in _fields(model, leave_out)
-    ]
-    return sql.SQL(", ").join(placeholders)
-
-
-def _cast_type(field: models.Field[Any, Any]) -> str:
-    cast = field.cast_db_type(connection)
-    if cast is None:  # pragma: no cover - every concrete field of these models has a type
-        raise TypeError(f"{field} has no database type")
-    return cast
 
 
 def _history_row(row: list[Any]) -> HistoryRow:

@@ -37,13 +37,8 @@ from django.db.models import F, Func, IntegerField, QuerySet, UUIDField, Value
 
 from chat.models import Feedback, Message, MessageRole, Session
 from chat.selectors import console_sessions_q
-from chat.transcripts.redaction import (
-    PII_ID_KINDS,
-    RedactionReport,
-    Redactor,
-    redact_message,
-    redact_text,
-)
+from chat.transcripts.redaction import PII_ID_KINDS, Redactor
+from chat.transcripts.traversal import RedactionReport, redact_message, redact_text
 from daneshyar.api import keyset_after, timestamp
 from workspaces.models import Workspace
 

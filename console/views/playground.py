@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods
@@ -42,19 +44,7 @@ def playground(request: HttpRequest, workspace: Workspace) -> HttpResponse:
             except ApplicationError as exc:
                 error, status = exc, exc.status_code
             else:
-                # The next question continues this conversation unless the
-                # curator starts a new one.
-                form = PlaygroundForm(
-                    workspace,
-                    initial={
-                        "resources": data["resources"],
-                        "model": data["model"],
-                        "label": data["label"],
-                        "session_id": turn.session.id,
-                        "filters": request.POST.get("filters", ""),
-                        "groups": request.POST.get("groups", ""),
-                    },
-                )
+                form = _next_form(request, workspace, data, turn)
     context = page_context(request, workspace, tab="playground", title=f"Playground: {workspace.name}")
     context.update(
         {
@@ -68,3 +58,21 @@ def playground(request: HttpRequest, workspace: Workspace) -> HttpResponse:
         }
     )
     return TemplateResponse(request, "console/playground.html", context, status=status)
+
+
+def _next_form(
+    request: HttpRequest, workspace: Workspace, data: dict[str, Any], turn: PlaygroundTurn
+) -> PlaygroundForm:
+    """The form after a turn: the next question continues this conversation
+    unless the curator starts a new one."""
+    return PlaygroundForm(
+        workspace,
+        initial={
+            "resources": data["resources"],
+            "model": data["model"],
+            "label": data["label"],
+            "session_id": turn.session.id,
+            "filters": request.POST.get("filters", ""),
+            "groups": request.POST.get("groups", ""),
+        },
+    )

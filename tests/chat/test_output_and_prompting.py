@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from chat.fence import REFERENCE_CLOSE
 from chat.output import InvalidOutput, output_schema, parse_reply, render_content
 from chat.partial_json import DeltaExtractor, visible_text
-from chat.prompting import REFERENCE_CLOSE, HistoryTurn, build_messages
+from chat.prompting import HistoryTurn, build_messages
 from retrieval.search import ScoredPassage
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from chat.models import Message, Session
 from chat.transcripts import export as transcripts
-from chat.transcripts.redaction import RedactionReport, RuleRedactor, redact_message
+from chat.transcripts.redaction import RuleRedactor
+from chat.transcripts.traversal import RedactionReport, redact_message
 from tests.conftest import Tenant
 from tests.transcripts.conftest import export
 from tests.transcripts.factories import answer_response, conversation, feedback
