@@ -4,6 +4,7 @@
     .venv/bin/python bench/language_quality.py --sets topics     # once: the workspaces
     .venv/bin/python bench/cross_language_chat.py
     .venv/bin/python bench/cross_language_chat.py --pairs ar>en,de>en --limit 10
+    .venv/bin/python bench/cross_language_chat.py --sweep chat.answerability.ACROSS_SHIFT=0,0.01,0.02
 
 On the workspaces the last ``bench/language_quality.py`` run left in
 ``daneshyar_bench_languages`` (one per language of the topics set of
@@ -29,12 +30,15 @@ reference:
 
 Topics are split by their index: the even ones and the odd ones are printed
 apart (fit / held), so a rule chosen on one half is read on the other.
+``--sweep module.NAME=v1,v2,…`` runs the pairs again at each value of a
+module constant (the rest as configured).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -115,25 +119,46 @@ def main() -> None:
     )
     parser.add_argument("--pairs", default=PAIRS, help=f"asked>documents, comma-separated (default {PAIRS})")
     parser.add_argument("--limit", type=int, default=0, help="the first N topics (default: all 30)")
+    parser.add_argument("--sweep", default="", help="module.NAME=v1,v2,…: the pairs at each value")
     args = parser.parse_args()
     _django.setup("languages")
     from retrieval.embeddings import get_embedder
 
     get_embedder().embed_queries(["warm up"])
+    if not args.sweep:
+        table(args.pairs.split(","), args.limit)
+        return
+    name, values = args.sweep.split("=", 1)
+    module_name, attribute = name.rsplit(".", 1)
+    module = importlib.import_module(module_name)
+    configured = getattr(module, attribute)
+    for value in values.split(","):
+        setattr(module, attribute, type(configured)(value))
+        print(f"\n{name} = {value} (configured {configured})")
+        table(args.pairs.split(","), args.limit)
+    setattr(module, attribute, configured)
+
+
+def table(pairs: Sequence[str], limit: int) -> None:
     columns = ("first right", "don't say", "asked", "lead-in", "marked", "declined")
     print(f"{'pair':>6} " + " ".join(f"{c + ' fit/held':>22}" for c in columns))
     totals: dict[str, list[float]] = defaultdict(list)
-    for pair in args.pairs.split(","):
-        figures = measure(pair, args.limit)
+    for pair in pairs:
+        figures = measure(pair, limit)
         across = pair.split(">")[0] != pair.split(">")[1]
         cells = []
         for column in columns:
             halves = [figures.get(f"{column}|{h}", []) for h in ("fit", "held")]
             if across:
-                totals[column] += halves[0] + halves[1]
+                totals[f"{column}|fit"] += halves[0]
+                totals[f"{column}|held"] += halves[1]
             cells.append("/".join(_mean(v) for v in halves).rjust(22))
         print(f"{pair:>6} " + " ".join(cells), flush=True)
-    print(f"{'across':>6} " + " ".join(_mean(totals[c]).rjust(22) for c in columns))
+    print(
+        f"{'across':>6} "
+        + " ".join("/".join(_mean(totals[f"{c}|{h}"]) for h in ("fit", "held")).rjust(22) for c in columns),
+        flush=True,
+    )
 
 
 def _mean(values: Sequence[float]) -> str:
