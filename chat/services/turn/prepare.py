@@ -16,9 +16,10 @@ from chat.services.messages import StoredQuestion
 from chat.services.questions import question_resume, question_store
 from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, token_counter, turn_compose
 from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
+from chat.services.turn.followup_search import retrieval_ahead
 from chat.services.turn.history import TurnContext, turn_context
 from chat.services.turn.request import TurnRequest
-from chat.services.turn.retrieve import Retrieval, candidate_passages, retrieval_ahead, turn_retrieve
+from chat.services.turn.retrieve import Retrieval, candidate_passages, turn_retrieve
 from chat.services.turn.scope import turn_access
 from chat.services.turn.smalltalk import is_small_talk, small_talk_language
 from daneshyar import timing
