@@ -19,7 +19,7 @@ the client is still listening.
 
 from __future__ import annotations
 
-from chat.services.turn.compose import PreparedTurn, prompt_budget
+from chat.services.turn.compose import PreparedTurn
 from chat.services.turn.generate import (
     MAX_ATTEMPTS,
     RETRY_TEMPERATURE,
@@ -27,7 +27,7 @@ from chat.services.turn.generate import (
     release_connection,
     turn_generate,
 )
-from chat.services.turn.prepare import turn_prepare
+from chat.services.turn.prepare import prompt_budget, turn_prepare
 from chat.services.turn.request import TurnRequest, TurnResume
 from chat.services.turn.retrieve import turn_retrieve
 from chat.services.turn.store import (

@@ -73,18 +73,9 @@ class Decision:
     reply: ParsedReply | None = None
 
 
-def small_talk_text(workspace: Workspace, language: Language) -> str:
-    """The workspace's reply to small talk in ``language`` (order above)."""
-    return workspace_language(workspace, language).texts.small_talk_text
-
-
 def no_answer_text(workspace: Workspace, language: Language) -> str:
     """The workspace's "the documents don't say" in ``language`` (order above)."""
     return workspace_language(workspace, language).texts.no_answer_text
-
-
-def small_talk(workspace: Workspace, language: Language) -> Decision:
-    return Decision(Intent.SMALL_TALK, reply=text_reply(small_talk_text(workspace, language)))
 
 
 def no_answer(workspace: Workspace, answerability: float | None, language: Language) -> Decision:
