@@ -11,11 +11,43 @@ from dataclasses import replace
 
 from django.db import transaction
 
+from chat.message_list import Conversation
 from chat.models import Message, MessageRole
 from chat.services.messages import StoredQuestion, question_append, session_start
 from chat.services.sessions import session_title_from
 from daneshyar.exceptions import NotFound, ValidationFailed
 from workspaces.models import Workspace
+
+
+def question_save(
+    *,
+    workspace: Workspace,
+    external_user_id: str,
+    session_id: uuid.UUID | None,
+    conversation: Conversation,
+    resumed: uuid.UUID | None = None,
+    session_created: bool = False,
+) -> StoredQuestion:
+    """A turn's question: ``conversation``'s, stored (:func:`question_store`),
+    or the question ``resumed`` that a failed attempt stored, its session
+    ``session_created`` by that attempt (:func:`question_resume`, an
+    Idempotency-Key retry)."""
+    if resumed is not None:
+        return question_resume(
+            workspace=workspace,
+            external_user_id=external_user_id,
+            question_id=resumed,
+            session_created=session_created,
+        )
+    return question_store(
+        workspace=workspace,
+        external_user_id=external_user_id,
+        session_id=session_id,
+        content=conversation.question,
+        history=conversation.history,
+        system_note=conversation.system,
+        history_offset=conversation.history_offset,
+    )
 
 
 def question_store(

@@ -79,6 +79,16 @@ def numbered_labels(text: str) -> list[str]:
     return [label for _, label in items]
 
 
+def chosen_option(
+    message: str, previous: HistoryTurn | None, *, workspace: Workspace, access: Access = OPEN
+) -> Option | None:
+    """The option ``message`` chooses from the form the ``previous`` turn's
+    reply asked with (rules above); None when it asked none or the message
+    chooses none of its options."""
+    options = asked_options(previous, workspace=workspace, access=access) if previous is not None else []
+    return option_chosen(message, options) if options else None
+
+
 def asked_options(turn: HistoryTurn, *, workspace: Workspace, access: Access = OPEN) -> list[Option]:
     """The options of the form ``turn``'s reply asked with; ``[]`` when it did
     not ask which document (rules above). A label is read back only as a

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from chat.backends import Backend, BaseBackend, ChatMessage
+from chat.backends import Backend, ChatMessage
 from chat.backends.base import JsonSchema
 from chat.contract import PromptTrace, TracePassage
 from chat.message_list import messages_hash
@@ -21,7 +21,6 @@ from chat.services.turn.history import TurnContext
 from chat.services.turn.request import TurnRequest
 from chat.services.turn.retrieve import Retrieval
 from chat.wording import workspace_language
-from daneshyar.exceptions import ApplicationError
 from languages import Language
 from retrieval.filters import OPEN, Access
 from retrieval.search import ScoredPassage
@@ -175,29 +174,6 @@ def _trace_passage(passage: ScoredPassage) -> TracePassage:
         "score": passage.score,
         "language": passage.language,
     }
-
-
-def prompt_budget(backend: BaseBackend) -> int | None:
-    """Tokens a prompt may take: ``context_length - max_tokens - margin``
-    (None when the backend has no window or does not report one)."""
-    try:
-        length = backend.context_length()
-    except ApplicationError:
-        length = None  # the server is down: the generation will say so
-    if length is None:
-        return None
-    return max(0, length - backend.max_tokens - settings.PROMPT_TOKEN_MARGIN)
-
-
-def token_counter(backend: BaseBackend) -> Counter:
-    def count(messages: list[ChatMessage]) -> int:
-        try:
-            return backend.count_tokens(messages)
-        except ApplicationError:
-            # The server cannot count now: estimate (on the long side).
-            return BaseBackend.count_tokens(backend, messages)
-
-    return count
 
 
 def turn_compose(

@@ -73,18 +73,9 @@ class Decision:
     reply: ParsedReply | None = None
 
 
-def small_talk_text(workspace: Workspace, language: Language) -> str:
-    """The workspace's reply to small talk in ``language`` (order above)."""
-    return workspace_language(workspace, language).texts.small_talk_text
-
-
 def no_answer_text(workspace: Workspace, language: Language) -> str:
     """The workspace's "the documents don't say" in ``language`` (order above)."""
     return workspace_language(workspace, language).texts.no_answer_text
-
-
-def small_talk(workspace: Workspace, language: Language) -> Decision:
-    return Decision(Intent.SMALL_TALK, reply=text_reply(small_talk_text(workspace, language)))
 
 
 def no_answer(workspace: Workspace, answerability: float | None, language: Language) -> Decision:
@@ -114,52 +105,76 @@ def turn_decide(
     if not passages:
         return no_answer(workspace, 0.0, language)
     assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
-    score = min(1.0, max(0.0, assessment.best))
-    threshold = workspace.answerability_threshold
-    names_another = False
+    score = _answerability(assessment)
     if context.chosen is None:
-        candidates = [
-            clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
-            for c in assessment.per_document()
-        ]
-        asked = clarify.ambiguous(
-            context.focus, context.earlier_questions, candidates, threshold=threshold, language=language
+        asked = _which_one(
+            workspace=workspace,
+            context=context,
+            passages=passages,
+            assessment=assessment,
+            scoring_context=scoring_context,
+            language=language,
+            may_clarify=may_clarify,
+            deeper=deeper,
         )
-        if asked and _names_another_subject(context, language, passages):
-            return no_answer(workspace, score, language)
-        if asked and may_clarify:
-            if deeper is not None:
-                asked = _every_candidate(
-                    asked, context, deeper(), scoring_context, workspace=workspace, language=language
-                )
-            return Decision(
-                Intent.CLARIFY,
-                answerability=score,
-                assessment=assessment,
-                reply=clarify.clarification_reply(asked, language),
-            )
-        # Documents answer alike, each for its own subject, none for the one named.
-        answering = [candidate for candidate in candidates if candidate.score >= threshold]
-        names_another = (
-            len(answering) >= 2
-            and counterparts(answering[0].sentence, answering[1].sentence)
-            and _names_another_subject(context, language, passages)
-        )
-    if score < threshold or names_another:
+        if asked is not None:
+            return asked
+    if score < workspace.answerability_threshold:
         return no_answer(workspace, score, language)
     return Decision(Intent.ANSWER, answerability=score, assessment=assessment)
 
 
-def _names_another_subject(
-    context: TurnContext, language: Language, passages: Sequence[ScoredPassage]
-) -> bool:
-    """Whether the question names a subject that none of the retrieved
-    documents covers (naming.py). A question that points at an unnamed subject ("this
-    animal") is asked back whatever else it names."""
-    question = context.focus
-    if clarify.unresolved_reference(question, context.earlier_questions, language):
-        return False
-    return bool(naming.uncovered(naming.question_names(question, language), passages))
+def _which_one(
+    *,
+    workspace: Workspace,
+    context: TurnContext,
+    passages: Sequence[ScoredPassage],
+    assessment: Assessment,
+    scoring_context: str | None,
+    language: Language,
+    may_clarify: bool,
+    deeper: Callable[[], Sequence[ScoredPassage]] | None,
+) -> Decision | None:
+    """Before the user chose a subject: a form asking which one, or no
+    answer for a subject none of the documents covers (rules above); None
+    when the turn is neither (the threshold decides)."""
+    score = _answerability(assessment)
+    threshold = workspace.answerability_threshold
+    candidates = _candidates(assessment)
+    asked = clarify.ambiguous(
+        context.focus, context.earlier_questions, candidates, threshold=threshold, language=language
+    )
+    if asked and naming.names_another_subject(context.focus, context.earlier_questions, language, passages):
+        return no_answer(workspace, score, language)
+    if asked and may_clarify:
+        if deeper is not None:
+            asked = _every_candidate(
+                asked, context, deeper(), scoring_context, workspace=workspace, language=language
+            )
+        reply = clarify.clarification_reply(asked, language)
+        return Decision(Intent.CLARIFY, answerability=score, assessment=assessment, reply=reply)
+    # Documents answer alike, each for its own subject, none for the one named.
+    answering = [candidate for candidate in candidates if candidate.score >= threshold]
+    if (
+        len(answering) >= 2
+        and counterparts(answering[0].sentence, answering[1].sentence)
+        and naming.names_another_subject(context.focus, context.earlier_questions, language, passages)
+    ):
+        return no_answer(workspace, score, language)
+    return None
+
+
+def _answerability(assessment: Assessment) -> float:
+    """The turn's answerability: the best sentence's score, clamped to 0..1."""
+    return min(1.0, max(0.0, assessment.best))
+
+
+def _candidates(assessment: Assessment) -> list[clarify.Candidate]:
+    """Each document's best sentence, best first, as a form's candidate."""
+    return [
+        clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
+        for c in assessment.per_document()
+    ]
 
 
 def _every_candidate(
@@ -175,14 +190,10 @@ def _every_candidate(
     searched deeper): every document that answers alike, when they hold the
     ones ``asked`` already; otherwise ``asked``."""
     assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
-    found = [
-        clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
-        for c in assessment.per_document()
-    ]
     wider = clarify.ambiguous(
         context.focus,
         context.earlier_questions,
-        found,
+        _candidates(assessment),
         threshold=workspace.answerability_threshold,
         language=language,
     )

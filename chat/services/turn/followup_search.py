@@ -53,11 +53,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
 from django.conf import settings
 
+from chat.backends import BaseGenerativeBackend
+from chat.services.turn.history import TurnContext
+from chat.services.turn.rewrite import query_rewrite
 from chat.text import WORD, content_words
+from daneshyar import background, timing
 from languages import Language, normalize
 from retrieval.embeddings import embed_ahead
 from retrieval.filters import OPEN, Access
@@ -105,6 +110,14 @@ def question_query(question: str) -> RetrievalQuery:
     return RetrievalQuery(question[: settings.MAX_QUERY_CHARS], 1.0)
 
 
+def retrieval_ahead(question: str, *, model: str) -> None:
+    """Start embedding the turn's first query (the question) on a background
+    thread, so that the model (the workspace's, ``model``) runs while the
+    question is stored."""
+    if Legs.configured().dense:
+        embed_ahead([question_query(question).text], side="query", model=model)
+
+
 def retrieval_queries(
     question: str,
     earlier_questions: Sequence[str],
@@ -133,6 +146,45 @@ class FollowupSearchResult:
     passages: list[ScoredPassage]
     # Every query searched, ``later`` ones included.
     queries: list[RetrievalQuery]
+
+
+def turn_search(
+    *,
+    workspace: Workspace,
+    context: TurnContext,
+    resource_ids: Sequence[uuid.UUID],
+    access: Access,
+    rewriter: BaseGenerativeBackend | None,
+) -> FollowupSearchResult:
+    """A turn's question searched with its conversation (rules above): its
+    queries, and for a follow-up the rewrite by ``rewriter`` (a generative
+    backend), whose call runs while the other queries are searched."""
+    question = context.focus
+    language = context.language
+    queries = retrieval_queries(question, context.earlier_questions, language=language)
+    pending: Future[str | None] | None = None
+    if rewriter is not None and needs_context(question, context.earlier_questions, language):
+        # The model's call runs while the other queries are searched.
+        pending = background.submit(
+            query_rewrite, rewriter, question=question, turns=context.turns, language=language
+        )
+
+    def rewritten() -> list[RetrievalQuery]:
+        if pending is None:
+            return []
+        with timing.phase("rewrite"):
+            rewrite = pending.result()
+        later = retrieval_queries(question, context.earlier_questions, rewrite=rewrite, language=language)
+        return later[len(queries) :]
+
+    return followup_search(
+        workspace=workspace,
+        queries=queries,
+        resource_ids=resource_ids,
+        cited_resource_ids=context.cited,
+        later=rewritten if pending is not None else None,
+        access=access,
+    )
 
 
 def followup_search(
@@ -165,21 +217,50 @@ def followup_search(
         return FollowupSearchResult(found_one, list(queries))
     depth = max(workspace.widened_top_k if named else workspace.top_k, CANDIDATES_PER_QUERY)
     dense_leg = Legs.configured().dense
-
-    def searched(batch: Sequence[RetrievalQuery]) -> list[tuple[RetrievalQuery, list[ScoredPassage]]]:
-        lists = []
-        for i, query in enumerate(batch):
-            if i + 1 < len(batch) and dense_leg:
-                embed_ahead([batch[i + 1].text], side="query", model=workspace.embedding_model)
-            hits = search(
-                workspace=workspace, query=query.text, resource_ids=named or None, top_k=depth, access=access
-            )
-            lists.append((query, hits))
-        return lists
-
-    lists = searched(queries)
+    lists = _searched(
+        queries, workspace=workspace, named=named, depth=depth, access=access, dense_leg=dense_leg
+    )
     if later is not None:
-        lists += searched(later())
+        lists += _searched(
+            later(), workspace=workspace, named=named, depth=depth, access=access, dense_leg=dense_leg
+        )
+    return FollowupSearchResult(
+        _ranked(lists, cited_resource_ids, workspace=workspace, named=named),
+        [query for query, _ in lists],
+    )
+
+
+def _searched(
+    batch: Sequence[RetrievalQuery],
+    *,
+    workspace: Workspace,
+    named: list[uuid.UUID],
+    depth: int,
+    access: Access,
+    dense_leg: bool,
+) -> list[tuple[RetrievalQuery, list[ScoredPassage]]]:
+    """Each query's list, ``depth`` deep; with a dense leg, the next query is
+    embedded while one is searched."""
+    lists = []
+    for i, query in enumerate(batch):
+        if i + 1 < len(batch) and dense_leg:
+            embed_ahead([batch[i + 1].text], side="query", model=workspace.embedding_model)
+        hits = search(
+            workspace=workspace, query=query.text, resource_ids=named or None, top_k=depth, access=access
+        )
+        lists.append((query, hits))
+    return lists
+
+
+def _ranked(
+    lists: Sequence[tuple[RetrievalQuery, list[ScoredPassage]]],
+    cited_resource_ids: Sequence[uuid.UUID],
+    *,
+    workspace: Workspace,
+    named: list[uuid.UUID],
+) -> list[ScoredPassage]:
+    """The passages kept from the fused lists, best first, each with its
+    fused score (``CITED_PRIOR`` added for a cited document's) and rank."""
     found, fused = _fused(lists)
     cited = set(cited_resource_ids)
     total = sum(query.weight for query, _ in lists)
@@ -189,10 +270,7 @@ def followup_search(
     }
     ordered = sorted(scores, key=lambda pid: (-scores[pid], str(pid)))
     chosen = _kept(ordered, found, workspace=workspace, named=named)
-    return FollowupSearchResult(
-        [replace(found[pid], score=scores[pid], rank=rank) for rank, pid in enumerate(chosen, start=1)],
-        [query for query, _ in lists],
-    )
+    return [replace(found[pid], score=scores[pid], rank=rank) for rank, pid in enumerate(chosen, start=1)]
 
 
 def _fused(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from chat import selectors
 from chat.prompting import HistoryTurn
 from chat.services.messages import StoredQuestion
-from chat.services.turn.choice import asked_options, option_chosen
+from chat.services.turn.choice import chosen_option
 from languages import Language, question_language
 from retrieval.filters import OPEN, Access
 from workspaces.models import Workspace
@@ -55,8 +55,7 @@ def turn_context(
     ``access`` may read."""
     turns = _earlier_turns(workspace, stored)
     last = turns[-1] if turns else None
-    options = asked_options(last, workspace=workspace, access=access) if last is not None else []
-    chosen = option_chosen(question, options) if options else None
+    chosen = chosen_option(question, last, workspace=workspace, access=access)
     chosen_question = last.question if last is not None and chosen is not None else None
     return TurnContext(
         question=question,

@@ -36,7 +36,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from chat.backends.focus import Asked
-from chat.services.turn.clarify import is_kind
+from chat.services.turn.clarify import is_kind, unresolved_reference
 from chat.services.turn.followup_search import leans_on_conversation
 from chat.text import content_words
 from languages import Language, normalize
@@ -76,6 +76,17 @@ def turn_asked(
     leans = leans_on_conversation(question, language)
     from_conversation = leans and not question_names(question, language)
     return Asked(own, conversation, leans=leans, from_conversation=from_conversation)
+
+
+def names_another_subject(
+    question: str, earlier_questions: Sequence[str], language: Language, passages: Sequence[ScoredPassage]
+) -> bool:
+    """Whether ``question`` names a subject that none of the retrieved
+    documents covers (rules above). A question that points at an unnamed
+    subject ("this animal") is asked back whatever else it names (clarify.py)."""
+    if unresolved_reference(question, earlier_questions, language):
+        return False
+    return bool(uncovered(question_names(question, language), passages))
 
 
 def uncovered(names: Iterable[str], passages: Sequence[ScoredPassage]) -> frozenset[str]:

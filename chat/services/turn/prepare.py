@@ -8,21 +8,22 @@ from functools import partial
 
 from django.conf import settings
 
-from chat.backends import get_backend, resolve_model
+from chat.backends import BaseBackend, ChatMessage, get_backend, resolve_model
 from chat.models import Grounding
-from chat.prompting import QuestionTooLong, question_fits, system_message
+from chat.prompting import Counter, QuestionTooLong, question_fits, system_message
 from chat.services.guard_policies import guard_policy_load
 from chat.services.messages import StoredQuestion
-from chat.services.questions import question_resume, question_store
-from chat.services.turn.compose import PreparedTurn, TurnPlan, prompt_budget, token_counter, turn_compose
-from chat.services.turn.decide import Decision, Intent, small_talk, turn_decide
+from chat.services.questions import question_save
+from chat.services.turn.compose import PreparedTurn, TurnPlan, turn_compose
+from chat.services.turn.decide import Decision, Intent, turn_decide
+from chat.services.turn.followup_search import retrieval_ahead
 from chat.services.turn.history import TurnContext, turn_context
 from chat.services.turn.request import TurnRequest
-from chat.services.turn.retrieve import Retrieval, candidate_passages, retrieval_ahead, turn_retrieve
+from chat.services.turn.retrieve import Retrieval, candidate_passages, turn_retrieve
 from chat.services.turn.scope import turn_access
-from chat.services.turn.smalltalk import is_small_talk, small_talk_language
+from chat.services.turn.smalltalk import is_small_talk, small_talk
 from daneshyar import timing
-from daneshyar.exceptions import Forbidden, ValidationFailed
+from daneshyar.exceptions import ApplicationError, Forbidden, ValidationFailed
 from languages import LANGUAGES, Language
 from resources.selectors import ready_resources_exist
 from retrieval.filters import OPEN
@@ -36,6 +37,40 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
     stored with a new session, checked against an existing one. The turn's
     language is decided with the conversation (``turn_context``), once.
     """
+    request, plan = _checked(request)
+    # A generative model greets back itself; the extractive engine has no words of its own.
+    small = not plan.generative and is_small_talk(request.question)
+    if plan.grounded and not small:
+        # The question is embedded while it is stored. A wrong session's 404
+        # then costs that embedding too, on a turn the rate limits counted.
+        retrieval_ahead(request.question, model=request.workspace.embedding_model)
+    # Stored before retrieval: a wrong session is a 404 before the search
+    # runs, and nothing below can fail with a 4xx any more.
+    with timing.phase("store"):
+        stored = _question_save(request)
+        context = turn_context(
+            workspace=request.workspace,
+            stored=stored,
+            question=request.question,
+            access=request.access or OPEN,
+        )
+    if small:
+        retrieval = Retrieval(passages=[], queries=[])
+        decision = small_talk(request.workspace, request.question, context.language)
+    elif plan.grounded:
+        retrieval, decision = _retrieve_and_decide(request, plan, context)
+    else:
+        retrieval, decision = Retrieval(passages=[], queries=[]), Decision(Intent.ANSWER)
+    with timing.phase("compose"):
+        return turn_compose(
+            request, plan=plan, stored=stored, context=context, retrieval=retrieval, decision=decision
+        )
+
+
+def _checked(request: TurnRequest) -> tuple[TurnRequest, TurnPlan]:
+    """The request with who may read what in the turn (403/400, scope.py),
+    and the turn's plan (400 for an unknown model or resource, or a question
+    that does not fit the model's window)."""
     _trace_check(request)
     access = turn_access(
         principal=request.principal,
@@ -49,30 +84,21 @@ def turn_prepare(request: TurnRequest) -> PreparedTurn:
         plan = _plan(request)
         if plan.generative:
             _question_check(request, plan)
-    # A generative model greets back itself; the extractive engine has no words of its own.
-    small = not plan.generative and is_small_talk(request.question)
-    if plan.grounded and not small:
-        # The question is embedded while it is stored. A wrong session's 404
-        # then costs that embedding too, on a turn the rate limits counted.
-        retrieval_ahead(request.question, model=request.workspace.embedding_model)
-    # Stored before retrieval: a wrong session is a 404 before the search
-    # runs, and nothing below can fail with a 4xx any more.
-    with timing.phase("store"):
-        stored = _question_save(request)
-        context = turn_context(
-            workspace=request.workspace, stored=stored, question=request.question, access=access
-        )
-    if small:
-        spoken = small_talk_language(request.question, context.language) or context.language
-        retrieval, decision = Retrieval(passages=[], queries=[]), small_talk(request.workspace, spoken)
-    elif plan.grounded:
-        retrieval, decision = _retrieve_and_decide(request, plan, context)
-    else:
-        retrieval, decision = Retrieval(passages=[], queries=[]), Decision(Intent.ANSWER)
-    with timing.phase("compose"):
-        return turn_compose(
-            request, plan=plan, stored=stored, context=context, retrieval=retrieval, decision=decision
-        )
+    return request, plan
+
+
+def _question_save(request: TurnRequest) -> StoredQuestion:
+    """The stored question: a new one, or the one a failed attempt stored
+    (an Idempotency-Key retry)."""
+    resume = request.resume
+    return question_save(
+        workspace=request.workspace,
+        external_user_id=request.external_user_id,
+        session_id=request.session_id,
+        conversation=request.conversation,
+        resumed=resume.question_id if resume is not None else None,
+        session_created=resume is not None and resume.session_created,
+    )
 
 
 def _retrieve_and_decide(
@@ -132,6 +158,29 @@ def _plan(request: TurnRequest) -> TurnPlan:
     )
 
 
+def prompt_budget(backend: BaseBackend) -> int | None:
+    """Tokens a prompt may take: ``context_length - max_tokens - margin``
+    (None when the backend has no window or does not report one)."""
+    try:
+        length = backend.context_length()
+    except ApplicationError:
+        length = None  # the server is down: the generation will say so
+    if length is None:
+        return None
+    return max(0, length - backend.max_tokens - settings.PROMPT_TOKEN_MARGIN)
+
+
+def token_counter(backend: BaseBackend) -> Counter:
+    def count(messages: list[ChatMessage]) -> int:
+        try:
+            return backend.count_tokens(messages)
+        except ApplicationError:
+            # The server cannot count now: estimate (on the long side).
+            return BaseBackend.count_tokens(backend, messages)
+
+    return count
+
+
 def _question_check(request: TurnRequest, plan: TurnPlan) -> None:
     """400 when the instructions and the question alone do not fit the model's
     window, whatever language the turn is then held in: it is decided with
@@ -161,26 +210,3 @@ def _question_check(request: TurnRequest, plan: TurnPlan) -> None:
 
 def _instructions_length(language: Language) -> int:
     return len(system_message("", language=language)["content"])
-
-
-def _question_save(request: TurnRequest) -> StoredQuestion:
-    """The stored question: a new one, or the one a failed attempt stored
-    (an Idempotency-Key retry)."""
-    resume = request.resume
-    if resume is not None:
-        return question_resume(
-            workspace=request.workspace,
-            external_user_id=request.external_user_id,
-            question_id=resume.question_id,
-            session_created=resume.session_created,
-        )
-    conversation = request.conversation
-    return question_store(
-        workspace=request.workspace,
-        external_user_id=request.external_user_id,
-        session_id=request.session_id,
-        content=conversation.question,
-        history=conversation.history,
-        system_note=conversation.system,
-        history_offset=conversation.history_offset,
-    )

@@ -5,23 +5,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
 from chat.backends import BaseGenerativeBackend
-from chat.services.turn.followup_search import (
-    RetrievalQuery,
-    followup_search,
-    needs_context,
-    question_query,
-    retrieval_queries,
-)
+from chat.services.turn.followup_search import RetrievalQuery, turn_search
 from chat.services.turn.history import TurnContext
-from chat.services.turn.rewrite import query_rewrite
-from daneshyar import background, timing
-from retrieval.embeddings import embed_ahead
 from retrieval.filters import OPEN, Access
-from retrieval.search import Legs, ScoredPassage, search
+from retrieval.search import ScoredPassage, search
 from workspaces.models import Workspace
 
 
@@ -34,14 +24,6 @@ class Retrieval:
     def scoring_context(self) -> str | None:
         """The question with the conversation, when the turn is a follow-up."""
         return self.queries[1].text if len(self.queries) > 1 else None
-
-
-def retrieval_ahead(question: str, *, model: str) -> None:
-    """Start embedding the turn's first query (the question) on a background
-    thread, so that the model (the workspace's, ``model``) runs while the
-    question is stored."""
-    if Legs.configured().dense:
-        embed_ahead([question_query(question).text], side="query", model=model)
 
 
 def turn_retrieve(
@@ -59,25 +41,8 @@ def turn_retrieve(
     ``allowed``, an end-user token's resources, is given). Every search is
     confined to what ``access`` may read (the filters, the groups and the
     token's resources, retrieval/filters.py) inside its SQL. ``rewriter``: a
-    generative backend that may make a follow-up standalone first."""
-    question = context.focus
-    language = context.language
-    queries = retrieval_queries(question, context.earlier_questions, language=language)
-    pending: Future[str | None] | None = None
-    if rewriter is not None and needs_context(question, context.earlier_questions, language):
-        # The model's call runs while the other queries are searched.
-        pending = background.submit(
-            query_rewrite, rewriter, question=question, turns=context.turns, language=language
-        )
-
-    def rewritten() -> list[RetrievalQuery]:
-        if pending is None:
-            return []
-        with timing.phase("rewrite"):
-            rewrite = pending.result()
-        later = retrieval_queries(question, context.earlier_questions, rewrite=rewrite, language=language)
-        return later[len(queries) :]
-
+    generative backend that may make a follow-up standalone first
+    (followup_search.py)."""
     named = list(resource_ids)
     chosen = context.chosen
     if allowed is not None and access.resource_ids is None:
@@ -90,13 +55,8 @@ def turn_retrieve(
         named = named or list(allowed)
     if chosen is not None:
         named = [chosen]
-    result = followup_search(
-        workspace=workspace,
-        queries=queries,
-        resource_ids=named,
-        cited_resource_ids=context.cited,
-        later=rewritten if pending is not None else None,
-        access=access,
+    result = turn_search(
+        workspace=workspace, context=context, resource_ids=named, access=access, rewriter=rewriter
     )
     passages = result.passages
     if chosen is not None:

@@ -13,10 +13,28 @@ phrases it is), ``grounding: none``, without retrieval.
 
 from __future__ import annotations
 
+from chat.output import text_reply
+from chat.services.turn.decide import Decision, Intent
+from chat.wording import workspace_language
 from languages import ENGLISH, LANGUAGES, Language, normalize
 from languages.scripts import SCRIPTS
+from workspaces.models import Workspace
 
 MAX_CHARS = 80
+
+
+def small_talk(workspace: Workspace, message: str, language: Language) -> Decision:
+    """The reply to ``message``, small talk: the workspace's ``small_talk_text``
+    in the language whose phrase it is (:func:`small_talk_language`), else
+    in ``language``, the turn's."""
+    spoken = small_talk_language(message, language) or language
+    return Decision(Intent.SMALL_TALK, reply=text_reply(small_talk_text(workspace, spoken)))
+
+
+def small_talk_text(workspace: Workspace, language: Language) -> str:
+    """The workspace's reply to small talk in ``language`` (the order of
+    decide.py: its own text, its single text when changed, the language's)."""
+    return workspace_language(workspace, language).texts.small_talk_text
 
 
 def small_talk_language(message: str, language: Language) -> Language | None:
