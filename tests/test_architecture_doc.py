@@ -1,7 +1,10 @@
 """docs/architecture.md is checked against the code: every module path,
-dotted name, class, function and setting it names in backticks exists, and
-it names every module of the packages a newcomer reads first (the turn's
-phases, chat's services, retrieval's search)."""
+dotted name, class, function and setting it names in backticks exists; it
+names every module of the packages a newcomer reads first (the turn's
+phases, chat's services, retrieval's search); its beat table is the beat
+schedule (daneshyar/config/background.py), its queues the queues and their
+routes; and its "Who writes which table" is what a scan of the source finds
+(tests/table_writers.py says what the scan counts)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,9 @@ import importlib
 import re
 from functools import cache
 from pathlib import Path
+
+from daneshyar.config import background
+from tests import table_writers
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
@@ -122,3 +128,83 @@ def test_every_module_of_the_first_read_packages_is_named() -> None:
         if path.name != "__init__.py" and str(path.relative_to(ROOT)) not in text
     ]
     assert unnamed == []
+
+
+BACKGROUND = ROOT / "daneshyar" / "config" / "background.py"
+TASK = re.compile(rf"^(?:{'|'.join(PACKAGES)})\.\w+$")
+
+
+def table_after(text: str, marker: str) -> list[list[str]]:
+    """The rows (cells, stripped) of the first Markdown table after ``marker``."""
+    rows: list[list[str]] = []
+    for line in text.split(marker, 1)[1].splitlines()[1:]:
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    # The header (unless the marker is it) and the rule under it.
+    return rows[1 if marker.startswith("|") else 2 :]
+
+
+def test_the_beat_table_is_the_beat_schedule() -> None:
+    """Each task of CELERY_BEAT_SCHEDULE is a row, and its "every" is the
+    schedule's: the setting it is read from with its default, or the seconds
+    the schedule writes (an hour: 3600)."""
+    defaults = {}
+    for path in (ROOT / "daneshyar" / "config").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "env_int"
+                and all(isinstance(a, ast.Constant) for a in node.args[:2])
+            ):
+                defaults[node.args[0].value] = node.args[1].value
+    every = {}
+    for node in ast.walk(ast.parse(BACKGROUND.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_every":
+            task, interval = node.args
+            assert isinstance(task, ast.Constant)
+            if isinstance(interval, ast.Name):
+                every[task.value] = f"`{interval.id}` ({defaults[interval.id]} s)"
+            else:
+                assert isinstance(interval, ast.Constant)
+                every[task.value] = "hour" if interval.value == 3600 else f"{interval.value} s"
+    scheduled = {entry["task"] for entry in background.CELERY_BEAT_SCHEDULE.values()}
+    assert set(every) == scheduled
+    rows = table_after(DOC.read_text(), "The beat schedule (`CELERY_BEAT_SCHEDULE`)")
+    assert {row[0].strip("`"): row[1] for row in rows} == every
+
+
+def test_the_processes_are_the_queues_and_their_routes() -> None:
+    """A row of the processes' table per queue, naming its setting and the
+    tasks routed to it (CELERY_TASK_ROUTES); the maintenance queue is the
+    default one and takes the beat's sweeps."""
+    queues = {
+        name: getattr(background, name)
+        for name in dir(background)
+        if name.endswith("_QUEUE") and name != "CELERY_TASK_DEFAULT_QUEUE"
+    }
+    routed: dict[str, set[str]] = {name: set() for name in queues}
+    by_queue = {queue: name for name, queue in queues.items()}
+    for task, route in background.CELERY_TASK_ROUTES.items():
+        routed[by_queue[route["queue"]]].add(task)
+    named: dict[str, set[str]] = {}
+    default = []
+    for row in table_after(DOC.read_text(), "| process | runs |"):
+        found = re.findall(r"\(`(\w+_QUEUE)`", row[1])
+        if found:
+            (setting,) = found
+            named[setting] = {span for span in CODE_SPAN.findall(row[1]) if TASK.match(span)}
+            if "also the default one" in row[1]:
+                default.append(setting)
+    assert named == routed
+    assert [queues[name] for name in default] == [background.CELERY_TASK_DEFAULT_QUEUE]
+
+
+def test_the_writers_of_each_table_are_the_ones_the_source_has() -> None:
+    rows = table_after(DOC.read_text(), "| table | written by |")
+    documented = {row[0].strip("`"): frozenset(CODE_SPAN.findall(row[1])) for row in rows}
+    writers, unbound = table_writers.scan(PACKAGES)
+    assert unbound == ()
+    assert documented == writers
