@@ -18,6 +18,7 @@ Its modules:
 - ``management/``: ``manage.py seed_demo``
 - ``manifest.py``: the sync manifest, by external id
 - ``manifest_apis.py``: the sync manifest's endpoints
+- ``metadata_keys.py``: what a workspace may declare of its resources' metadata
 - ``models.py``: ``Resource``, ``ResourceFile``, ``IngestTurn``, ``Source``, ``SourceRun``, ``SourcePage``
 - ``parsing/``: one module per format, the type detected from the bytes
 - ``quotas.py``: an organization's quotas of documents and bytes

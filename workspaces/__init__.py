@@ -12,7 +12,7 @@ Its modules:
 - ``idempotency.py``: ``Idempotency-Key`` on every creating POST
 - ``keys.py``: API key material: generation, hashing, display prefix
 - ``management/``: ``manage.py`` commands that set tenants up
-- ``metadata_keys.py``: the metadata keys a workspace declares (``Workspace.metadata_keys``)
+- ``metadata_keys.py``: the check of ``Workspace.metadata_keys``, the one resources registers
 - ``models.py``: ``Organization``, ``Workspace``, ``ApiKey``, ``IdempotencyRecord``, ``StaffMembership``
 - ``origins.py``: the browser origins a workspace allows
 - ``permissions.py``: the scope permissions (``chat``, ``admin``)
