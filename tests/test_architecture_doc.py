@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import tomllib
 from functools import cache
 from pathlib import Path
 
@@ -208,3 +209,30 @@ def test_the_writers_of_each_table_are_the_ones_the_source_has() -> None:
     writers, unbound = table_writers.scan(PACKAGES)
     assert unbound == ()
     assert documented == writers
+
+
+def test_the_entrances_of_a_turn_are_the_callers_of_turn_prepare() -> None:
+    """ "A turn, in phases" names every module that calls ``turn_prepare``
+    (outside the turn's own package), and no other."""
+    callers = set()
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "chat/services/turn" in str(path):
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "turn_prepare":
+                    callers.add(str(path.relative_to(ROOT)))
+    paragraph = DOC.read_text().split("entrances take a turn:", 1)[1].split("and calls", 1)[0]
+    assert {span for span in CODE_SPAN.findall(paragraph) if PATH.match(span)} == callers
+
+
+def test_the_layers_drawn_are_the_contracts() -> None:
+    """The layer diagrams of chat and evaluations are their import-linter
+    contracts (pyproject.toml), layer by layer."""
+    linter = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    contracts = {contract["id"]: contract.get("layers") for contract in linter["contracts"]}
+    text = DOC.read_text()
+    for contract in ("chat-layers", "evaluations-layers"):
+        block = text.rsplit(f"contract `{contract}`", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+        drawn = [re.split(r"\s{2,}", line.strip())[0] for line in block.splitlines() if line.strip()]
+        assert drawn == contracts[contract], contract
