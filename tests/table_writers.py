@@ -85,7 +85,8 @@ def _annotated_model(annotation: ast.expr | None, known: dict[str, type[models.M
     if annotation is None:
         return None
     text = ast.unparse(annotation).strip("'\"")
-    for word in re.findall(r"\w+", text):
+    words: list[str] = re.findall(r"\w+", text)
+    for word in words:
         if word in known:
             return word
     return None

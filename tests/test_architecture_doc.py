@@ -151,25 +151,22 @@ def test_the_beat_table_is_the_beat_schedule() -> None:
     """Each task of CELERY_BEAT_SCHEDULE is a row, and its "every" is the
     schedule's: the setting it is read from with its default, or the seconds
     the schedule writes (an hour: 3600)."""
-    defaults = {}
+    defaults: dict[str, int] = {}
     for path in (ROOT / "daneshyar" / "config").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id == "env_int"
-                and all(isinstance(a, ast.Constant) for a in node.args[:2])
-            ):
-                defaults[node.args[0].value] = node.args[1].value
-    every = {}
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "env_int":
+                name, default = (a.value if isinstance(a, ast.Constant) else None for a in node.args[:2])
+                if isinstance(name, str) and isinstance(default, int):
+                    defaults[name] = default
+    every: dict[str, str] = {}
     for node in ast.walk(ast.parse(BACKGROUND.read_text())):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_every":
             task, interval = node.args
-            assert isinstance(task, ast.Constant)
+            assert isinstance(task, ast.Constant) and isinstance(task.value, str)
             if isinstance(interval, ast.Name):
                 every[task.value] = f"`{interval.id}` ({defaults[interval.id]} s)"
             else:
-                assert isinstance(interval, ast.Constant)
+                assert isinstance(interval, ast.Constant) and isinstance(interval.value, int)
                 every[task.value] = "hour" if interval.value == 3600 else f"{interval.value} s"
     scheduled = {entry["task"] for entry in background.CELERY_BEAT_SCHEDULE.values()}
     assert set(every) == scheduled
