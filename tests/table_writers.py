@@ -5,15 +5,14 @@ What counts as a write of a model's table, in a module of the project's
 packages (migrations and tests left out):
 
 - a call of ``create``, ``get_or_create``, ``update_or_create``,
-  ``bulk_create``, ``bulk_update``, ``update`` or ``delete`` on a chain that
-  starts at ``Model.objects`` (``Model.objects.filter(...).update(...)``);
-- a call of ``save`` or ``delete`` on a name the same function binds to the
-  model: a parameter annotated with it, ``x = Model(...)``, ``x =
-  Model.objects...``, ``x, _ = Model.objects.get_or_create(...)``; and
-  ``update`` or ``delete`` on such a name bound to a queryset;
-- a call of ``update``, ``delete`` or ``save`` on the result of a function
-  of the project whose return annotation names the model
-  (``-> Model``, ``-> QuerySet[Model]``), matched by the function's name;
+  ``bulk_create``, ``bulk_update``, ``update`` or ``delete`` on a chain
+  rooted at ``Model.objects`` (``Model.objects.filter(...).update(...)``),
+  at a name the function binds to the model (below), or at a call of a
+  function of the project whose return annotation names the model
+  (``-> Model``, ``-> QuerySet[Model]``; matched by the function's name);
+- a call of ``save``, ``delete`` or ``update`` on a name the function (or
+  the module, at its top level) binds to the model: a parameter annotated
+  with it, ``x = Model(...)``, ``x = `` a chain as above, ``x, _ = ...``;
 - a string that is not a docstring holding ``UPDATE``, ``INSERT INTO`` or
   ``DELETE FROM`` followed by the model's ``db_table``, or by a ``{name}``
   that the module fills, in a ``format`` call or a dict, with the model's
@@ -23,8 +22,7 @@ packages (migrations and tests left out):
 Not counted: rows a database deletes by cascade (``on_delete=CASCADE``) or
 writes by trigger, rows the Django admin's generic views write, and writes
 through a name the scan cannot bind to a model (a ``save`` on an object of
-unknown type is listed by :func:`unbound_saves` so that it is not silently
-missed)."""
+unknown type is listed by :func:`scan`, so that it is not silently missed)."""
 
 from __future__ import annotations
 
@@ -117,7 +115,7 @@ def _bindings(
             model = _annotated_model(argument.annotation, known)
             if model is not None:
                 names[argument.arg] = model
-    for node in ast.walk(function):
+    for node in _own_nodes(function):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             model = _annotated_model(node.annotation, known)
             if model is not None:
@@ -191,6 +189,17 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return ids
 
 
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a scope (a module or a function) without those of the
+    functions defined in it, which are scopes of their own."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+
+
 def _functions(tree: ast.Module) -> Iterator[ast.AST]:
     """Each function (its own bindings), and the module for its top level."""
     yield tree
@@ -201,42 +210,55 @@ def _functions(tree: ast.Module) -> Iterator[ast.AST]:
 
 @cache
 def scan(packages: tuple[str, ...]) -> tuple[dict[str, frozenset[str]], tuple[str, ...]]:
-    """Each model's writers (module paths), and the ``save`` calls the scan
-    could not bind to a model (``path:line``)."""
+    """Each model's writers (module paths), and the ``save`` calls on a name
+    the scan could not bind to a model (``path:line``)."""
     known = project_models(packages)
     returns = _returns(packages)
     constants = _table_constants(packages)
-    by_table = {m._meta.db_table: name for name, m in known.items()}
     writers: dict[str, set[str]] = defaultdict(set)
     unbound: list[str] = []
     for path in module_files(packages):
         relative = str(path.relative_to(ROOT))
-        tree = ast.parse(path.read_text())
-        for function in _functions(tree):
-            names = _bindings(function, known, returns)
-            for node in ast.walk(function):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-                    continue
-                method, receiver = node.func.attr, node.func.value
-                model = None
-                if method in MANAGER_WRITES:
-                    model = _base_model(receiver, names, returns)
-                if model is None and method in INSTANCE_WRITES and isinstance(receiver, ast.Name):
-                    model = names.get(receiver.id)
-                    if model is None and method == "save" and function is not tree:
-                        unbound.append(f"{relative}:{node.lineno}")
-                if model in known:
-                    writers[model].add(relative)
-        placeholders = _table_names(tree, known, constants)
-        docstrings = _docstrings(tree)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                for name in SQL_WRITE.findall(node.value):
-                    model = (
-                        placeholders.get(name[1:-1])
-                        if name.startswith("{")
-                        else by_table.get(name.strip('"'))
-                    )
-                    if model is not None:
-                        writers[model].add(relative)
+        models_written, saves = module_writes(path.read_text(), known, returns, constants)
+        for model in models_written:
+            writers[model].add(relative)
+        unbound.extend(f"{relative}:{line}" for line in saves)
     return {model: frozenset(paths) for model, paths in writers.items()}, tuple(sorted(set(unbound)))
+
+
+def module_writes(
+    source: str, known: Known, returns: dict[str, str], constants: dict[str, str]
+) -> tuple[set[str], list[int]]:
+    """The models one module's source writes, and the lines of its ``save``
+    calls on a name of no model the scan can tell."""
+    tree = ast.parse(source)
+    written: set[str] = set()
+    unbound: list[int] = []
+    for function in _functions(tree):
+        names = _bindings(function, known, returns)
+        for node in _own_nodes(function):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            method, receiver = node.func.attr, node.func.value
+            model = None
+            if method in MANAGER_WRITES:
+                model = _base_model(receiver, names, returns)
+            if model is None and method in INSTANCE_WRITES and isinstance(receiver, ast.Name):
+                model = names.get(receiver.id)
+                if model is None and method == "save":
+                    unbound.append(node.lineno)
+            if model in known:
+                written.add(model)
+    placeholders = _table_names(tree, known, constants)
+    by_table = {m._meta.db_table: name for name, m in known.items()}
+    docstrings = _docstrings(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            for name in SQL_WRITE.findall(node.value):
+                if name.startswith("{"):
+                    found = placeholders.get(name[1:-1])
+                else:
+                    found = by_table.get(name.strip('"'))
+                if found is not None:
+                    written.add(found)
+    return written, unbound

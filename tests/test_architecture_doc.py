@@ -233,3 +233,31 @@ def test_the_layers_drawn_are_the_contracts() -> None:
         block = text.rsplit(f"contract `{contract}`", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
         drawn = [re.split(r"\s{2,}", line.strip())[0] for line in block.splitlines() if line.strip()]
         assert drawn == contracts[contract], contract
+
+
+def test_the_scan_finds_each_kind_of_write() -> None:
+    source = """
+from psycopg import sql
+
+STATEMENT = "UPDATE retrieval_passage SET language = %s"
+
+
+def rename(resource: Resource) -> None:
+    resource.save()
+
+
+def empty(workspace: Workspace) -> None:
+    old = Session.objects.filter(workspace=workspace)
+    old.delete()
+    SourcePage.objects.filter(source__workspace=workspace).update(gone=True)
+    sql.SQL("DELETE FROM {t} WHERE id = %s").format(t=table(Feedback))
+
+
+def unknown(thing) -> None:
+    thing.save()
+    Organization.objects.filter(pk=1).exists()
+"""
+    known = table_writers.project_models(PACKAGES)
+    written, unbound = table_writers.module_writes(source, known, {}, {})
+    assert written == {"Passage", "Resource", "Session", "SourcePage", "Feedback"}
+    assert unbound == [19]
