@@ -3,8 +3,10 @@ dotted name, class, function and setting it names in backticks exists; it
 names every module of the packages a newcomer reads first (the turn's
 phases, chat's services, retrieval's search); its beat table is the beat
 schedule (daneshyar/config/background.py), its queues the queues and their
-routes; and its "Who writes which table" is what a scan of the source finds
-(tests/table_writers.py says what the scan counts)."""
+routes; its "Who writes which table" is what a scan of the source finds
+(tests/table_writers.py says what the scan counts); the entrances of a turn
+are the callers of ``turn_prepare``; the layer diagrams are the import-linter
+contracts; and the request flow's middleware are ``MIDDLEWARE``'s."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import re
 import tomllib
 from functools import cache
 from pathlib import Path
+
+from django.conf import settings
 
 from daneshyar.config import background
 from tests import table_writers
@@ -261,3 +265,11 @@ def unknown(thing) -> None:
     written, unbound = table_writers.module_writes(source, known, {}, {})
     assert written == {"Passage", "Resource", "Session", "SourcePage", "Feedback"}
     assert unbound == [19]
+
+
+def test_the_request_flow_names_the_projects_middleware_in_order() -> None:
+    """Step 1 of "Request flow (chat)" names the project's own middleware
+    of ``MIDDLEWARE`` (not Django's nor a library's), in their order."""
+    own = [path.rsplit(".", 1)[1] for path in settings.MIDDLEWARE if path.split(".", 1)[0] in PACKAGES]
+    step = DOC.read_text().split("## Request flow (chat)", 1)[1].split("\n2. ", 1)[0]
+    assert [span for span in CODE_SPAN.findall(step) if span.endswith("Middleware")] == own
