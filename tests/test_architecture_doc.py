@@ -19,6 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from chat.services import turn
 from daneshyar.config import background
 from tests import table_writers
 
@@ -273,3 +274,10 @@ def test_the_request_flow_names_the_projects_middleware_in_order() -> None:
     own = [path.rsplit(".", 1)[1] for path in settings.MIDDLEWARE if path.split(".", 1)[0] in PACKAGES]
     step = DOC.read_text().split("## Request flow (chat)", 1)[1].split("\n2. ", 1)[0]
     assert [span for span in CODE_SPAN.findall(step) if span.endswith("Middleware")] == own
+
+
+def test_the_names_the_turn_package_re_exports_are_its() -> None:
+    sentence = DOC.read_text().split("`chat/services/turn/__init__.py` re-exports", 1)[1].split("…", 1)[0]
+    named = CODE_SPAN.findall(sentence)
+    assert named
+    assert set(named) <= set(turn.__all__)
