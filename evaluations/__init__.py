@@ -10,5 +10,6 @@ through the chat turn and measure what came back (docs/evaluation.md).
 - ``judge``: the optional judge (a model's opinion, kept apart);
 - ``promote``: a stored reply made a test item;
 - ``apis``, ``run_apis``, ``urls``: the endpoints;
-- ``tasks``: the Celery tasks; ``management``: ``manage.py evaluate``.
+- ``tasks``: the Celery tasks; ``management``: ``manage.py evaluate``;
+- ``apps``: the app config.
 """

@@ -33,8 +33,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from daneshyar.exceptions import ValidationFailed
-from workspaces.metadata_keys import MAX_METADATA_KEYS as MAX_METADATA_KEYS
-from workspaces.metadata_keys import METADATA_KEY_PATTERN as METADATA_KEY_PATTERN
+from resources.metadata_keys import MAX_METADATA_KEYS as MAX_METADATA_KEYS
+from resources.metadata_keys import METADATA_KEY_PATTERN as METADATA_KEY_PATTERN
 
 MAX_STRING_CHARS = 512
 MAX_LIST_ITEMS = 64
@@ -134,7 +134,7 @@ def _of_type(kind: str, value: Any) -> bool:
 
 def declared_problems(metadata: Metadata, declared: dict[str, str]) -> Problems:
     """What valid ``metadata`` breaks of the keys its workspace declares
-    (``Workspace.metadata_keys``, workspaces/metadata_keys.py): a key not
+    (``Workspace.metadata_keys``, resources/metadata_keys.py): a key not
     declared, a value not of its declared type. Nothing when none are."""
     if not declared:
         return {}

@@ -1,9 +1,12 @@
 """Writing a resource's passages: embed its chunks (and their answer units,
 retrieval/unit_vectors.py), replace or delete its passages.
 
-Retrieval owns the ``Passage`` table; this module is the only way passages are
-written. Its one caller in the ingestion pipeline is ``resources/ingestion/write.py``
-(the one module of ``resources`` that calls retrieval, docs/architecture.md).
+Retrieval owns the ``Passage`` table; this module is the only one that inserts
+and deletes passages (the re-embedding's switch, retrieval/reembedding.py,
+rewrites their vectors; the analysis fill, retrieval/passage_analysis.py, their
+terms: docs/architecture.md, "Who writes which table"). Its one caller in
+the ingestion pipeline is ``resources/ingestion/write.py`` (the one module of
+``resources`` that calls retrieval, docs/architecture.md).
 
 The caller owns the transaction that makes a swap atomic with its own
 bookkeeping: :func:`passages_replace` must run inside the ``atomic()`` block

@@ -1,47 +1,42 @@
-"""The metadata keys a workspace declares (``Workspace.metadata_keys``).
+"""The check of the metadata keys a workspace declares
+(``Workspace.metadata_keys``): the seam by which workspaces stays below
+resources.
 
-``{"customer": "string", "year": "number", "public": "boolean",
-"updated": "date", "products": "list"}``: once a workspace declares keys, a
-resource's ``metadata`` may hold only those, each of its declared type (a
-400 naming the key otherwise, on every route that sets metadata:
-resources/attributes.py). Empty (the default): any key of the shape
-API.md v1.3 allows. Declaring keys later checks new writes only; stored
-metadata stays as it is.
-
-The key pattern and the limit on keys are a resource's metadata's own;
-they live here because resources sits above this app and reads them.
+The field is the workspace's, but what it may hold (the key pattern and
+the limit on keys of a resource's metadata, the types a key may be
+declared as) is resources' own: resources/metadata_keys.py defines the
+check and ``ResourcesConfig.ready`` registers it here
+(:func:`metadata_keys_check_register`). The field's validator (the admin's
+form, ``full_clean``) and the workspace endpoint ask the registered check;
+with none registered they refuse rather than accept a value unchecked.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from typing import Any
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 
-# A key of a resource's metadata, and how many one holds (API.md v1.3).
-METADATA_KEY_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-MAX_METADATA_KEYS = 32
-# string: text; number: an int or a finite float, not a boolean; boolean;
-# date: an ISO 8601 date or date-time string; list: a list of strings.
-METADATA_TYPES = ("string", "number", "boolean", "date", "list")
+Check = Callable[[Any], dict[str, list[str]]]
+
+_checks: list[Check] = []
+
+
+def metadata_keys_check_register(check: Check) -> None:
+    """The check of a ``metadata_keys`` value (resources/apps.py); the last
+    one registered is the one asked."""
+    _checks[:] = [check]
 
 
 def metadata_keys_problems(value: Any) -> dict[str, list[str]]:
     """What is wrong with a ``metadata_keys`` value, by path below it
     (``""`` for the value itself, ``year``); empty when it is valid."""
-    if not isinstance(value, dict):
-        return {"": ["Expected an object of key: type."]}
-    if len(value) > MAX_METADATA_KEYS:
-        return {"": [f"Ensure this object has no more than {MAX_METADATA_KEYS} keys."]}
-    problems: dict[str, list[str]] = {}
-    for key, kind in value.items():
-        if not isinstance(key, str) or not METADATA_KEY_PATTERN.fullmatch(key):
-            shown = str(key).encode("unicode_escape").decode("ascii")[:80] or '""'
-            problems[shown] = ["A key is 1 to 64 letters, digits, '_', '.' or '-'."]
-        elif kind not in METADATA_TYPES:
-            problems[key] = [f"Unknown type; one of {', '.join(METADATA_TYPES)}."]
-    return problems
+    if not _checks:
+        raise ImproperlyConfigured(
+            "No check of Workspace.metadata_keys is registered: the resources app registers it when ready."
+        )
+    return _checks[0](value)
 
 
 def metadata_keys_validate(value: Any) -> None:

@@ -6,6 +6,15 @@ a model id into a shared backend instance: a :data:`Backend`, generative or
 the extractive engine (``backend.generative`` says which, and narrows the
 type). Tests and benchmarks replace every backend at once with
 :func:`use_backend`.
+
+Its modules:
+
+- ``base.py``: the interfaces of the served models
+- ``extractive.py``: the extractive engine: the best sentences, each cited
+- ``focus.py``: the subject asked about, among the extractive engine's sentences
+- ``local.py``: a GGUF model run by transformers in process, constrained by xgrammar
+- ``openai_compatible.py``: OpenAI-compatible servers (vLLM) through the SDK
+- ``scripted.py``: a test double: replies from a script
 """
 
 from __future__ import annotations

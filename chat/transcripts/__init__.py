@@ -8,4 +8,13 @@ The rule that keeps the two domains apart is an import rule (checked by
 ``tests/test_architecture.py``): the conversation (``chat.services``,
 ``chat.backends``, prompting, output, streaming, the chat API) never imports
 ``chat.transcripts``; only the wiring (URLs, tasks, admin) does.
+
+Its modules:
+
+- ``apis.py``: transcript export and end-user deletion endpoints
+- ``export.py``: NDJSON export, a line per session
+- ``redaction.py``: PII redaction
+- ``traversal.py``: a transcript's texts walked and redacted, with the report of what was
+- ``retention.py``: end-user data deleted on request and by retention
+- ``urls.py``: the wing's routes
 """

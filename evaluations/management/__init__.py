@@ -1,0 +1,6 @@
+"""The evaluations app's management commands.
+
+Its modules:
+
+- ``commands/``: the commands
+"""

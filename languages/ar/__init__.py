@@ -7,6 +7,13 @@ words and abbreviations, and its letter folding (``letters.py``: Persian
 letter forms and the variants of alef folded). The lexical analysis stems
 with Snowball's Arabic stemmer and drops stopwordsiso's Arabic list
 (Snowball has none).
+
+Its modules:
+
+- ``conversation.py``: the conversation's rules in Arabic
+- ``detection.py``: what tells an Arabic text from a Persian one
+- ``examples.py``: Arabic texts the checks run on
+- ``texts.py``: Arabic's built-in replies
 """
 
 from __future__ import annotations

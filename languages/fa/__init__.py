@@ -8,6 +8,13 @@ words and abbreviations, and its letter folding (``letters.py``: Arabic
 letter forms folded to Persian ones). The lexical analysis stems with
 Snowball's Persian stemmer and drops stopwordsiso's Persian list (Snowball
 has none).
+
+Its modules:
+
+- ``conversation.py``: the conversation's rules in Persian
+- ``detection.py``: what tells a Persian text from an Arabic one
+- ``examples.py``: Persian texts the checks run on
+- ``texts.py``: Persian's built-in replies
 """
 
 from __future__ import annotations

@@ -2,6 +2,14 @@
 à ç`` …) and elided articles ("l'acteur"). Its folder holds what English's
 does (languages/en/__init__.py) but quantity words and abbreviations; it is
 told by its greetings and opening question words too.
+
+Its modules:
+
+- ``conversation.py``: the conversation's rules in French
+- ``detection.py``: what tells a French text
+- ``examples.py``: French texts the checks run on
+- ``stop_words.py``: French stop words of the lexical analysis (Snowball's list)
+- ``texts.py``: French's built-in replies
 """
 
 from __future__ import annotations

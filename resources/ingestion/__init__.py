@@ -22,6 +22,15 @@ By phase:
   (:class:`IngestResult`), another attempt or failing for good.
 - :mod:`~resources.ingestion.run`: a batch through those phases.
 - :mod:`~resources.ingestion.sweep`: stale ingestions re-queued or failed.
+
+Its modules:
+
+- ``claim.py``: resources claimed for an attempt, and the heartbeat that holds a claim
+- ``outcome.py``: how a resource's attempt ends, and retry or fail
+- ``parse.py``: parse and chunk one resource, titling it from its text
+- ``run.py``: one run over a claimed batch
+- ``sweep.py``: the stale sweep
+- ``write.py``: embed and write
 """
 
 from __future__ import annotations

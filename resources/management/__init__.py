@@ -1,0 +1,6 @@
+"""The resources app's management commands.
+
+Its modules:
+
+- ``commands/``: the commands
+"""

@@ -1,4 +1,17 @@
-"""Turn uploaded bytes into plain text, one module per format."""
+"""Turn uploaded bytes into plain text, one module per format.
+
+Its modules:
+
+- ``archive.py``: bounded opening of zip packages (DOCX)
+- ``base.py``: what every parser produces, and the errors that end an ingestion
+- ``detect.py``: an upload's format, from its bytes
+- ``html.py``: HTML's visible text by block
+- ``pdf.py``: PDF's text layer, page by page
+- ``pdf_bidi.py``: a right-to-left PDF page's text in reading order
+- ``pdf_glyphs.py``: a PDF page's shown text as positioned pieces
+- ``plain.py``: plain text and Markdown
+- ``word.py``: DOCX: paragraphs and tables in body order
+"""
 
 from __future__ import annotations
 

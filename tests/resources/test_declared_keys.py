@@ -11,12 +11,15 @@ import zipfile
 from typing import Any
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from resources import metadata_keys as declaration
 from resources.models import Resource
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.staff import make_staff
+from workspaces import metadata_keys as seam
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +197,18 @@ def test_filters_are_not_held_to_the_declaration(owner: Tenant) -> None:
     )
     assert reply.status_code == 200, reply.json()
     assert reply.json()["data"]["assistant_message"]["grounding"] == "none"
+
+
+def test_workspaces_asks_the_check_resources_registers() -> None:
+    """What a declaration may hold is resources' (resources/metadata_keys.py);
+    the workspace's field asks it through workspaces/metadata_keys.py, which
+    imports nothing of resources."""
+    wrong = {"year": "integer"}
+    assert seam.metadata_keys_problems(wrong) == declaration.metadata_keys_problems(wrong) != {}
+    assert seam.metadata_keys_problems(DECLARED) == {}
+    seam.metadata_keys_check_register(lambda value: {"": ["Refused by the registered check."]})
+    try:
+        with pytest.raises(ValidationError, match="Refused by the registered check"):
+            seam.metadata_keys_validate(DECLARED)
+    finally:
+        seam.metadata_keys_check_register(declaration.metadata_keys_problems)

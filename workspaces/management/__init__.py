@@ -1,0 +1,6 @@
+"""The workspaces app's management commands.
+
+Its modules:
+
+- ``commands/``: the commands
+"""
