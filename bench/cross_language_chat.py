@@ -108,7 +108,7 @@ def measure(pair: str, limit: int) -> dict[str, list[float]]:
             )
             figures[f"lead-in|{half}"].append(float(reply_language(own) == asked))
             for part in cited:
-                if reply_language(part["text"]) != asked:
+                if reply_language(part["text"]) not in (asked, "und"):
                     figures[f"marked|{half}"].append(float(part.get("language") not in (None, asked)))
     return figures
 

@@ -114,8 +114,16 @@ def test_the_calibration_follows_the_model_name_given(
 
 def test_a_sentence_in_another_language_is_scored_by_its_meaning_alone() -> None:
     """A sentence that cannot share the question's words (its passage is in
-    another language) gets the words term's weight on its meaning instead."""
-    from chat.answerability import MEANING_WEIGHT, RANK_WEIGHT, WORDS_WEIGHT, Sentence, score_sentences
+    another language) gets the words term's weight on its meaning instead,
+    its cosine raised by ``ACROSS_SHIFT`` (MiniLM's scale is the raw cosine)."""
+    from chat.answerability import (
+        ACROSS_SHIFT,
+        MEANING_WEIGHT,
+        RANK_WEIGHT,
+        WORDS_WEIGHT,
+        Sentence,
+        score_sentences,
+    )
     from retrieval.units import segment
 
     question = "How long is the kettle warranty?"
@@ -124,6 +132,6 @@ def test_a_sentence_in_another_language_is_scored_by_its_meaning_alone() -> None
         score_sentences(question, [Sentence(0, unit)], 1, model=MINILM, languages=[language])[0]
         for language in ("en", "de")
     )
-    meaning = (across - RANK_WEIGHT) / (MEANING_WEIGHT + WORDS_WEIGHT)
+    meaning = (across - RANK_WEIGHT) / (MEANING_WEIGHT + WORDS_WEIGHT) - ACROSS_SHIFT
     shared = (same - RANK_WEIGHT - MEANING_WEIGHT * meaning) / WORDS_WEIGHT
     assert 0.0 < meaning < 1.0 and shared == pytest.approx(1.0)

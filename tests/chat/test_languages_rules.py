@@ -184,6 +184,7 @@ TEXTS = (
     "form_title",
     "safe_reply",
     "fallback_text",
+    "quoting",
 )
 
 

@@ -121,3 +121,31 @@ def test_stopping_vllm_mid_session_degrades_the_next_turn(
         assert third.json()["error"]["code"] == "llm_unavailable"
         assert int(third["Retry-After"]) > 0
         assert third.json()["error"]["session_id"] == session_id
+
+
+@pytest.mark.django_db
+def test_a_persian_question_over_english_documents_through_vllm(owner: Tenant, served: VllmServer) -> None:
+    """The model is told to answer in the question's language, whatever the
+    passages'; SmolLM2-135M may not manage Persian, so what is asserted is
+    the service's part: the instruction in the prompt vLLM ran, and every
+    cited part that is not in Persian marked with its language (v1.4)."""
+    from chat.quoting import part_language
+    from languages import for_language
+
+    ingest_text(owner.workspace, "Policy", POLICY)
+    # Answered whatever the answerability check makes of it: the model runs.
+    owner.workspace.answerability_threshold = 0.0
+    owner.workspace.save(update_fields=["answerability_threshold"])
+    with use_backend(served.backend(max_tokens=128)):
+        response = chat(owner, message="مطالبات بستری تا چند روز باید ثبت شوند؟", include_prompt_trace=True)
+    assert response.status_code == 200, response.json()
+    data = response.json()["data"]
+    system = data["prompt_trace"]["messages"][0]["content"]
+    assert f"in {for_language('fa').name}, whatever the language of the reference passages" in system
+    parts = data["assistant_message"]["response"]["parts"]
+    for part in parts:
+        written_in = part_language(part["text"])
+        if part["source"] is not None and written_in not in ("fa", "und"):
+            assert part["language"] == written_in, part
+        else:
+            assert "language" not in part, part

@@ -26,10 +26,12 @@ from chat.output import (
 from chat.output_guard import Verdict
 from chat.output_guard import evaluate as guard_evaluate
 from chat.partial_json import DeltaExtractor
+from chat.quoting import marked
 from chat.services.turn.choice import with_document_choices
 from chat.services.turn.compose import PreparedTurn
 from chat.services.turn.naming import turn_asked
 from daneshyar.exceptions import LLMUnavailable
+from languages import Language
 from retrieval.search import ScoredPassage
 from workspaces.models import GenerationFallback
 
@@ -202,6 +204,7 @@ def _generate(
         completion_tokens += generation.completion_tokens or 0
         try:
             reply = with_document_choices(parse_reply(generation.text, prepared.passages), prepared.passages)
+            reply = _languages_marked(reply, prepared.language)
             break
         except InvalidOutput as exc:
             logger.warning("Invalid generation (attempt %d of %d): %s", attempt, MAX_ATTEMPTS, exc)
@@ -215,6 +218,15 @@ def _generate(
         False,
         prepared.passages,
     )
+
+
+def _languages_marked(reply: ParsedReply, language: Language) -> ParsedReply:
+    """A generated reply's cited parts in another language than the
+    question's marked with their own (chat/quoting.py): the model was told to
+    answer in the question's language, and a part that quotes a passage as
+    written instead says so."""
+    parts = marked(reply.response["parts"], language)
+    return replace(reply, response={**reply.response, "parts": parts})
 
 
 def _emit(reply: ParsedReply, on_delta: Callable[[str], None] | None) -> None:
