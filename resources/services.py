@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from daneshyar.exceptions import NotFound, PayloadTooLarge, ValidationFailed
+from daneshyar.transactions import atomic_retried
 from resources import titles
 from resources.attributes import (
     Metadata,
@@ -215,9 +216,13 @@ def resource_update(*, resource: Resource, metadata: Any = UNCHANGED, access: An
 def resource_delete(*, resource: Resource) -> None:
     """Delete the resource. Its passages leave retrieval in the same
     transaction: their foreign key cascades (one DELETE, no rows loaded)."""
-    with transaction.atomic():
+
+    def delete() -> None:
         if Resource.objects.filter(pk=resource.pk).delete()[0]:
             resource_deleted_emit(resource)
+
+    # Run again when it crossed an ingestion's passage writes (daneshyar/transactions.py).
+    atomic_retried(delete)
 
 
 def resource_reingest(*, resource: Resource) -> Resource:
