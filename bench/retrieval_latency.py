@@ -444,7 +444,8 @@ def run_filtered(
     by_text: dict[str, list[float]],
 ) -> dict[str, object]:
     """--filtered: the largest workspace unfiltered and with each of :data:`FILTERS`."""
-    from retrieval.filters import Access, filters_parse
+    from retrieval.filter_grammar import filters_parse
+    from retrieval.filters import Access
     from retrieval.search import dense
     from workspaces.models import Workspace
 
