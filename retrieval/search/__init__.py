@@ -7,6 +7,7 @@ docs/retrieval.md.
 
 from __future__ import annotations
 
-from retrieval.search.service import Legs, ScoredPassage, named_resources_validate, search
+from retrieval.search.plan import Legs, named_resources_validate
+from retrieval.search.service import ScoredPassage, search
 
 __all__ = ["Legs", "ScoredPassage", "named_resources_validate", "search"]

@@ -9,7 +9,7 @@ from django.db import connection
 from retrieval.models import Passage, WorkspaceLexeme
 from retrieval.passage_analysis import passages_analyse, passages_analysis
 from retrieval.search import search
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource, vectors_near
 
