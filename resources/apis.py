@@ -31,7 +31,7 @@ from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.parsers import JSONParser
 from daneshyar.schema import envelope, list_envelope
 from resources import selectors, services
-from resources.attributes import AccessField, AccessFormField, MetadataField, MetadataFormField
+from resources.attribute_fields import AccessField, AccessFormField, MetadataField, MetadataFormField
 from resources.external import UNCHANGED, ExternalIdField, external_from
 from resources.models import Resource, ResourceStatus
 from workspaces.access import WorkspaceApi
