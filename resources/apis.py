@@ -171,10 +171,12 @@ class ResourceListCreateApi(WorkspaceApi):
                 )
             outcome = services.resource_create(
                 workspace=workspace,
-                data=file.read(settings.MAX_UPLOAD_BYTES + 1),
-                title=upload.validated_data.get("title", ""),
-                filename=(file.name or "").rsplit("/", 1)[-1],
-                claimed_type=getattr(file, "content_type", "") or "",
+                upload=services.Upload(
+                    data=file.read(settings.MAX_UPLOAD_BYTES + 1),
+                    title=upload.validated_data.get("title", ""),
+                    filename=(file.name or "").rsplit("/", 1)[-1],
+                    claimed_type=getattr(file, "content_type", "") or "",
+                ),
                 metadata=upload.validated_data.get("metadata"),
                 access=upload.validated_data.get("access", UNCHANGED),
                 external=external_from(upload.validated_data),
