@@ -165,7 +165,9 @@ def _run(args: argparse.Namespace, broker: Broker, scratch: Path) -> int:
         for n, (name, data) in enumerate(documents):
             time.sleep(max(0.0, began + n * gap - time.monotonic()))
             try:
-                services.resource_create(workspace=workspace, data=data, title=name, filename=name)
+                services.resource_create(
+                    workspace=workspace, upload=services.Upload(data=data, title=name, filename=name)
+                )
             except Exception as exc:  # a refused upload is a finding, not a crash of the bench
                 upload_errors.append(f"{name}: {type(exc).__name__}: {exc}")
         connection.close()

@@ -148,7 +148,8 @@ def main() -> None:
     from bench.retrieval_quality import evaluate
     from retrieval.embeddings import Embedder, get_embedder
     from retrieval.models import Passage
-    from retrieval.search.service import Legs, search
+    from retrieval.search.plan import Legs
+    from retrieval.search.service import search
 
     if args.agreement:
         agreement(chosen[:2], args.agreement)

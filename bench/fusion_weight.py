@@ -46,11 +46,11 @@ def _halves(values: Sequence[float]) -> tuple[float, float]:
 def _search(workspace: Any, query: str, weight: float, top_k: int | None = None) -> list[Any]:
     from django.conf import settings
 
-    from retrieval.search import fusion, service
+    from retrieval.search import fusion, plan, service
 
     fusion.DENSE_WEIGHTS[str(settings.EMBEDDING_MODEL_NAME)] = weight
     return service.search(
-        workspace=workspace, query=query, top_k=top_k, legs=service.Legs(dense=True, lexical=True)
+        workspace=workspace, query=query, top_k=top_k, legs=plan.Legs(dense=True, lexical=True)
     )
 
 

@@ -109,7 +109,8 @@ def main() -> None:
             ids = []
             for doc_id, title, text in block:
                 outcome = services.resource_create(
-                    workspace=workspace, data=text.encode("utf-8"), title=title, filename=f"{doc_id}.txt"
+                    workspace=workspace,
+                    upload=services.Upload(data=text.encode("utf-8"), title=title, filename=f"{doc_id}.txt"),
                 )
                 ids.append(outcome.resource.id)
             pipeline_seconds += time.perf_counter() - began

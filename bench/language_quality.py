@@ -101,7 +101,7 @@ class Throughput:
 
 
 def all_legs() -> dict[str, Any]:
-    from retrieval.search.service import Legs
+    from retrieval.search.plan import Legs
 
     return {
         "hybrid": Legs(dense=True, lexical=True),

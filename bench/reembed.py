@@ -119,7 +119,7 @@ def _store(workspace: Workspace, texts: list[str], vectors: list[list[float]], m
 def _fill(workspace: Workspace, texts: list[str], batch: int) -> None:
     from retrieval import reembedding
     from retrieval.search import search
-    from retrieval.search.service import Legs
+    from retrieval.search.plan import Legs
     from retrieval.unit_vectors import unit_texts
     from workspaces.models import Workspace
 

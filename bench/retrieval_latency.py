@@ -366,15 +366,16 @@ def service_recall(
     """recall@10 of ``search()``'s dense leg as the service serves the filter
     (the narrowing of retrieval/search/narrowing.py included) against the
     same search made exact (every workspace under the exact-search limit)."""
-    from retrieval.search import dense, service
-    from retrieval.search.service import Legs, search
+    from retrieval.search import dense, plan
+    from retrieval.search.plan import Legs
+    from retrieval.search.service import search
 
     def precomputed(texts: list[str], **_: object) -> list[np.ndarray]:
         return [np.asarray(by_text[text], dtype=np.float32) for text in texts]
 
     hits = total = 0
     legs = Legs(True, False)
-    with mock.patch.object(service, "embed_cached", precomputed):
+    with mock.patch.object(plan, "embed_cached", precomputed):
         for claim in claims:
             served = {
                 r.passage_id
@@ -397,8 +398,9 @@ def filtered_timings(
     precomputed; the warm-up searches' results checked against the filter."""
     from resources.models import Resource
     from retrieval.filters import OPEN
-    from retrieval.search import service
-    from retrieval.search.service import Legs, search
+    from retrieval.search import plan
+    from retrieval.search.plan import Legs
+    from retrieval.search.service import search
 
     def precomputed(texts: list[str], **_: object) -> list[np.ndarray]:
         return [np.asarray(by_text[text], dtype=np.float32) for text in texts]
@@ -412,7 +414,7 @@ def filtered_timings(
         for name, f in FILTERS.items()
     }
     figures: dict[str, float] = {}
-    with mock.patch.object(service, "embed_cached", precomputed):
+    with mock.patch.object(plan, "embed_cached", precomputed):
         for leg, legs in (("dense", Legs(True, False)), ("hybrid", Legs(True, True))):
             for name, access in [("unfiltered", None), *accesses.items()]:
                 chosen = access or OPEN
@@ -444,7 +446,8 @@ def run_filtered(
     by_text: dict[str, list[float]],
 ) -> dict[str, object]:
     """--filtered: the largest workspace unfiltered and with each of :data:`FILTERS`."""
-    from retrieval.filters import Access, filters_parse
+    from retrieval.filter_grammar import filters_parse
+    from retrieval.filters import Access
     from retrieval.search import dense
     from workspaces.models import Workspace
 
@@ -513,8 +516,9 @@ def labelled_workspaces(size: int) -> tuple[list[tuple[str, str]], list[str]]:
 
 def timings(workspace: object, claims: list[str], by_text: dict[str, list[float]]) -> dict[str, float]:
     """p50/p95 ms of search() per case, with the query embedding served precomputed."""
-    from retrieval.search import service
-    from retrieval.search.service import Legs, search
+    from retrieval.search import plan
+    from retrieval.search.plan import Legs
+    from retrieval.search.service import search
 
     def precomputed(texts: list[str], **_: object) -> list[np.ndarray]:  # embedding is timed separately
         return [np.asarray(by_text[text], dtype=np.float32) for text in texts]
@@ -526,7 +530,7 @@ def timings(workspace: object, claims: list[str], by_text: dict[str, list[float]
         ("hybrid", Legs(True, True), None),
     ]
     cases.append(("hybrid_widened", Legs(True, True), named))
-    with mock.patch.object(service, "embed_cached", precomputed):
+    with mock.patch.object(plan, "embed_cached", precomputed):
         for case, legs, resource_ids in cases:
             times: list[float] = []
             for claim in claims[:5]:  # warm caches and the workspace stats

@@ -78,7 +78,8 @@ def main() -> None:
 
     from bench import scifact
     from retrieval.models import Passage
-    from retrieval.search.service import Legs, search
+    from retrieval.search.plan import Legs
+    from retrieval.search.service import search
 
     configurations = [
         ("dense", Legs(dense=True, lexical=False)),

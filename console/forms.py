@@ -16,7 +16,7 @@ from console.playground import LABEL_MAX_CHARS, LABEL_PATTERN
 from daneshyar.exceptions import ApplicationError
 from resources.models import Resource, ResourceStatus
 from resources.selectors import resource_list
-from retrieval.filters import Filter, filters_parse, groups_parse
+from retrieval.filter_grammar import Filter, filters_parse, groups_parse
 from workspaces.models import Workspace
 
 MAX_NAMED_RESOURCES = 20  # as the chat API
@@ -83,7 +83,7 @@ class PlaygroundForm(forms.Form):
         return chosen
 
     def clean_filters(self) -> Filter | None:
-        """The filter parsed as the API parses it (retrieval/filters.py); None when empty."""
+        """The filter parsed as the API parses it (retrieval/filter_grammar.py); None when empty."""
         text = self.cleaned_data["filters"].strip()
         if not text:
             return None

@@ -67,10 +67,9 @@ def _store(
     try:
         outcome = services.resource_create(
             workspace=workspace,
-            data=data,
-            title=entry.title or title,
-            filename=filename,
-            claimed_type=claimed,
+            upload=services.Upload(
+                data=data, title=entry.title or title, filename=filename, claimed_type=claimed
+            ),
             metadata=entry.metadata,
             access=entry.access,
         )

@@ -196,10 +196,12 @@ class ResourceAdmin(OrganizationScopedAdmin):
         upload = form.cleaned_data["file"]
         outcome = services.resource_create(
             workspace=form.cleaned_data["workspace"],
-            data=form.cleaned_data["data"],
-            title=form.cleaned_data.get("title") or "",
-            filename=(upload.name or "").rsplit("/", 1)[-1],
-            claimed_type=upload.content_type or "",
+            upload=services.Upload(
+                data=form.cleaned_data["data"],
+                title=form.cleaned_data.get("title") or "",
+                filename=(upload.name or "").rsplit("/", 1)[-1],
+                claimed_type=upload.content_type or "",
+            ),
         )
         if not outcome.created:
             self.message_user(request, "The same file is already in this workspace.", messages.WARNING)

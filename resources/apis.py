@@ -31,7 +31,7 @@ from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.parsers import JSONParser
 from daneshyar.schema import envelope, list_envelope
 from resources import selectors, services
-from resources.attributes import AccessField, AccessFormField, MetadataField, MetadataFormField
+from resources.attribute_fields import AccessField, AccessFormField, MetadataField, MetadataFormField
 from resources.external import UNCHANGED, ExternalIdField, external_from
 from resources.models import Resource, ResourceStatus
 from workspaces.access import WorkspaceApi
@@ -171,10 +171,12 @@ class ResourceListCreateApi(WorkspaceApi):
                 )
             outcome = services.resource_create(
                 workspace=workspace,
-                data=file.read(settings.MAX_UPLOAD_BYTES + 1),
-                title=upload.validated_data.get("title", ""),
-                filename=(file.name or "").rsplit("/", 1)[-1],
-                claimed_type=getattr(file, "content_type", "") or "",
+                upload=services.Upload(
+                    data=file.read(settings.MAX_UPLOAD_BYTES + 1),
+                    title=upload.validated_data.get("title", ""),
+                    filename=(file.name or "").rsplit("/", 1)[-1],
+                    claimed_type=getattr(file, "content_type", "") or "",
+                ),
                 metadata=upload.validated_data.get("metadata"),
                 access=upload.validated_data.get("access", UNCHANGED),
                 external=external_from(upload.validated_data),

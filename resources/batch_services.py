@@ -21,7 +21,7 @@ from resources.external import UNCHANGED, External
 from resources.models import Resource, ResourceFile, ResourceStatus
 from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
-from resources.services import resource_create
+from resources.services import Upload, resource_create
 from resources.tasks import ingest_wake_on_commit
 from workspaces.models import Workspace
 
@@ -106,10 +106,12 @@ def _named_outcome(*, workspace: Workspace, document: NewDocument) -> BatchOutco
     try:
         outcome = resource_create(
             workspace=workspace,
-            data=document.data,
-            title=document.title,
-            filename=document.filename,
-            claimed_type=document.claimed_type,
+            upload=Upload(
+                data=document.data,
+                title=document.title,
+                filename=document.filename,
+                claimed_type=document.claimed_type,
+            ),
             metadata=None if "metadata" in document.kept else document.metadata,
             access=UNCHANGED if "access" in document.kept else document.access,
             external=document.external,

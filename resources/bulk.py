@@ -32,7 +32,8 @@ from daneshyar.exceptions import (
 )
 from daneshyar.parsers import json_loads
 from resources import archives
-from resources.attributes import AccessField, MetadataField, declared_problems, prefixed
+from resources.attribute_fields import AccessField, MetadataField
+from resources.attributes import declared_problems, prefixed
 from resources.batch_services import NewDocument
 from resources.external import External, ExternalIdField, external_from
 from resources.services import text_title

@@ -55,13 +55,22 @@ class UploadOutcome:
     replaced: bool = False
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A file as it was uploaded: its bytes, the title and the file name
+    sent with it (empty: none) and the content type its sender claims (the
+    bytes decide, :func:`resources.parsing.detect_content_type`)."""
+
+    data: bytes
+    title: str = ""
+    filename: str = ""
+    claimed_type: str = ""
+
+
 def resource_create(
     *,
     workspace: Workspace,
-    data: bytes,
-    title: str = "",
-    filename: str = "",
-    claimed_type: str = "",
+    upload: Upload,
     metadata: Metadata | None = None,
     access: Any = UNCHANGED,
     external: External | None = None,
@@ -85,15 +94,15 @@ def resource_create(
         metadata={} if metadata is None else metadata, access=access if access_sent else None
     )
     declared_check(metadata, workspace.metadata_keys)
+    data, title, filename = upload.data, upload.title, upload.filename
     if len(data) > settings.MAX_UPLOAD_BYTES:
         raise PayloadTooLarge(
             f"The file is {len(data):,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes."
         )
-    content_type = detect_content_type(data, filename=filename, claimed_type=claimed_type)
     content = Content(
         data=data,
         sha256=hashlib.sha256(data).hexdigest(),
-        content_type=content_type,
+        content_type=detect_content_type(data, filename=filename, claimed_type=upload.claimed_type),
         title=(title.strip() or filename or titles.PLACEHOLDER)[:500],
         filename=filename[:500],
         title_sent=bool(title.strip()),
@@ -171,8 +180,7 @@ def resource_create_from_text(
 ) -> UploadOutcome:
     return resource_create(
         workspace=workspace,
-        data=text.encode("utf-8"),
-        title=text_title(text, title),
+        upload=Upload(data=text.encode("utf-8"), title=text_title(text, title)),
         metadata=metadata,
         access=access,
         external=external,

@@ -15,24 +15,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
+from psycopg import sql
+
 from languages import UNDETERMINED, detect
 from languages.analysis import lexical_text
 
 # Resources whose passages the fill reads, analyses and writes per statement.
 FILL_RESOURCES = 100
 
-_RESOURCES = """
-SELECT DISTINCT resource_id FROM retrieval_passage
+# The fill's statements, on the passage table ``{passage}`` (its name the
+# caller's: the model's db_table, or the historical model's in a migration).
+_RESOURCES = sql.SQL("""
+SELECT DISTINCT resource_id FROM {passage}
 WHERE %s::uuid IS NULL OR resource_id > %s::uuid ORDER BY resource_id LIMIT %s
-"""
-_PASSAGES = (
-    "SELECT id, resource_id, text FROM retrieval_passage WHERE resource_id = ANY(%s::uuid[]) ORDER BY ordinal"
+""")
+_PASSAGES = sql.SQL(
+    "SELECT id, resource_id, text FROM {passage} WHERE resource_id = ANY(%s::uuid[]) ORDER BY ordinal"
 )
-_WRITE = """
-UPDATE retrieval_passage p SET language = v.language, lexical_text = v.lexical_text
+_WRITE = sql.SQL("""
+UPDATE {passage} p SET language = v.language, lexical_text = v.lexical_text
 FROM unnest(%s::uuid[], %s::text[], %s::text[]) AS v(id, language, lexical_text)
 WHERE p.id = v.id
-"""
+""")
 
 
 class PassageAnalysis(TypedDict):
@@ -58,21 +62,26 @@ def passage_analysis(text: str) -> PassageAnalysis:
     return passages_analysis([text])[0]
 
 
-def passages_analyse(cursor: Any, *, resources: int = FILL_RESOURCES) -> int:
+def passages_analyse(cursor: Any, *, table: str, resources: int = FILL_RESOURCES) -> int:
     """Detect the language of every stored passage and write its analysis,
     the passages of ``resources`` resources a statement in resource order;
-    how many passages. In raw SQL on the table, so that the migration that
-    adds the columns can call it with its own cursor (the model may have
-    changed since)."""
+    how many passages. In SQL on the passage table named ``table``
+    (``Passage._meta.db_table``), so that the migration that adds the
+    columns can call it with its own cursor and its historical model's
+    table (the model may have changed since)."""
+    passage = sql.Identifier(table)
+    select_resources = _RESOURCES.format(passage=passage)
+    select_passages = _PASSAGES.format(passage=passage)
+    write = _WRITE.format(passage=passage)
     done = 0
     after = None
     while True:
-        cursor.execute(_RESOURCES, [after, after, resources])
+        cursor.execute(select_resources, [after, after, resources])
         ids = [row[0] for row in cursor.fetchall()]
         if not ids:
             return done
         after = ids[-1]
-        cursor.execute(_PASSAGES, [ids])
+        cursor.execute(select_passages, [ids])
         by_resource: dict[Any, list[tuple[Any, str]]] = {}
         for passage_id, resource_id, text in cursor.fetchall():
             by_resource.setdefault(resource_id, []).append((passage_id, text))
@@ -82,7 +91,7 @@ def passages_analyse(cursor: Any, *, resources: int = FILL_RESOURCES) -> int:
             written.extend(passage_id for passage_id, _ in passages)
             analysed.extend(passages_analysis([text for _, text in passages]))
         cursor.execute(
-            _WRITE,
+            write,
             [written, [a["language"] for a in analysed], [a["lexical_text"] for a in analysed]],
         )
         done += len(written)

@@ -7,11 +7,12 @@ from typing import Any
 
 from rest_framework import serializers
 
-from retrieval.filters import Access, filters_parse, groups_parse
+from retrieval.filter_grammar import filters_parse, groups_parse
+from retrieval.filters import Access
 
 
 class FiltersField(serializers.JSONField):
-    """``filters``: OpenAI's file-search filter shape (retrieval/filters.py),
+    """``filters``: OpenAI's file-search filter shape (retrieval/filter_grammar.py),
     checked by :func:`filters_parse`, which names the path of a bad node."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -27,7 +28,7 @@ class FiltersField(serializers.JSONField):
 
 
 class GroupsField(serializers.JSONField):
-    """``groups``: the end user's groups, on an API-key request (retrieval/filters.py)."""
+    """``groups``: the end user's groups, on an API-key request (retrieval/filter_grammar.py)."""
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)

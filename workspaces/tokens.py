@@ -53,7 +53,7 @@ SCOPE = "chat"
 DEFAULT_TTL_SECONDS = 900
 MAX_TTL_SECONDS = 3600
 MAX_RESOURCE_IDS = 20
-# An end user's groups (as retrieval.filters.MAX_GROUPS, MAX_GROUP_CHARS).
+# An end user's groups (as retrieval.filter_grammar.MAX_GROUPS, MAX_GROUP_CHARS).
 MAX_GROUPS = 64
 MAX_GROUP_CHARS = 128
 DEFAULT_GRACE_SECONDS = 900

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from chat.serializers import ExternalUserIdField
 from daneshyar.api import UUIDField, ok
 from daneshyar.schema import envelope
-from retrieval.filters import groups_parse
+from retrieval.filter_grammar import groups_parse
 from retrieval.search import named_resources_validate
 from retrieval.serializers import GroupsField
 from workspaces import tokens

@@ -24,7 +24,7 @@ from daneshyar.outbound import UnsafeUrl
 from resources.external import MAX_EXTERNAL_ID_CHARS, External
 from resources.manifest import external_ids_delete
 from resources.models import Source, SourceKind, SourcePage
-from resources.services import resource_create
+from resources.services import Upload, resource_create
 from resources.sources import fetch
 from resources.sources.crawl import Crawler, SiteUnavailable
 from resources.sources.progress import Progress
@@ -134,10 +134,12 @@ def _store(source: Source, url: str, answer: fetch.Answer) -> str:
     try:
         outcome = resource_create(
             workspace=source.workspace,
-            data=answer.body,
-            title=page_title(answer.body),
-            filename=(urlsplit(url).path.rsplit("/", 1)[-1] or urlsplit(url).hostname or "")[:200],
-            claimed_type=answer.content_type.split(";", 1)[0].strip(),
+            upload=Upload(
+                data=answer.body,
+                title=page_title(answer.body),
+                filename=(urlsplit(url).path.rsplit("/", 1)[-1] or urlsplit(url).hostname or "")[:200],
+                claimed_type=answer.content_type.split(";", 1)[0].strip(),
+            ),
             external=External(url),
         )
     except ApplicationError as exc:  # unsupported format, too large, quota, duplicate bytes

@@ -41,8 +41,10 @@ GROUP BY p.workspace_id, l.lexeme;
 
 
 def _fill(apps, schema_editor):  # type: ignore[no-untyped-def]
+    # The table of the model as this migration knows it.
+    passage = apps.get_model("retrieval", "Passage")
     with schema_editor.connection.cursor() as cursor:
-        passages_analyse(cursor)
+        passages_analyse(cursor, table=passage._meta.db_table)
 
 
 class Migration(migrations.Migration):

@@ -19,6 +19,7 @@ Its modules:
 
 from __future__ import annotations
 
-from retrieval.search.service import Legs, ScoredPassage, named_resources_validate, search
+from retrieval.search.plan import Legs, named_resources_validate
+from retrieval.search.service import ScoredPassage, search
 
 __all__ = ["Legs", "ScoredPassage", "named_resources_validate", "search"]

@@ -210,6 +210,22 @@ class HybridRow:
     lexical_score: float
     language: str
 
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> HybridRow:
+        """One row of the statement (its ``SELECT`` list, in order)."""
+        return cls(
+            passage_id=row[0],
+            resource_id=row[1],
+            resource_title=row[2],
+            text=row[3],
+            score=float(row[4]),
+            ordinal=row[5],
+            page=row[6],
+            dense_score=float(row[7]),
+            lexical_score=float(row[8]),
+            language=row[9],
+        )
+
 
 def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]:
     """The chosen passages, best first (module docstring). Must run inside a
@@ -247,18 +263,4 @@ def hybrid_search(cursor: CursorWrapper, search: HybridQuery) -> list[HybridRow]
         # than k passages pass the filter: search exactly.
         cursor.execute(_statement(exact=True, scan=scan, large_share=large_share, access=shape), params)
         rows = cursor.fetchall()
-    return [
-        HybridRow(
-            passage_id=row[0],
-            resource_id=row[1],
-            resource_title=row[2],
-            text=row[3],
-            score=float(row[4]),
-            ordinal=row[5],
-            page=row[6],
-            dense_score=float(row[7]),
-            lexical_score=float(row[8]),
-            language=row[9],
-        )
-        for row in rows
-    ]
+    return [HybridRow.from_row(row) for row in rows]

@@ -37,6 +37,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.backends.utils import CursorWrapper
 from psycopg import sql
@@ -118,6 +119,14 @@ class LexicalResult:
         """Each score divided by the ceiling, in [0, 1)."""
         return {pid: s / self.ceiling for pid, s in self.scores.items()} if self.ceiling > 0 else {}
 
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[Any]]) -> LexicalResult:
+        """The BM25 statement's rows: ``(id, score, ceiling)``, the ceiling the same on each."""
+        scores = {row[0]: float(row[1]) for row in rows}
+        return cls(
+            scores=scores, best=max(scores.values(), default=0.0), ceiling=float(rows[0][2]) if rows else 0.0
+        )
+
 
 def query_lexemes(cursor: CursorWrapper, text: str) -> list[str]:
     """The query's distinct lexemes, analysed exactly as the passages are."""
@@ -170,6 +179,17 @@ def matching_lexemes(frequencies: dict[str, int], *, budget: int, at_least_one: 
     return chosen
 
 
+def _frequencies(
+    cursor: CursorWrapper, *, workspace_id: uuid.UUID, lexemes: Sequence[str] | Mapping[str, int]
+) -> dict[str, int]:
+    """Every query lexeme with the passages holding it (0: none): ``lexemes``
+    as a mapping are those already, a sequence is looked up."""
+    if isinstance(lexemes, Mapping):
+        return dict(lexemes)
+    held_by = document_frequencies(cursor, workspace_id=workspace_id, lexemes=lexemes)
+    return dict.fromkeys(lexemes, 0) | held_by
+
+
 def bm25(
     cursor: CursorWrapper,
     *,
@@ -194,11 +214,7 @@ def bm25(
     given as a mapping are the frequencies already (:func:`query_frequencies`;
     0: no passage holds it, which still counts in the ``ceiling``).
     """
-    if isinstance(lexemes, Mapping):
-        frequencies = dict(lexemes)
-    else:
-        held_by = document_frequencies(cursor, workspace_id=workspace_id, lexemes=lexemes)
-        frequencies = dict.fromkeys(lexemes, 0) | held_by
+    frequencies = _frequencies(cursor, workspace_id=workspace_id, lexemes=lexemes)
     held = {lexeme: df for lexeme, df in frequencies.items() if df > 0}
     if not held:
         return LexicalResult(scores={}, best=0.0)
@@ -222,11 +238,7 @@ def bm25(
             "per_resource": named[1],
         },
     )
-    rows = cursor.fetchall()
-    scores = {row[0]: float(row[1]) for row in rows}
-    return LexicalResult(
-        scores=scores, best=max(scores.values(), default=0.0), ceiling=float(rows[0][2]) if rows else 0.0
-    )
+    return LexicalResult.from_rows(cursor.fetchall())
 
 
 def first_passages(

@@ -37,23 +37,20 @@ statements and the choice is made here (``_select``).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.utils import CursorWrapper
 
 from daneshyar import timing
-from daneshyar.exceptions import ValidationFailed
-from resources.models import Resource
-from retrieval.embeddings import embed_cached, loadable
 from retrieval.filters import OPEN, Access
 from retrieval.models import Passage
 from retrieval.search import dense, lexical, replica
 from retrieval.search.fusion import dense_weight
 from retrieval.search.hybrid import HybridQuery, hybrid_search
 from retrieval.search.narrowing import narrowed
+from retrieval.search.plan import Legs, Plan, search_plan
 from retrieval.search.stats import workspace_stats
 from workspaces.models import Workspace
 
@@ -97,36 +94,6 @@ class CandidateScores(dict[uuid.UUID, float]):
         self.lexical = lexical
 
 
-@dataclass(frozen=True)
-class Legs:
-    dense: bool
-    lexical: bool
-
-    @classmethod
-    def configured(cls) -> Legs:
-        return cls(dense=settings.RETRIEVAL_DENSE, lexical=settings.RETRIEVAL_LEXICAL)
-
-
-def named_resources_validate(*, workspace: Workspace, resource_ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:
-    """The distinct named resources, in order; 400 if one is not in the workspace.
-
-    A resource of another workspace or organization is reported exactly like
-    one that does not exist. A named resource that is not ready is valid but
-    contributes nothing.
-    """
-    named = list(dict.fromkeys(resource_ids))
-    if not named:
-        return []
-    known = set(Resource.objects.filter(workspace=workspace, id__in=named).values_list("id", flat=True))
-    unknown = [str(r) for r in named if r not in known]
-    if unknown:
-        raise ValidationFailed(
-            "Unknown resource ids.",
-            fields={"resource_ids": [f"Unknown resource {r}." for r in unknown]},
-        )
-    return named
-
-
 def search(
     *,
     workspace: Workspace,
@@ -142,38 +109,16 @@ def search(
     ``resource_ids``); ``legs`` overrides RETRIEVAL_DENSE/RETRIEVAL_LEXICAL;
     ``access``: what the caller may read (everything by default).
     """
-    legs = legs or Legs.configured()
-    if not (legs.dense or legs.lexical):
-        raise ValueError("at least one retrieval leg must be on")
-    named = named_resources_validate(workspace=workspace, resource_ids=resource_ids or [])
-    if access.resource_ids == ():
-        return []
-    k = top_k or (workspace.widened_top_k if named else workspace.top_k)
-    per_resource_k = workspace.per_resource_k
-    # The workspace's model: its passages' vectors are of it (models.Workspace.embedding_model).
-    model = workspace.embedding_model
-    if legs.dense and not loadable(model):
-        # A custom model no longer configured, until the workspace is
-        # embedded again (retrieval/reembedding.py): words only.
-        legs = Legs(dense=False, lexical=True)
-    # Embed before opening the transaction: no connection work waits on the model.
-    with timing.phase("embed"):
-        vector = (
-            dense.vector_literal(embed_cached([query], side="query", model=model)[0].tolist())
-            if legs.dense
-            else ""
-        )
-    plan = _Plan(
-        workspace_id=workspace.id,
-        model=model,
+    plan = search_plan(
+        workspace=workspace,
         query=query,
-        vector=vector,
-        legs=legs,
-        k=k,
-        named=named,
-        per_resource_k=per_resource_k,
+        resource_ids=resource_ids,
+        top_k=top_k,
+        legs=legs or Legs.configured(),
         access=access,
     )
+    if plan is None:
+        return []
     # On the read replica when one is configured and current (replica.py).
     with timing.phase("search"):
         alias = replica.search_alias()
@@ -186,22 +131,7 @@ def search(
             return _search_on(DEFAULT_DB_ALIAS, plan)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    workspace_id: uuid.UUID
-    model: str
-    query: str
-    vector: str
-    legs: Legs
-    k: int
-    named: Sequence[uuid.UUID]
-    per_resource_k: int
-    access: Access = OPEN
-    # Every distance computed, whatever the workspace's size (narrowing.py).
-    exact: bool = False
-
-
-def _search_on(alias: str, plan: _Plan) -> list[ScoredPassage]:
+def _search_on(alias: str, plan: Plan) -> list[ScoredPassage]:
     with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
         if plan.legs.dense:
             narrowing = narrowed(cursor, workspace_id=plan.workspace_id, access=plan.access)
@@ -215,7 +145,7 @@ def _search_on(alias: str, plan: _Plan) -> list[ScoredPassage]:
         return _select(scores, k=plan.k, named=plan.named, per_resource_k=plan.per_resource_k, using=alias)
 
 
-def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
+def _hybrid(cursor: CursorWrapper, plan: Plan) -> list[ScoredPassage]:
     """Both legs, the fusion and the choice in one statement (hybrid.py)."""
     rows = hybrid_search(
         cursor,
@@ -252,7 +182,7 @@ def _hybrid(cursor: CursorWrapper, plan: _Plan) -> list[ScoredPassage]:
     ]
 
 
-def _scores(cursor: CursorWrapper, plan: _Plan) -> CandidateScores:
+def _scores(cursor: CursorWrapper, plan: Plan) -> CandidateScores:
     """Score of every candidate passage of the one leg that is on."""
     workspace_id, model, vector, named = plan.workspace_id, plan.model, plan.vector, plan.named
     k, per_resource_k, access = plan.k, plan.per_resource_k, plan.access

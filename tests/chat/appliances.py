@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from resources.ingestion import resource_ingest
-from resources.services import resource_create
+from resources.services import Upload, resource_create
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
@@ -62,7 +62,9 @@ def appliance_manuals(tenant: Tenant) -> dict[str, Manual]:
         resource = ingest_text(workspace, title, WARRANTY.format(years))
         manuals[str(resource.id)] = Manual(str(resource.id), title, WARRANTY.format(years), word)
     # Uploaded as a file without a title or a name: titled from its text at ingestion.
-    juicer = resource_create(workspace=workspace, data=JUICER.encode(), title="", filename="").resource
+    juicer = resource_create(
+        workspace=workspace, upload=Upload(data=JUICER.encode(), title="", filename="")
+    ).resource
     assert resource_ingest(resource_id=juicer.id) == "ready"
     juicer.refresh_from_db()
     manuals[str(juicer.id)] = Manual(str(juicer.id), juicer.title, WARRANTY.format("eight"), "juicer")

@@ -19,7 +19,7 @@ import pytest
 from chat.backends.scripted import ScriptedBackend
 from chat.models import Message
 from resources.ingestion import resource_ingest
-from resources.services import resource_create
+from resources.services import Upload, resource_create
 from tests.chat.appliances import QUESTION, appliance_manuals
 from tests.chat.helpers import answer, chat_data, stream_events
 from tests.conftest import Tenant
@@ -62,7 +62,7 @@ def manual(name: str, warranty: str, control: str, heading: str = "{name} manual
 def upload(workspace: Workspace, title: str, text: str, filename: str = "manual.txt") -> None:
     """Store the text as an upload does and ingest it here (no worker)."""
     resource = resource_create(
-        workspace=workspace, data=text.encode(), title=title, filename=filename
+        workspace=workspace, upload=Upload(data=text.encode(), title=title, filename=filename)
     ).resource
     assert resource_ingest(resource_id=resource.id) == "ready"
 

@@ -12,7 +12,7 @@ import pytest
 from daneshyar.config.embedding import MINILM
 from resources.ingestion import resource_ingest
 from resources.models import Resource
-from resources.services import resource_create
+from resources.services import Upload, resource_create
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
 from tests.resources.files import make_pdf
@@ -55,7 +55,9 @@ mended to keep the original packaging for a return."""
 
 def upload(workspace: Workspace, filename: str, data: bytes) -> Resource:
     """Store the file as an upload does and ingest it here (no worker)."""
-    resource = resource_create(workspace=workspace, data=data, title=filename, filename=filename).resource
+    resource = resource_create(
+        workspace=workspace, upload=Upload(data=data, title=filename, filename=filename)
+    ).resource
     assert resource_ingest(resource_id=resource.id) == "ready"
     return resource
 

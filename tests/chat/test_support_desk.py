@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from resources.ingestion import resource_ingest
-from resources.services import resource_create
+from resources.services import Upload, resource_create
 from tests.chat.helpers import chat_data
 from tests.conftest import Tenant
 
@@ -40,7 +40,7 @@ The Toaster T2 is covered by a one-year warranty from the date of purchase.
 
 def upload(tenant: Tenant, name: str, text: str) -> str:
     resource = resource_create(
-        workspace=tenant.workspace, data=text.encode(), title="", filename=name
+        workspace=tenant.workspace, upload=Upload(data=text.encode(), title="", filename=name)
     ).resource
     assert resource_ingest(resource_id=resource.id) == "ready"
     return str(resource.id)

@@ -9,7 +9,7 @@ import pytest
 from resources.ingestion import resource_ingest
 from resources.models import Resource
 from resources.parsing import ParsedDocument
-from resources.services import resource_create, resource_create_from_text
+from resources.services import Upload, resource_create, resource_create_from_text
 from resources.titles import TITLE_MAX_CHARS, content_title, is_untitled, shorten, text_title
 from tests.conftest import Tenant
 
@@ -82,7 +82,9 @@ def test_a_line_with_as_many_letters_as_digits_is_a_title() -> None:
 def test_ingestion_titles_an_untitled_upload_from_its_text(
     owner: Tenant, title: str, filename: str, data: bytes, expected: str
 ) -> None:
-    resource = resource_create(workspace=owner.workspace, data=data, title=title, filename=filename).resource
+    resource = resource_create(
+        workspace=owner.workspace, upload=Upload(data=data, title=title, filename=filename)
+    ).resource
     assert resource_ingest(resource_id=resource.id) == "ready"
     assert Resource.objects.get(id=resource.id).title == expected
 

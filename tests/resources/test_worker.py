@@ -167,7 +167,9 @@ def test_reingest_swaps_passages_without_ever_doubling_or_hiding_them(
 def test_sweep_requeues_a_resource_stuck_in_processing(owner: Tenant, celery_worker: WorkController) -> None:
     # What a worker killed mid-task leaves behind: processing, one attempt
     # used, a heartbeat that stopped, and no message left to deliver.
-    outcome = services.resource_create(workspace=owner.workspace, data=b"x", title="t")
+    outcome = services.resource_create(
+        workspace=owner.workspace, upload=services.Upload(data=b"x", title="t")
+    )
     wait_for(outcome.resource.id)
     Passage.objects.filter(resource=outcome.resource).delete()
     stale = timezone.now() - timedelta(hours=1)
@@ -186,7 +188,9 @@ def test_sweep_requeues_a_resource_stuck_in_processing(owner: Tenant, celery_wor
 def test_sweep_fails_a_resource_that_used_up_its_attempts(
     owner: Tenant, celery_worker: WorkController, settings: Settings
 ) -> None:
-    outcome = services.resource_create(workspace=owner.workspace, data=b"y", title="t")
+    outcome = services.resource_create(
+        workspace=owner.workspace, upload=services.Upload(data=b"y", title="t")
+    )
     wait_for(outcome.resource.id)
     stale = timezone.now() - timedelta(hours=1)
     Resource.objects.filter(pk=outcome.resource.id).update(

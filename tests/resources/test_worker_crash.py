@@ -34,7 +34,8 @@ def test_worker_killed_mid_task_then_sweep_finishes_the_resource(owner: Tenant) 
     worker = _worker_process()
     try:
         outcome = services.resource_create(
-            workspace=owner.workspace, data=long_text(paragraphs=60).encode(), title="big", filename="big.txt"
+            workspace=owner.workspace,
+            upload=services.Upload(data=long_text(paragraphs=60).encode(), title="big", filename="big.txt"),
         )
         wait_for(outcome.resource.id, statuses=(ResourceStatus.PROCESSING,), timeout=180)
     finally:
@@ -59,7 +60,9 @@ def test_worker_killed_mid_task_then_sweep_finishes_the_resource(owner: Tenant) 
 
 
 def test_stale_threshold_leaves_a_live_ingestion_alone(owner: Tenant) -> None:
-    outcome = services.resource_create(workspace=owner.workspace, data=b"fresh", title="t")
+    outcome = services.resource_create(
+        workspace=owner.workspace, upload=services.Upload(data=b"fresh", title="t")
+    )
     # Just queued: its heartbeat is fresh, so the sweep leaves it be.
     assert sweep_stale_resources() == 0
     assert Resource.objects.get(pk=outcome.resource.id).status == ResourceStatus.PENDING

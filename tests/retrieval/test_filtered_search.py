@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from retrieval.embeddings import get_embedder
-from retrieval.filters import Access, filters_parse
+from retrieval.filter_grammar import filters_parse
+from retrieval.filters import Access
 from retrieval.search import dense, hybrid, search, statements
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource
 

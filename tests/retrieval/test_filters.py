@@ -1,4 +1,4 @@
-"""Metadata filters and groups (retrieval/filters.py): the grammar, each
+"""Metadata filters and groups (retrieval/filter_grammar.py): the grammar, each
 malformed node's path, and the semantics table run on PostgreSQL (the SQL
 condition every search statement holds)."""
 
@@ -14,18 +14,17 @@ from hypothesis import strategies as st
 
 from daneshyar.exceptions import ValidationFailed
 from resources.models import Resource, ResourceStatus
-from retrieval.filters import (
+from retrieval.filter_grammar import (
     MAX_DEPTH,
     MAX_NODES,
     MAX_VALUES,
-    Access,
     Comparison,
     Compound,
-    access_expression,
     filter_json,
     filters_parse,
     groups_parse,
 )
+from retrieval.filters import Access, access_expression
 from tests.access_model import (
     access_strategy,
     filters_strategy,

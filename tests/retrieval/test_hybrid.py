@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from retrieval.search import dense, hybrid, search
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource, vectors_near
 from tests.retrieval.corpus import KNITTING

@@ -3,13 +3,16 @@ of passages stored before the analysis (migration 0007)."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 
 from retrieval.models import Passage, WorkspaceLexeme
 from retrieval.passage_analysis import passages_analyse, passages_analysis
 from retrieval.search import search
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource, vectors_near
 
@@ -100,7 +103,7 @@ def test_the_fill_analyses_passages_stored_before(owner: Tenant, outsider: Tenan
     assert _lexical_titles(owner, "refund") == []
 
     with connection.cursor() as cursor:
-        assert passages_analyse(cursor, resources=1) == 4
+        assert passages_analyse(cursor, table=Passage._meta.db_table, resources=1) == 4
 
     assert {p.text: (p.language, p.lexical_text) for p in Passage.objects.all()} == analysed
     assert analysed[texts[0]] == ("de", "versicher gart")
@@ -110,6 +113,20 @@ def test_the_fill_analyses_passages_stored_before(owner: Tenant, outsider: Tenan
         == {"versicher": 1, "gart": 1, "زلزله": 1, "ایران": 1, "refund": 1, "paid": 1}
     )
     assert _lexical_titles(owner, "Refund") == ["mixed"]
+
+
+def test_the_migration_fills_the_table_of_its_own_passage_model(owner: Tenant) -> None:
+    """Migration 0007 runs the fill on the table its historical model names."""
+    make_resource(owner.workspace, "mixed", ["Die Versicherungen der Gärten.", "The refunds were paid."])
+    analysed = {p.id: (p.language, p.lexical_text) for p in Passage.objects.all()}
+    Passage.objects.update(language="und", lexical_text="")
+    migration = importlib.import_module("retrieval.migrations.0007_passage_language")
+    state = MigrationLoader(connection).project_state(("retrieval", "0007_passage_language"))
+
+    with connection.schema_editor() as schema_editor:
+        migration._fill(state.apps, schema_editor)
+
+    assert {p.id: (p.language, p.lexical_text) for p in Passage.objects.all()} == analysed
 
 
 def test_a_passage_too_short_to_tell_takes_its_documents_language() -> None:

@@ -25,7 +25,7 @@ from retrieval.embeddings import Side, embed_cached, get_embedder
 from retrieval.language_subspace import basis, remove_language
 from retrieval.models import Passage, PassageUnits
 from retrieval.search import search
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from retrieval.unit_vectors import digest, unit_texts, unpack
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource

@@ -24,7 +24,7 @@ from retrieval.checks import embedding_dimensions_match_schema
 from retrieval.embeddings import get_embedder
 from retrieval.models import EMBEDDING_DIMENSIONS, Passage, PassageUnits
 from retrieval.search import search
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from retrieval.selectors import passage_get, passage_list
 from retrieval.unit_vectors import digest, unit_texts, unpack
 from tests.conftest import Tenant, api_client

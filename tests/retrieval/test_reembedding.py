@@ -33,7 +33,7 @@ from retrieval import embeddings, indexing, reembedding
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage, PassageReembedding, PassageUnits
 from retrieval.search import search
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from retrieval.tasks import reembed_sweep
 from retrieval.unit_vectors import digest, unit_texts, unpack
 from tests.conftest import Tenant

@@ -16,7 +16,7 @@ from daneshyar.exceptions import ValidationFailed
 from resources.models import ResourceStatus
 from retrieval.embeddings import get_embedder
 from retrieval.search import ScoredPassage, dense, search, statements
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.factories import WorkspaceFactory
 from tests.retrieval.conftest import make_resource, vectors_near

@@ -10,7 +10,7 @@ from pytest_django.fixtures import Settings
 
 from retrieval.embeddings import default_model_path, embedding_readiness, get_embedder
 from retrieval.search import search
-from retrieval.search.service import Legs, named_resources_validate
+from retrieval.search.plan import Legs, named_resources_validate
 from tests.conftest import Tenant, api_client
 from tests.retrieval.conftest import make_resource
 from tests.retrieval.corpus import COOKING, KNITTING, SOLAR

@@ -12,7 +12,7 @@ from psycopg import sql
 
 from retrieval.filters import AccessShape
 from retrieval.search import dense, hybrid, search, statements
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource
 from tests.retrieval.corpus import KNITTING, SOLAR

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from chat.message_list import Conversation
-from retrieval.filters import Access, Filter
+from retrieval.filter_grammar import Filter
+from retrieval.filters import Access
 from workspaces.models import Workspace
 from workspaces.principals import Principal
 

@@ -18,7 +18,8 @@ import uuid
 from daneshyar.exceptions import Forbidden, ValidationFailed
 from resources.models import Resource
 from resources.selectors import resource_list
-from retrieval.filters import Access, Filter, access_expression
+from retrieval.filter_grammar import Filter
+from retrieval.filters import Access, access_expression
 from workspaces.models import Workspace
 from workspaces.principals import EndUser, Principal
 
