@@ -26,6 +26,7 @@ Its modules:
 - ``schema.py``: OpenAPI helpers: the envelope around a serializer, every operation's errors
 - ``settings.py``: the settings, every value from the environment
 - ``timing.py``: ``Server-Timing``: where a request's time went
+- ``transactions.py``: a transaction PostgreSQL aborted to break a deadlock, run again
 - ``urls.py``: the URLconf, each app's routes included by name
 - ``wsgi.py``: the WSGI entry point
 """

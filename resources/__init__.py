@@ -6,6 +6,7 @@ Its modules:
 - ``apis.py``: the resource endpoints
 - ``apps.py``: the app config
 - ``archives.py``: archives of documents, for the bulk upload and the console
+- ``attribute_fields.py``: the API's ``metadata`` and ``access`` fields and their schema
 - ``attributes.py``: a resource's ``metadata`` and ``access``, the one place their shape is checked
 - ``batch_apis.py``: the bulk upload endpoint
 - ``batch_services.py``: writes of a bulk upload, in one transaction

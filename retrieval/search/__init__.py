@@ -11,6 +11,7 @@ Its modules:
 - ``hybrid.py``: both legs in one statement
 - ``lexical.py``: the lexical leg, BM25 over full-text search
 - ``narrowing.py``: a search among a few documents of a large workspace, exact
+- ``plan.py``: what a search will do (legs, named resources, depth, the query's vector)
 - ``replica.py``: which database a search reads
 - ``service.py``: ``search``, the one way to search
 - ``statements.py``: the fragments every search statement is composed of

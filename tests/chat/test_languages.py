@@ -282,7 +282,8 @@ def test_a_persian_question_is_answered_from_an_english_document(owner: Tenant) 
     # A lead-in in Persian says that the documents are quoted in their own
     # language; the quoted part names it (contract v1.4), for its direction.
     assert parts[0] == {"text": for_language("fa").texts.quoting, "source": None}
-    assert parts[1]["text"] == "Every electric kettle comes with a two-year warranty from the date of purchase."
+    kettle = "Every electric kettle comes with a two-year warranty from the date of purchase."
+    assert parts[1]["text"] == kettle
     assert all(p["language"] == "en" for p in parts[1:])
     assert {p["source"]["resource_title"] for p in parts[1:]} == {"Kettle manual"}
     assert assistant["content"].startswith(for_language("fa").texts.quoting)
