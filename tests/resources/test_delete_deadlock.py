@@ -91,7 +91,7 @@ def test_a_deletion_crossing_an_ingestion_is_run_again(owner: Tenant) -> None:
                 go_on.wait(30)
                 passage(ingested, "alpha")  # needs "alpha"'s, which the deletion holds
             outcome["ingestion"] = "committed"
-        except Exception as exc:  # noqa: BLE001 - reported to the test below
+        except Exception as exc:  # reported to the test below
             outcome["ingestion"] = exc
         finally:
             connections.close_all()
