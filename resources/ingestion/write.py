@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from daneshyar.exceptions import EmbeddingUnavailable
+from daneshyar.transactions import atomic_retried
 from resources.chunking import Chunk
 from resources.events import resource_failed_emit, resources_ready_emit
 from resources.models import Resource, ResourceStatus
@@ -179,7 +180,8 @@ def resource_passages_store(
     had when it was claimed): an upload replaced them meanwhile
     (resources/external.py) and queued the attempt that reads the new ones.
     """
-    with transaction.atomic():
+
+    def store() -> bool:
         resource = Resource.objects.select_for_update().filter(pk=resource_id).first()
         if resource is None or _replaced(resource, read):
             return False
@@ -187,7 +189,11 @@ def resource_passages_store(
         _mark_ready(resource, passage_count=count, now=timezone.now())
         resource.save()
         resources_ready_emit([resource])
-    return True
+        return True
+
+    # Run again when it crossed another writer of the workspace's passages
+    # (daneshyar/transactions.py): the embedding is done, the swap is cheap.
+    return atomic_retried(store)
 
 
 def resources_passages_store(
@@ -197,8 +203,11 @@ def resources_passages_store(
     each swap is atomic (the transaction holds them all), and retrieval sees
     all of a resource's old passages or all of its new ones. ``False`` for a
     resource deleted or replaced meanwhile."""
-    with transaction.atomic():
-        # In id order, as every claim locks, so that batches cannot deadlock.
+
+    def store() -> list[Resource]:
+        # In id order, as every claim locks, so that batches cannot deadlock on
+        # them; the lexeme counts' rows they may still cross on (module doc of
+        # daneshyar/transactions.py): then the swap is run again.
         locked = Resource.objects.select_for_update().filter(pk__in=list(embedded)).order_by("pk")
         resources = [resource for resource in locked if not _replaced(resource, read)]
         counts = indexing.passages_replace_many(items=[(r, embedded[r.pk]) for r in resources])
@@ -208,7 +217,9 @@ def resources_passages_store(
             resource.updated_at = now  # bulk_update skips auto_now
         Resource.objects.bulk_update(resources, _READY_FIELDS)
         resources_ready_emit(resources)
-    found = {r.pk for r in resources}
+        return resources
+
+    found = {r.pk for r in atomic_retried(store)}
     return {resource_id: resource_id in found for resource_id in embedded}
 
 
