@@ -101,6 +101,10 @@ def item_get(*, test_set: TestSet, item_id: object) -> TestItem:
     return found
 
 
+def item_delete(*, item: TestItem) -> None:
+    item.delete()
+
+
 def _resources_check(workspace: Workspace, ids: list[uuid.UUID], field: str) -> None:
     """An id that names no document of this workspace (another's included) is a 400."""
     known = set(Resource.objects.filter(workspace=workspace, id__in=ids).values_list("id", flat=True))

@@ -25,7 +25,8 @@ from django.utils import timezone
 
 from chat.backends import BaseGenerativeBackend, resolve_model
 from chat.message_list import Conversation, conversation_parse
-from chat.models import CONSOLE_USER_PREFIX, Session
+from chat.models import CONSOLE_USER_PREFIX
+from chat.services.sessions import user_sessions_delete
 from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 from daneshyar.api import uuid_or_404
 from daneshyar.celery import queue_waiting
@@ -232,7 +233,7 @@ def run_execute(run_id: uuid.UUID | str) -> EvaluationRun | None:
         logger.exception("evaluation run %s failed", run.id)
         run.status, run.error = RunStatus.FAILED, f"{type(exc).__name__}: {exc}"[:2000]
     finally:
-        Session.objects.filter(workspace=workspace, external_user_id=evaluation_user_id(run)).delete()
+        user_sessions_delete(workspace_id=workspace.id, external_user_id=evaluation_user_id(run))
     run.finished_at = timezone.now()
     run.done = run.results.count()
     run.save(update_fields=["metrics", "status", "error", "finished_at", "done"])
@@ -270,8 +271,8 @@ def runs_stale_sweep() -> tuple[int, int]:
                 finished_at=now,
             ):
                 continue
-            Session.objects.filter(
+            user_sessions_delete(
                 workspace_id=run.test_set.workspace_id, external_user_id=evaluation_user_id(run)
-            ).delete()
+            )
         failed += 1
     return len(lost), failed

@@ -213,6 +213,21 @@ def test_the_writers_of_each_table_are_the_ones_the_source_has() -> None:
     assert documented == writers
 
 
+def test_a_module_writes_only_its_own_apps_tables() -> None:
+    """Every writer the scan finds is a module of the app the table belongs
+    to (``chat.transcripts`` and ``workspaces.webhooks`` are packages of
+    their apps)."""
+    writers, _ = table_writers.scan(PACKAGES)
+    models = table_writers.project_models(PACKAGES)
+    foreign = {
+        (name, module)
+        for name, modules in writers.items()
+        for module in modules
+        if module.split("/")[0] != models[name]._meta.app_label
+    }
+    assert foreign == set()
+
+
 def test_the_entrances_of_a_turn_are_the_callers_of_turn_prepare() -> None:
     """ "A turn, in phases" names every module that calls ``turn_prepare``
     (outside the turn's own package), and no other."""

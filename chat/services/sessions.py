@@ -36,3 +36,19 @@ def session_delete(*, session: Session) -> None:
     with transaction.atomic():
         idempotency_records_delete(session_ids=[session.id])
         session.delete()
+
+
+def user_sessions_delete(*, workspace_id: object, external_user_id: str) -> int:
+    """Delete every session of one end user of the workspace (an evaluation
+    run's own user's, when the run ends), as :func:`session_delete` deletes
+    one; how many there were."""
+    with transaction.atomic():
+        ids = list(
+            Session.objects.filter(workspace_id=workspace_id, external_user_id=external_user_id).values_list(
+                "id", flat=True
+            )
+        )
+        if ids:
+            idempotency_records_delete(session_ids=ids)
+            Session.objects.filter(id__in=ids).delete()
+    return len(ids)

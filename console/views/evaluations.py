@@ -169,7 +169,7 @@ def item_save(request: HttpRequest, workspace: Workspace, test_set_id: Any, item
 @workspace_view(EDIT_TEST_SETS)
 def item_delete(request: HttpRequest, workspace: Workspace, test_set_id: Any, item_id: Any) -> HttpResponse:
     found = items.test_set_get(workspace=workspace, test_set_id=test_set_id)
-    items.item_get(test_set=found, item_id=item_id).delete()
+    items.item_delete(item=items.item_get(test_set=found, item_id=item_id))
     messages.success(request, "Item deleted.")
     return HttpResponseRedirect(_set_url(workspace, found))
 
