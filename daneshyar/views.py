@@ -69,6 +69,11 @@ class GenericApi:
             **parts,
         )
 
+    def owner(self, **path: Any) -> Any:
+        # What a list's rows and a new row belong to, found from the path
+        # before the body is read (a 404 comes before a 400); none by default.
+        return None
+
     def represent(self, row: Any) -> Any:
         return self.row_serializer(row).data
 
@@ -81,17 +86,17 @@ def validated(serializer_class: SerializerClass, request: Request, *, partial: b
 
 
 class ListMixin(GenericApi):
-    # GET: a page of ``rows(**path)`` in ``ordering`` (which ends in a unique field).
+    # GET: a page of ``rows(owner)`` in ``ordering`` (which ends in a unique field).
     list_operation: ClassVar[Operation]
     ordering: ClassVar[tuple[str, ...]]
 
-    def rows(self, **path: Any) -> QuerySet[Any]:
+    def rows(self, owner: Any) -> QuerySet[Any]:
         raise NotImplementedError
 
     def get(self, request: Request, **path: Any) -> Response:
         return paginate(
             request,
-            self.rows(**path),
+            self.rows(self.owner(**path)),
             ordering=self.ordering,
             serialize=lambda rows: self.row_serializer(rows, many=True).data,
         )
@@ -107,7 +112,7 @@ class ListMixin(GenericApi):
 
 
 class CreateMixin(GenericApi):
-    # POST: ``create(body, **path)`` with the body ``create_serializer``
+    # POST: ``create(owner, body)`` with the body ``create_serializer``
     # validates; answered ``create_status`` with ``represent_created`` of the
     # row (by default ``row_serializer``'s; ``created_serializer`` documents it).
     create_operation: ClassVar[Operation]
@@ -115,14 +120,15 @@ class CreateMixin(GenericApi):
     created_serializer: ClassVar[SerializerClass | None] = None
     create_status: ClassVar[int] = 201
 
-    def create(self, data: Any, **path: Any) -> Any:
+    def create(self, owner: Any, data: Any) -> Any:
         raise NotImplementedError
 
     def represent_created(self, created: Any) -> Any:
         return self.represent(created)
 
     def post(self, request: Request, **path: Any) -> Response:
-        created = self.create(validated(self.create_serializer, request), **path)
+        owner = self.owner(**path)
+        created = self.create(owner, validated(self.create_serializer, request))
         return ok(self.represent_created(created), status=self.create_status)
 
     @classmethod

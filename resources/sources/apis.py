@@ -21,13 +21,12 @@ from daneshyar.views import (
     ListMixin,
     Operation,
     RetrieveMixin,
-    RowMixin,
     UpdateMixin,
 )
 from resources.external import MAX_EXTERNAL_ID_CHARS
 from resources.models import Source, SourceKind, SourceRun, SourceRunStatus
 from resources.sources import services
-from workspaces.access import WorkspaceApi
+from workspaces.access import WorkspaceGenericApi
 
 TAGS = ["Sources"]
 MAX_SCHEDULE_SECONDS = 90 * 24 * 3600
@@ -141,7 +140,7 @@ class SourceUpdateSerializer(SourceInputSerializer):
         ref_name = "SourceUpdateInput"
 
 
-class SourceApi(RowMixin, WorkspaceApi):
+class SourceApi(WorkspaceGenericApi):
     tags = TAGS
     row_serializer = SourceSerializer
     schema_name = "Source"
@@ -167,11 +166,11 @@ class SourceListApi(ListMixin, CreateMixin, SourceApi):
         "(`POST …/sources/{id}/sync/`, or the schedule). 201 (admin keys).",
     )
 
-    def rows(self, **path: Any) -> QuerySet[Source]:
-        return services.source_list(workspace=self.workspace)
+    def rows(self, owner: Any) -> QuerySet[Source]:
+        return services.source_list(workspace=owner)
 
-    def create(self, data: Any, **path: Any) -> Source:
-        return services.source_create(workspace=self.workspace, fields=services.SourceFields(**data))
+    def create(self, owner: Any, data: Any) -> Source:
+        return services.source_create(workspace=owner, fields=services.SourceFields(**data))
 
 
 class SourceDetailApi(RetrieveMixin, UpdateMixin, DestroyMixin, SourceApi):
@@ -230,5 +229,8 @@ class SourceRunListApi(ListMixin, SourceApi):
         "`skipped` (robots.txt, limits, another host, or held back by the guard) (admin keys).",
     )
 
-    def rows(self, **path: Any) -> QuerySet[SourceRun]:
-        return services.source_runs(source=self.row(**path))
+    def owner(self, **path: Any) -> Source:
+        return self.row(**path)
+
+    def rows(self, owner: Source) -> QuerySet[SourceRun]:
+        return services.source_runs(source=owner)

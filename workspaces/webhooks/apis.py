@@ -19,10 +19,9 @@ from daneshyar.views import (
     ListMixin,
     Operation,
     RetrieveMixin,
-    RowMixin,
     UpdateMixin,
 )
-from workspaces.access import WorkspaceApi
+from workspaces.access import WorkspaceGenericApi
 from workspaces.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from workspaces.webhooks import services
 
@@ -118,7 +117,7 @@ class WebhookUpdateSerializer(WebhookInputSerializer):
         ref_name = "WebhookUpdateInput"
 
 
-class WebhookApi(RowMixin, WorkspaceApi):
+class WebhookApi(WorkspaceGenericApi):
     tags = TAGS
     row_serializer = WebhookSerializer
     schema_name = "Webhook"
@@ -145,11 +144,11 @@ class WebhookListApi(ListMixin, CreateMixin, WebhookApi):
         "specification says (admin keys). 201 with the endpoint and its signing `secret`, shown only here.",
     )
 
-    def rows(self, **path: Any) -> QuerySet[WebhookEndpoint]:
-        return services.webhook_list(workspace=self.workspace)
+    def rows(self, owner: Any) -> QuerySet[WebhookEndpoint]:
+        return services.webhook_list(workspace=owner)
 
-    def create(self, data: Any, **path: Any) -> services.EndpointWithSecret:
-        return services.webhook_create(workspace=self.workspace, **data)
+    def create(self, owner: Any, data: Any) -> services.EndpointWithSecret:
+        return services.webhook_create(workspace=owner, **data)
 
     def represent_created(self, created: services.EndpointWithSecret) -> Any:
         return _with_secret(created)
@@ -209,8 +208,11 @@ class WebhookDeliveryListApi(ListMixin, WebhookApi):
         "attempts, the last status code and error, and the body posted (admin keys).",
     )
 
-    def rows(self, **path: Any) -> QuerySet[WebhookDelivery]:
-        return services.webhook_deliveries(endpoint=self.row(**path))
+    def owner(self, **path: Any) -> WebhookEndpoint:
+        return self.row(**path)
+
+    def rows(self, owner: WebhookEndpoint) -> QuerySet[WebhookDelivery]:
+        return services.webhook_deliveries(endpoint=owner)
 
 
 class WebhookRedeliverApi(WebhookApi):
