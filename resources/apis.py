@@ -32,6 +32,7 @@ from daneshyar.parsers import JSONParser
 from daneshyar.schema import envelope, list_envelope
 from resources import selectors, services
 from resources.attributes import AccessField, AccessFormField, MetadataField, MetadataFormField
+from resources.bulk import TextDocumentSerializer
 from resources.external import UNCHANGED, ExternalIdField, external_from
 from resources.models import Resource, ResourceStatus
 from workspaces.access import WorkspaceApi
@@ -92,14 +93,7 @@ class ResourceListCreateApi(WorkspaceApi):
         class Meta:
             ref_name = "ResourceUploadInput"
 
-    class TextInputSerializer(serializers.Serializer[Any]):
-        title = serializers.CharField(required=False, allow_blank=True, max_length=500)
-        text = serializers.CharField(trim_whitespace=False)
-        metadata = MetadataField(required=False)
-        access = AccessField(required=False)
-        external_id = ExternalIdField(required=False)
-        version = ExternalIdField(required=False)
-
+    class TextInputSerializer(TextDocumentSerializer):
         class Meta:
             ref_name = "ResourceTextInput"
 
