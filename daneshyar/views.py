@@ -32,11 +32,13 @@ Schemas = dict[str, Any]
 
 @dataclass(frozen=True)
 class Operation:
-    """What an operation's schema says in words: its id, summary and description."""
+    """What an operation's schema says in words: its id, summary and
+    description (and examples of its body, if any)."""
 
     id: str
     summary: str
     description: str
+    examples: tuple[Any, ...] = ()
 
 
 class GenericApi:
@@ -46,9 +48,11 @@ class GenericApi:
     # schemas (``{schema_name}List``, ``…Created``, ``…Detail``, ``…Updated``).
     # A concrete view (an APIView) gets each mixin's operation schema when its
     # class is made.
+    # ``parameters``: the query parameters every operation of the view takes.
     tags: ClassVar[list[str]]
     row_serializer: ClassVar[SerializerClass]
     schema_name: ClassVar[str]
+    parameters: ClassVar[list[Any]] = []
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -61,6 +65,11 @@ class GenericApi:
 
     @classmethod
     def operation_schema(cls, operation: Operation, **parts: Any) -> Any:
+        parameters = [*cls.parameters, *parts.pop("parameters", [])]
+        if parameters:
+            parts["parameters"] = parameters
+        if operation.examples:
+            parts["examples"] = list(operation.examples)
         return extend_schema(
             operation_id=operation.id,
             summary=operation.summary,
@@ -76,6 +85,9 @@ class GenericApi:
 
     def represent(self, row: Any) -> Any:
         return self.row_serializer(row).data
+
+    def represent_rows(self, rows: list[Any]) -> Any:
+        return self.row_serializer(rows, many=True).data
 
 
 def validated(serializer_class: SerializerClass, request: Request, *, partial: bool = False) -> Any:
@@ -98,7 +110,7 @@ class ListMixin(GenericApi):
             request,
             self.rows(self.owner(**path)),
             ordering=self.ordering,
-            serialize=lambda rows: self.row_serializer(rows, many=True).data,
+            serialize=self.represent_rows,
         )
 
     @classmethod
@@ -203,3 +215,43 @@ class DestroyMixin(RowMixin):
     def operation_schemas(cls) -> Schemas:
         schema = cls.operation_schema(cls.destroy_operation, responses={204: None})
         return {**super().operation_schemas(), "delete": schema}
+
+
+class ActionMixin(RowMixin):
+    # POST without a body: ``act(row, **path)`` on the row of the path,
+    # answered ``action_status`` with ``represent_action`` of what it returns
+    # (by default ``action_serializer``'s, which documents it under
+    # ``action_schema_name``).
+    action_operation: ClassVar[Operation]
+    action_serializer: ClassVar[SerializerClass]
+    action_schema_name: ClassVar[str]
+    action_status: ClassVar[int] = 202
+
+    def act(self, row: Any, **path: Any) -> Any:
+        raise NotImplementedError
+
+    def represent_action(self, result: Any) -> Any:
+        return self.action_serializer(result).data
+
+    def post(self, request: Request, **path: Any) -> Response:
+        result = self.act(self.row(**path), **path)
+        return ok(self.represent_action(result), status=self.action_status)
+
+    @classmethod
+    def operation_schemas(cls) -> Schemas:
+        schema = cls.operation_schema(
+            cls.action_operation,
+            request=None,
+            responses={cls.action_status: envelope(cls.action_schema_name, cls.action_serializer)},
+        )
+        return {**super().operation_schemas(), "post": schema}
+
+
+class ListCreateMixin(ListMixin, CreateMixin):
+    # GET a page of the rows, POST a new one.
+    pass
+
+
+class DetailMixin(RetrieveMixin, UpdateMixin, DestroyMixin):
+    # GET, PATCH and DELETE one row.
+    pass

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
@@ -18,11 +18,11 @@ from daneshyar.api import StringField, ok
 from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.schema import envelope
 from daneshyar.views import (
-    CreateMixin,
     DestroyMixin,
-    ListMixin,
+    DetailMixin,
+    ListCreateMixin,
     Operation,
-    RetrieveMixin,
+    SerializerClass,
     UpdateMixin,
 )
 from evaluations import items, promote
@@ -115,7 +115,7 @@ class CsvParser(RawTextParser):
 
 class TestSetApi(WorkspaceGenericApi):
     tags = TAGS
-    row_serializer = TestSetSerializer
+    row_serializer: ClassVar[SerializerClass] = TestSetSerializer
     schema_name = "TestSet"
 
     def test_set(self, **path: Any) -> TestSet:
@@ -125,7 +125,7 @@ class TestSetApi(WorkspaceGenericApi):
         return self.test_set(**path)
 
 
-class TestSetListApi(ListMixin, CreateMixin, TestSetApi):
+class TestSetListApi(ListCreateMixin, TestSetApi):
     admin_methods = frozenset({"GET", "POST"})
     ordering = ("created_at", "id")
     create_serializer = TestSetInputSerializer
@@ -147,7 +147,7 @@ class TestSetListApi(ListMixin, CreateMixin, TestSetApi):
         return items.test_set_create(workspace=owner, name=data["name"])
 
 
-class TestSetDetailApi(RetrieveMixin, UpdateMixin, DestroyMixin, TestSetApi):
+class TestSetDetailApi(DetailMixin, TestSetApi):
     admin_methods = frozenset({"GET", "PATCH", "DELETE"})
     update_serializer = TestSetInputSerializer
     update_partial = False
@@ -171,7 +171,7 @@ class TestItemApi(TestSetApi):
         return items.item_get(test_set=self.test_set(**path), item_id=path["item_id"])
 
 
-class TestItemListApi(ListMixin, CreateMixin, TestItemApi):
+class TestItemListApi(ListCreateMixin, TestItemApi):
     admin_methods = frozenset({"GET", "POST"})
     ordering = ("position", "id")
     create_serializer = promote.ItemCreateSerializer

@@ -3,7 +3,7 @@ compare two (admin keys; docs/evaluation.md)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from daneshyar.api import StringField, ok, query_data
 from daneshyar.schema import envelope
-from daneshyar.views import CreateMixin, ListMixin, Operation, RetrieveMixin
+from daneshyar.views import ListCreateMixin, ListMixin, Operation, RetrieveMixin, SerializerClass
 from evaluations import compare, items, runs
 from evaluations.models import EvaluationResult, EvaluationRun, ExpectedOutcome, RunStatus
 from evaluations.outcomes import OUTCOME_CHOICES
@@ -133,14 +133,14 @@ class CompareParamsSerializer(serializers.Serializer[Any]):
 
 class RunApi(WorkspaceGenericApi):
     tags = TAGS
-    row_serializer = RunSerializer
+    row_serializer: ClassVar[SerializerClass] = RunSerializer
     schema_name = "EvaluationRun"
 
     def row(self, **path: Any) -> EvaluationRun:
         return runs.run_get(workspace=self.workspace, run_id=path["run_id"])
 
 
-class RunListApi(ListMixin, CreateMixin, RunApi):
+class RunListApi(ListCreateMixin, RunApi):
     admin_methods = frozenset({"GET", "POST"})
     ordering = ("-created_at", "-id")
     create_serializer = RunInputSerializer

@@ -4,25 +4,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.request import Request
-from rest_framework.response import Response
 
-from daneshyar.api import StringField, ok
-from daneshyar.schema import envelope
-from daneshyar.views import (
-    CreateMixin,
-    DestroyMixin,
-    ListMixin,
-    Operation,
-    RetrieveMixin,
-    UpdateMixin,
-)
+from daneshyar.api import StringField
+from daneshyar.views import ActionMixin, DetailMixin, ListCreateMixin, ListMixin, Operation, SerializerClass
 from resources.external import MAX_EXTERNAL_ID_CHARS
 from resources.models import Source, SourceKind, SourceRun, SourceRunStatus
 from resources.sources import services
@@ -142,14 +132,14 @@ class SourceUpdateSerializer(SourceInputSerializer):
 
 class SourceApi(WorkspaceGenericApi):
     tags = TAGS
-    row_serializer = SourceSerializer
+    row_serializer: ClassVar[SerializerClass] = SourceSerializer
     schema_name = "Source"
 
     def row(self, **path: Any) -> Source:
         return services.source_get(workspace=self.workspace, source_id=path["source_id"])
 
 
-class SourceListApi(ListMixin, CreateMixin, SourceApi):
+class SourceListApi(ListCreateMixin, SourceApi):
     admin_methods = frozenset({"GET", "POST"})
     ordering = ("created_at", "id")
     create_serializer = SourceInputSerializer
@@ -173,7 +163,7 @@ class SourceListApi(ListMixin, CreateMixin, SourceApi):
         return services.source_create(workspace=owner, fields=services.SourceFields(**data))
 
 
-class SourceDetailApi(RetrieveMixin, UpdateMixin, DestroyMixin, SourceApi):
+class SourceDetailApi(DetailMixin, SourceApi):
     admin_methods = frozenset({"GET", "PATCH", "DELETE"})
     update_serializer = SourceUpdateSerializer
     retrieve_operation = Operation(
@@ -199,21 +189,19 @@ class SourceDetailApi(RetrieveMixin, UpdateMixin, DestroyMixin, SourceApi):
         services.source_delete(source=row)
 
 
-class SourceSyncApi(SourceApi):
+class SourceSyncApi(ActionMixin, SourceApi):
     admin_methods = frozenset({"POST"})
-
-    @extend_schema(
-        operation_id="sources_sync",
-        summary="Sync a web source now",
-        description="Start a run: 202 with the run, `running`; follow it on `GET …/runs/`. 409 "
+    action_serializer = SourceRunSerializer
+    action_schema_name = "SourceSyncStarted"
+    action_operation = Operation(
+        "sources_sync",
+        "Sync a web source now",
+        "Start a run: 202 with the run, `running`; follow it on `GET …/runs/`. 409 "
         "`sync_running` while a run of the source is running (admin keys).",
-        tags=TAGS,
-        request=None,
-        responses={202: envelope("SourceSyncStarted", SourceRunSerializer)},
     )
-    def post(self, request: Request, workspace_id: Any, source_id: Any) -> Response:
-        source = self.row(source_id=source_id)
-        return ok(SourceRunSerializer(services.source_sync_start(source=source)).data, status=202)
+
+    def act(self, row: Source, **path: Any) -> SourceRun:
+        return services.source_sync_start(source=row)
 
 
 class SourceRunListApi(ListMixin, SourceApi):

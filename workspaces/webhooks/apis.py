@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.request import Request
-from rest_framework.response import Response
 
-from daneshyar.api import StringField, ok
+from daneshyar.api import StringField
 from daneshyar.outbound import MAX_URL_CHARS
-from daneshyar.schema import envelope
-from daneshyar.views import (
-    CreateMixin,
-    DestroyMixin,
-    ListMixin,
-    Operation,
-    RetrieveMixin,
-    UpdateMixin,
-)
+from daneshyar.views import ActionMixin, DetailMixin, ListCreateMixin, ListMixin, Operation, SerializerClass
 from workspaces.access import WorkspaceGenericApi
 from workspaces.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from workspaces.webhooks import services
@@ -119,14 +108,14 @@ class WebhookUpdateSerializer(WebhookInputSerializer):
 
 class WebhookApi(WorkspaceGenericApi):
     tags = TAGS
-    row_serializer = WebhookSerializer
+    row_serializer: ClassVar[SerializerClass] = WebhookSerializer
     schema_name = "Webhook"
 
     def row(self, **path: Any) -> WebhookEndpoint:
         return services.webhook_get(workspace=self.workspace, webhook_id=path["webhook_id"])
 
 
-class WebhookListApi(ListMixin, CreateMixin, WebhookApi):
+class WebhookListApi(ListCreateMixin, WebhookApi):
     admin_methods = frozenset({"GET", "POST"})
     ordering = ("created_at", "id")
     # Not idempotent on purpose: a replay would have to store the secret.
@@ -154,7 +143,7 @@ class WebhookListApi(ListMixin, CreateMixin, WebhookApi):
         return _with_secret(created)
 
 
-class WebhookDetailApi(RetrieveMixin, UpdateMixin, DestroyMixin, WebhookApi):
+class WebhookDetailApi(DetailMixin, WebhookApi):
     admin_methods = frozenset({"GET", "PATCH", "DELETE"})
     update_serializer = WebhookUpdateSerializer
     retrieve_operation = Operation(
@@ -179,21 +168,23 @@ class WebhookDetailApi(RetrieveMixin, UpdateMixin, DestroyMixin, WebhookApi):
         services.webhook_delete(endpoint=row)
 
 
-class WebhookRotateSecretApi(WebhookApi):
+class WebhookRotateSecretApi(ActionMixin, WebhookApi):
     admin_methods = frozenset({"POST"})
-
-    @extend_schema(
-        operation_id="webhooks_rotate_secret",
-        summary="Rotate a webhook endpoint's secret",
-        description="A new signing secret, shown only in this response; every delivery posted from now "
+    action_serializer = WebhookWithSecretSerializer
+    action_schema_name = "WebhookSecretRotated"
+    action_status = 201
+    action_operation = Operation(
+        "webhooks_rotate_secret",
+        "Rotate a webhook endpoint's secret",
+        "A new signing secret, shown only in this response; every delivery posted from now "
         "on is signed with it (admin keys). Not idempotent: a retry rotates again.",
-        tags=TAGS,
-        request=None,
-        responses={201: envelope("WebhookSecretRotated", WebhookWithSecretSerializer)},
     )
-    def post(self, request: Request, workspace_id: str, webhook_id: str) -> Response:
-        endpoint = self.row(webhook_id=webhook_id)
-        return ok(_with_secret(services.webhook_secret_rotate(endpoint=endpoint)), status=201)
+
+    def act(self, row: WebhookEndpoint, **path: Any) -> services.EndpointWithSecret:
+        return services.webhook_secret_rotate(endpoint=row)
+
+    def represent_action(self, result: services.EndpointWithSecret) -> Any:
+        return _with_secret(result)
 
 
 class WebhookDeliveryListApi(ListMixin, WebhookApi):
@@ -215,19 +206,16 @@ class WebhookDeliveryListApi(ListMixin, WebhookApi):
         return services.webhook_deliveries(endpoint=owner)
 
 
-class WebhookRedeliverApi(WebhookApi):
+class WebhookRedeliverApi(ActionMixin, WebhookApi):
     admin_methods = frozenset({"POST"})
-
-    @extend_schema(
-        operation_id="webhooks_redeliver",
-        summary="Redeliver an event",
-        description="Post a delivery's event again, now, as a new delivery with the same webhook-id "
+    action_serializer = WebhookDeliverySerializer
+    action_schema_name = "WebhookRedelivery"
+    action_operation = Operation(
+        "webhooks_redeliver",
+        "Redeliver an event",
+        "Post a delivery's event again, now, as a new delivery with the same webhook-id "
         "(admin keys). 202 with the new delivery; its outcome shows in the log.",
-        tags=TAGS,
-        request=None,
-        responses={202: envelope("WebhookRedelivery", WebhookDeliverySerializer)},
     )
-    def post(self, request: Request, workspace_id: str, webhook_id: str, delivery_id: str) -> Response:
-        endpoint = self.row(webhook_id=webhook_id)
-        delivery = services.webhook_redeliver(endpoint=endpoint, delivery_id=delivery_id)
-        return ok(WebhookDeliverySerializer(delivery).data, status=202)
+
+    def act(self, row: WebhookEndpoint, **path: Any) -> WebhookDelivery:
+        return services.webhook_redeliver(endpoint=row, delivery_id=path["delivery_id"])
