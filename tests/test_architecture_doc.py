@@ -9,21 +9,10 @@ import ast
 import importlib
 import re
 from functools import cache
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.project import PACKAGES, ROOT
+
 DOC = ROOT / "docs" / "architecture.md"
-PACKAGES = (
-    "daneshyar",
-    "languages",
-    "workspaces",
-    "resources",
-    "retrieval",
-    "chat",
-    "evaluations",
-    "console",
-    "widget",
-)
 # Packages whose every module the document names by its path.
 LISTED = ("chat/services/turn", "chat/services", "retrieval/search", "resources/ingestion")
 

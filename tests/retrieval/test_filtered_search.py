@@ -13,26 +13,17 @@ import pytest
 
 from retrieval.embeddings import get_embedder
 from retrieval.filters import Access, filters_parse
-from retrieval.search import dense, hybrid, search, statements
+from retrieval.search import dense, search, statements
 from retrieval.search.service import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource
+from tests.retrieval.search_paths import DENSE, HYBRID, take_path
+from tests.retrieval.search_paths import PATHS as SEARCH_PATHS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-DENSE = Legs(dense=True, lexical=False)
-LEXICAL = Legs(dense=False, lexical=True)
-HYBRID = Legs(dense=True, lexical=True)
-
-# (legs, dense.EXACT_MAX_PASSAGES, hybrid.SCAN_MAX_PASSAGES, hybrid.LARGE_SHARE), as test_statements.py
 PATHS = {
-    "dense-exact": (DENSE, None, None, None),
-    "dense-hnsw": (DENSE, 0, None, None),
-    "lexical": (LEXICAL, None, None, None),
-    "hybrid-passages-checked": (HYBRID, None, None, None),
-    "hybrid-gin-index": (HYBRID, None, 0, None),
-    "hybrid-hnsw": (HYBRID, 0, 0, 2.0),
-    "hybrid-hnsw-large-share": (HYBRID, 0, 0, 0.0),
+    **SEARCH_PATHS,
     # A workspace too large for exact search whose readable documents are few:
     # searched exactly among them (service.narrowed).
     "dense-narrowed": (DENSE, 100, None, None),
@@ -71,15 +62,7 @@ def library(owner: Tenant) -> dict[str, Any]:
 
 
 def _take_path(monkeypatch: pytest.MonkeyPatch, path: str) -> Legs:
-    legs, exact_max, scan_max, large_share = PATHS[path]
-    for module, name, value in [
-        (dense, "EXACT_MAX_PASSAGES", exact_max),
-        (hybrid, "SCAN_MAX_PASSAGES", scan_max),
-        (hybrid, "LARGE_SHARE", large_share),
-    ]:
-        if value is not None:
-            monkeypatch.setattr(module, name, value)
-    return legs
+    return take_path(monkeypatch, PATHS[path])
 
 
 @pytest.mark.parametrize("path", list(PATHS))
