@@ -24,7 +24,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from chat.models import Feedback, Message
 from tests.browser import ARTIFACTS, log_in
-from tests.chat.helpers import ingest_text
+from tests.chat.helpers import chat_turn, ingest_text
 from tests.conftest import Tenant
 from tests.resources.files import long_text
 from tests.staff import PASSWORD, grant
@@ -244,17 +244,6 @@ def test_a_playground_question_gets_a_cited_answer_whose_citation_opens_the_pass
     _screenshot(browser, "console-playground")
 
 
-def _chat(tenant: Tenant, user: str, message: str) -> dict[str, Any]:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/",
-        {"external_user_id": user, "message": message},
-        format="json",
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
-    return data
-
-
 def _rate(tenant: Tenant, turn: dict[str, Any], user: str, rating: str) -> None:
     response = tenant.client("chat").post(
         f"/api/v1/workspaces/{tenant.workspace.id}/sessions/{turn['session']['id']}/messages/"
@@ -297,7 +286,7 @@ def test_the_dashboard_draws_its_charts_from_real_turns(
     # days) holds all of them even when it is drawn after midnight.
     anchor = timezone.now()
     for days_ago, user, question, rating in questions:
-        turn = _chat(owner, user, question)
+        turn = chat_turn(owner, user, question)
         if rating:
             _rate(owner, turn, user, rating)
         moment = anchor - dt.timedelta(days=days_ago)

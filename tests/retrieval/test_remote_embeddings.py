@@ -14,8 +14,6 @@ import base64
 import json
 import os
 import re
-import subprocess
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -41,6 +39,7 @@ from retrieval.embeddings import get_embedder
 from retrieval.models import Passage, PassageUnits
 from retrieval.remote_embeddings import ModelMismatch, RemoteEmbedder, Server
 from tests.conftest import Tenant
+from tests.project import python_run
 from tests.resources.files import long_text
 from tests.retrieval.conftest import make_resource
 from tests.retrieval.embedding_server import EmbeddingServer, embedding_server, free_port
@@ -224,14 +223,7 @@ def test_the_settings_of_another_model_stop_the_start() -> None:
         "EMBEDDING_REMOTE_URL": "http://tei/v1",
         "EMBEDDING_REMOTE_MODEL": "BAAI/bge-m3",
     }
-    started = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    started = python_run("import django; django.setup()", env)
     assert started.returncode != 0
     assert "ImproperlyConfigured: EMBEDDING_REMOTE_MODEL=BAAI/bge-m3 does not make" in started.stderr
 
