@@ -33,6 +33,16 @@ class Generation:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
 
+    @staticmethod
+    def ending(items: Iterator[StreamItem]) -> Generation:
+        """The generation that ends a stream (its deltas read and dropped)."""
+        final: Generation | None = None
+        for item in items:
+            if isinstance(item, Generation):
+                final = item
+        assert final is not None
+        return final
+
 
 # What ``stream`` yields: text deltas as they are produced, then exactly one
 # final :class:`Generation` with the whole text and the token counts.
@@ -48,16 +58,6 @@ class GenerationRequest:
     schema: JsonSchema
     max_tokens: int | None = None
     temperature: float | None = None
-
-
-def final_generation(items: Iterator[StreamItem]) -> Generation:
-    """The :class:`Generation` that ends a stream (its deltas read and dropped)."""
-    final: Generation | None = None
-    for item in items:
-        if isinstance(item, Generation):
-            final = item
-    assert final is not None
-    return final
 
 
 # Characters a token of the reply stands for, on the short side for JSON.

@@ -23,16 +23,8 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.backends.base import (
-    BaseGenerativeBackend,
-    ChatMessage,
-    Generation,
-    GenerationRequest,
-    JsonSchema,
-    StreamItem,
-    final_generation,
-    fit_schema,
-)
+from chat.backends.base import BaseGenerativeBackend, Generation, GenerationRequest, StreamItem, fit_schema
+from chat.contract import ChatMessage, JsonSchema
 from daneshyar.exceptions import LLMUnavailable
 
 logger = logging.getLogger(__name__)
@@ -146,7 +138,7 @@ class LocalBackend(BaseGenerativeBackend):
     # --- generation ------------------------------------------------------------
 
     def _generate(self, request: GenerationRequest) -> Generation:
-        return final_generation(self._stream(request))
+        return Generation.ending(self._stream(request))
 
     def _stream(self, request: GenerationRequest) -> Iterator[StreamItem]:
         runtime = self.load()

@@ -33,15 +33,8 @@ from typing import Any
 import openai
 from django.conf import settings
 
-from chat.backends.base import (
-    BaseGenerativeBackend,
-    ChatMessage,
-    Generation,
-    GenerationRequest,
-    JsonSchema,
-    StreamItem,
-    fit_schema,
-)
+from chat.backends.base import BaseGenerativeBackend, Generation, GenerationRequest, StreamItem, fit_schema
+from chat.contract import ChatMessage, JsonSchema
 from chat.output import SCHEMA_NAME
 from daneshyar.exceptions import ApplicationError, LLMError, LLMUnavailable
 

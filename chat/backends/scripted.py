@@ -13,14 +13,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from chat.backends.base import (
-    BaseGenerativeBackend,
-    ChatMessage,
-    Generation,
-    GenerationRequest,
-    JsonSchema,
-    StreamItem,
-)
+from chat.backends.base import BaseGenerativeBackend, Generation, GenerationRequest, StreamItem
+from chat.contract import ChatMessage, JsonSchema
 from daneshyar.exceptions import LLMUnavailable
 
 # A reply: the raw text, an exception to raise, or a function of the messages.
