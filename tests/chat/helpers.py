@@ -22,7 +22,6 @@ from resources.models import Resource, ResourceStatus
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
 from retrieval.passage_analysis import passages_analysis
-from tests.conftest import Tenant
 from workspaces.models import Workspace
 
 
@@ -177,15 +176,3 @@ def stored_session(workspace: Workspace, *, turns: int, filler: str, model: str 
         answer_store(stored, f"answer {index}", model=model)
     assert session_id is not None
     return Session.objects.get(id=session_id)
-
-
-def chat_turn(tenant: Tenant, user: str, message: str) -> dict[str, Any]:
-    """A chat turn of end user ``user`` with ``tenant``'s admin key: the reply's data (a 200)."""
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/",
-        {"external_user_id": user, "message": message},
-        format="json",
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
-    return data

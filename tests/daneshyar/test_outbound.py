@@ -32,7 +32,6 @@ from daneshyar.outbound.addresses import address_refused
 from tests.project import python_run
 from tests.resources.fixture_site import Site, page, serving
 
-ROOT = Path(__file__).resolve().parents[2]
 SESSION = OutboundSession(timeout=3.0, user_agent="test")
 
 
