@@ -65,6 +65,19 @@ def _take_path(monkeypatch: pytest.MonkeyPatch, path: str) -> Legs:
     return take_path(monkeypatch, PATHS[path])
 
 
+def _exactness_asked(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Each dense search's ``exact`` from now on (exact distances, or the index), in order."""
+    asked: list[bool] = []
+    nearest = dense._nearest
+
+    def spied(*, exact: bool, access: Any = None) -> str:
+        asked.append(exact)
+        return nearest(exact=exact, access=access)
+
+    monkeypatch.setattr(dense, "_nearest", spied)
+    return asked
+
+
 @pytest.mark.parametrize("path", list(PATHS))
 def test_a_filter_keeping_one_percent_still_returns_top_k(
     owner: Tenant, library: dict[str, Any], monkeypatch: pytest.MonkeyPatch, path: str
@@ -85,14 +98,7 @@ def test_the_hnsw_scan_itself_finds_the_filtered_passages(
     """An iterative index scan goes on until ``top_k`` passages pass the
     filter: the exact search is not needed to fill the list."""
     monkeypatch.setattr(dense, "EXACT_MAX_PASSAGES", 0)
-    asked: list[bool] = []
-    nearest = dense._nearest
-
-    def spied(*, exact: bool, access: Any = None) -> str:
-        asked.append(exact)
-        return nearest(exact=exact, access=access)
-
-    monkeypatch.setattr(dense, "_nearest", spied)
+    asked = _exactness_asked(monkeypatch)
     access = Access(filters=filters_parse({"type": "in", "key": "number", "value": [7, 107, 207]}))
     results = search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=TOP_K, access=access)
     assert len(results) == TOP_K and {r.resource_id for r in results} <= library["rare"]
@@ -109,14 +115,7 @@ def test_few_readable_documents_of_a_large_workspace_are_searched_exactly_among_
     access = Access(filters=filters_parse({"type": "eq", "key": "line", "value": "rare"}))
     expected = search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=9, access=access)
     monkeypatch.setattr(dense, "EXACT_MAX_PASSAGES", 100)  # the workspace's 900 passages are "large"
-    asked: list[bool] = []
-    nearest = dense._nearest
-
-    def spied(*, exact: bool, access: Any = None) -> str:
-        asked.append(exact)
-        return nearest(exact=exact, access=access)
-
-    monkeypatch.setattr(dense, "_nearest", spied)
+    asked = _exactness_asked(monkeypatch)
     found = search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=9, access=access)
     assert asked == [True]
     assert [(r.passage_id, round(r.score, 6)) for r in found] == [
