@@ -7,6 +7,9 @@ from django.urls import URLPattern, path
 from chat.apis import certificates, chat, end_user_tokens, feedback, guard, models, sessions
 from daneshyar.api import WORKSPACE_ROUTE
 
+SESSION = f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/"
+MESSAGE = f"{SESSION}messages/<uuid:message_id>/"
+
 urlpatterns: list[URLPattern] = [
     path("models/", models.ModelListApi.as_view(), name="model-list"),
     path("certificates/keys", certificates.CertificateKeysApi.as_view(), name="certificate-keys"),
@@ -20,24 +23,8 @@ urlpatterns: list[URLPattern] = [
     path(f"{WORKSPACE_ROUTE}guard-rules/", guard.GuardRulesApi.as_view(), name="guard-rules"),
     path(f"{WORKSPACE_ROUTE}chat/stream/", chat.ChatStreamApi.as_view(), name="chat-stream"),
     path(f"{WORKSPACE_ROUTE}sessions/", sessions.SessionListApi.as_view(), name="session-list"),
-    path(
-        f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/",
-        sessions.SessionDetailApi.as_view(),
-        name="session-detail",
-    ),
-    path(
-        f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/messages/",
-        sessions.SessionMessagesApi.as_view(),
-        name="session-messages",
-    ),
-    path(
-        f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/messages/<uuid:message_id>/sources/",
-        sessions.MessageSourcesApi.as_view(),
-        name="message-sources",
-    ),
-    path(
-        f"{WORKSPACE_ROUTE}sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/",
-        feedback.FeedbackApi.as_view(),
-        name="message-feedback",
-    ),
+    path(SESSION, sessions.SessionDetailApi.as_view(), name="session-detail"),
+    path(f"{SESSION}messages/", sessions.SessionMessagesApi.as_view(), name="session-messages"),
+    path(f"{MESSAGE}sources/", sessions.MessageSourcesApi.as_view(), name="message-sources"),
+    path(f"{MESSAGE}feedback/", feedback.FeedbackApi.as_view(), name="message-feedback"),
 ]

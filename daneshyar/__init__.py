@@ -28,6 +28,7 @@ Its modules:
 - ``timing.py``: ``Server-Timing``: where a request's time went
 - ``transactions.py``: a transaction PostgreSQL aborted to break a deadlock, run again
 - ``urls.py``: the URLconf, each app's routes included by name
+- ``views.py``: generic API views (list, create, read, change, delete), each operation's schema declared once
 - ``wsgi.py``: the WSGI entry point
 """
 

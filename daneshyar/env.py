@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
+
+N = TypeVar("N", int, float)
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -58,38 +61,32 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be a boolean (true/false/1/0), got {value!r}")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def _number(
+    name: str, default: N, parse: Callable[[str], N], kind: str, minimum: N | None, maximum: N | None
+) -> N:
     value = _raw(name)
     if value is None or value == "":
         result = default
     else:
         try:
-            result = int(value.replace("_", ""))
+            result = parse(value)
         except ValueError:
-            raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+            raise ImproperlyConfigured(f"{name} must be {kind}, got {value!r}") from None
     if minimum is not None and result < minimum:
         raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {result}")
     if maximum is not None and result > maximum:
         raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {result}")
     return result
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    return _number(name, default, lambda value: int(value.replace("_", "")), "an integer", minimum, maximum)
 
 
 def env_float(
     name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
 ) -> float:
-    value = _raw(name)
-    if value is None or value == "":
-        result = default
-    else:
-        try:
-            result = float(value)
-        except ValueError:
-            raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from None
-    if minimum is not None and result < minimum:
-        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {result}")
-    if maximum is not None and result > maximum:
-        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {result}")
-    return result
+    return _number(name, default, float, "a number", minimum, maximum)
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

@@ -104,13 +104,11 @@ class IdempotencyKeyReused(ApplicationError):
     default_message = "This Idempotency-Key was used with a different request."
 
 
-class LLMUnavailable(ApplicationError):
-    """The generation backend is down, busy, rate-limited or timed out:
-    worth retrying later (``Retry-After``)."""
+class ServiceUnavailable(ApplicationError):
+    """A server the request needs is down, busy or timed out: a 503 worth
+    retrying later (``Retry-After``: ``retry_after``, or the class's default)."""
 
     status_code = 503
-    code = "llm_unavailable"
-    default_message = "The generation backend is unavailable or timed out. Try again."
     retry_after_seconds = 5
 
     def __init__(self, message: str | None = None, *, retry_after: int | None = None, **kwargs: Any):
@@ -118,23 +116,27 @@ class LLMUnavailable(ApplicationError):
         self.headers.setdefault("Retry-After", str(retry_after or self.retry_after_seconds))
 
 
-class EmbeddingUnavailable(ApplicationError):
+class LLMUnavailable(ServiceUnavailable):
+    """The generation backend is down, busy, rate-limited or timed out."""
+
+    code = "llm_unavailable"
+    default_message = "The generation backend is unavailable or timed out. Try again."
+
+
+class EmbeddingUnavailable(ServiceUnavailable):
     """The embedding server (``EMBEDDING_BACKEND=remote``) is down, busy,
     timed out, or answers with what this deployment cannot use: a search or
-    a turn cannot embed its question. Worth retrying later (``Retry-After``);
-    an ingestion meeting it is retried, then fails with its message."""
+    a turn cannot embed its question. An ingestion meeting it is retried,
+    then fails with its message."""
 
-    status_code = 503
     code = "embedding_unavailable"
     default_message = "The embedding server is unavailable or timed out. Try again."
-    retry_after_seconds = 5
 
     def __init__(self, message: str | None = None, *, server_down: bool = False, **kwargs: Any):
         super().__init__(message, **kwargs)
         # Unreachable or failing after every try (not a refusal of this
         # request): the next request would wait out the same tries.
         self.server_down = server_down
-        self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
 
 
 class LLMError(ApplicationError):

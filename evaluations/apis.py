@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -13,13 +14,21 @@ from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
+from daneshyar.api import StringField, ok
 from daneshyar.exceptions import PayloadTooLarge
-from daneshyar.schema import envelope, list_envelope
+from daneshyar.schema import envelope
+from daneshyar.views import (
+    DestroyMixin,
+    DetailMixin,
+    ListCreateMixin,
+    Operation,
+    SerializerClass,
+    UpdateMixin,
+)
 from evaluations import items, promote
 from evaluations.item_lines import MAX_IMPORT_BYTES
 from evaluations.models import ExpectedOutcome, TestItem, TestSet
-from workspaces.access import WorkspaceApi
+from workspaces.access import WorkspaceGenericApi
 
 TAGS = ["Evaluation"]
 NDJSON = "application/x-ndjson"
@@ -104,154 +113,104 @@ class CsvParser(RawTextParser):
     media_type = CSV
 
 
-class TestSetListApi(WorkspaceApi):
+class TestSetApi(WorkspaceGenericApi):
+    tags = TAGS
+    row_serializer: ClassVar[SerializerClass] = TestSetSerializer
+    schema_name = "TestSet"
+
+    def test_set(self, **path: Any) -> TestSet:
+        return items.test_set_get(workspace=self.workspace, test_set_id=path["test_set_id"])
+
+    def row(self, **path: Any) -> Any:
+        return self.test_set(**path)
+
+
+class TestSetListApi(ListCreateMixin, TestSetApi):
     admin_methods = frozenset({"GET", "POST"})
-
-    @extend_schema(
-        operation_id="test_sets_list",
-        summary="List test sets",
-        description="The workspace's test sets, oldest first, with their item counts (admin keys).",
-        tags=TAGS,
-        parameters=[PageParamsSerializer],
-        responses=list_envelope("TestSetList", TestSetSerializer),
+    ordering = ("created_at", "id")
+    create_serializer = TestSetInputSerializer
+    list_operation = Operation(
+        "test_sets_list",
+        "List test sets",
+        "The workspace's test sets, oldest first, with their item counts (admin keys).",
     )
-    def get(self, request: Request, workspace_id: str) -> Response:
-        return paginate(
-            request,
-            items.test_set_list(workspace=self.workspace),
-            ordering=("created_at", "id"),
-            serialize=lambda rows: TestSetSerializer(rows, many=True).data,
-        )
-
-    @extend_schema(
-        operation_id="test_sets_create",
-        summary="Create a test set",
-        description="An empty test set (admin keys); add items one by one or import them.",
-        tags=TAGS,
-        request=TestSetInputSerializer,
-        responses={201: envelope("TestSetCreated", TestSetSerializer)},
+    create_operation = Operation(
+        "test_sets_create",
+        "Create a test set",
+        "An empty test set (admin keys); add items one by one or import them.",
     )
-    def post(self, request: Request, workspace_id: str) -> Response:
-        serializer = TestSetInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        created = items.test_set_create(workspace=self.workspace, name=serializer.validated_data["name"])
-        return ok(TestSetSerializer(created).data, status=201)
+
+    def rows(self, owner: Any) -> QuerySet[TestSet]:
+        return items.test_set_list(workspace=owner)
+
+    def create(self, owner: Any, data: Any) -> TestSet:
+        return items.test_set_create(workspace=owner, name=data["name"])
 
 
-class TestSetDetailApi(WorkspaceApi):
+class TestSetDetailApi(DetailMixin, TestSetApi):
     admin_methods = frozenset({"GET", "PATCH", "DELETE"})
-
-    @extend_schema(
-        operation_id="test_sets_get",
-        summary="Get a test set",
-        description="Its name and item count (admin keys).",
-        tags=TAGS,
-        responses=envelope("TestSetDetail", TestSetSerializer),
+    update_serializer = TestSetInputSerializer
+    update_partial = False
+    retrieve_operation = Operation("test_sets_get", "Get a test set", "Its name and item count (admin keys).")
+    update_operation = Operation(
+        "test_sets_update", "Rename a test set", "A new name; the items stay (admin keys)."
     )
-    def get(self, request: Request, workspace_id: str, test_set_id: str) -> Response:
-        return ok(
-            TestSetSerializer(items.test_set_get(workspace=self.workspace, test_set_id=test_set_id)).data
-        )
-
-    @extend_schema(
-        operation_id="test_sets_update",
-        summary="Rename a test set",
-        description="A new name; the items stay (admin keys).",
-        tags=TAGS,
-        request=TestSetInputSerializer,
-        responses=envelope("TestSetUpdated", TestSetSerializer),
+    destroy_operation = Operation(
+        "test_sets_delete", "Delete a test set", "The test set, its items and its runs (admin keys). 204."
     )
-    def patch(self, request: Request, workspace_id: str, test_set_id: str) -> Response:
-        test_set = items.test_set_get(workspace=self.workspace, test_set_id=test_set_id)
-        serializer = TestSetInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        renamed = items.test_set_rename(test_set=test_set, name=serializer.validated_data["name"])
-        return ok(TestSetSerializer(renamed).data)
 
-    @extend_schema(
-        operation_id="test_sets_delete",
-        summary="Delete a test set",
-        description="The test set, its items and its runs (admin keys). 204.",
-        tags=TAGS,
-        responses={204: None},
-    )
-    def delete(self, request: Request, workspace_id: str, test_set_id: str) -> Response:
-        items.test_set_get(workspace=self.workspace, test_set_id=test_set_id).delete()
-        return Response(status=204)
+    def update(self, row: TestSet, data: Any) -> TestSet:
+        return items.test_set_rename(test_set=row, name=data["name"])
 
 
-class TestItemListApi(WorkspaceApi):
+class TestItemApi(TestSetApi):
+    row_serializer = TestItemSerializer
+    schema_name = "TestItem"
+
+    def row(self, **path: Any) -> Any:
+        return items.item_get(test_set=self.test_set(**path), item_id=path["item_id"])
+
+
+class TestItemListApi(ListCreateMixin, TestItemApi):
     admin_methods = frozenset({"GET", "POST"})
-
-    @extend_schema(
-        operation_id="test_items_list",
-        summary="List a test set's items",
-        description="In the set's order (admin keys).",
-        tags=TAGS,
-        parameters=[PageParamsSerializer],
-        responses=list_envelope("TestItemList", TestItemSerializer),
+    ordering = ("position", "id")
+    create_serializer = promote.ItemCreateSerializer
+    list_operation = Operation(
+        "test_items_list", "List a test set's items", "In the set's order (admin keys)."
     )
-    def get(self, request: Request, workspace_id: str, test_set_id: str) -> Response:
-        test_set = items.test_set_get(workspace=self.workspace, test_set_id=test_set_id)
-        return paginate(
-            request,
-            TestItem.objects.filter(test_set=test_set),
-            ordering=("position", "id"),
-            serialize=lambda rows: TestItemSerializer(rows, many=True).data,
-        )
-
-    @extend_schema(
-        operation_id="test_items_create",
-        summary="Add a test item",
-        description="A question (or a conversation as `messages`, or a stored reply's as "
+    create_operation = Operation(
+        "test_items_create",
+        "Add a test item",
+        "A question (or a conversation as `messages`, or a stored reply's as "
         "`from_message_id`), the documents expected and the outcome expected (admin keys). An expected "
         "document of another workspace is a 400; another workspace's reply, a 404.",
-        tags=TAGS,
-        request=promote.ItemCreateSerializer,
-        responses={201: envelope("TestItemCreated", TestItemSerializer)},
     )
-    def post(self, request: Request, workspace_id: str, test_set_id: str) -> Response:
-        test_set = items.test_set_get(workspace=self.workspace, test_set_id=test_set_id)
-        serializer = promote.ItemCreateSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        created = promote.item_create_any(
-            workspace=self.workspace, test_set=test_set, data=serializer.validated_data
-        )
-        return ok(TestItemSerializer(created).data, status=201)
+
+    def owner(self, **path: Any) -> TestSet:
+        return self.test_set(**path)
+
+    def rows(self, owner: TestSet) -> QuerySet[TestItem]:
+        return TestItem.objects.filter(test_set=owner)
+
+    def create(self, owner: TestSet, data: Any) -> TestItem:
+        return promote.item_create_any(workspace=self.workspace, test_set=owner, data=data)
 
 
-class TestItemDetailApi(WorkspaceApi):
+class TestItemDetailApi(UpdateMixin, DestroyMixin, TestItemApi):
     admin_methods = frozenset({"PATCH", "DELETE"})
-
-    @extend_schema(
-        operation_id="test_items_update",
-        summary="Change a test item",
-        description="Fields not sent keep their values (admin keys).",
-        tags=TAGS,
-        request=items.ItemInputSerializer,
-        responses=envelope("TestItemUpdated", TestItemSerializer),
+    update_serializer = items.ItemInputSerializer
+    update_operation = Operation(
+        "test_items_update", "Change a test item", "Fields not sent keep their values (admin keys)."
     )
-    def patch(self, request: Request, workspace_id: str, test_set_id: str, item_id: str) -> Response:
-        test_set = items.test_set_get(workspace=self.workspace, test_set_id=test_set_id)
-        item = items.item_get(test_set=test_set, item_id=item_id)
-        serializer = items.ItemInputSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        return ok(TestItemSerializer(items.item_update(item=item, data=serializer.validated_data)).data)
-
-    @extend_schema(
-        operation_id="test_items_delete",
-        summary="Delete a test item",
-        description="Earlier runs keep their results for it (admin keys). 204.",
-        tags=TAGS,
-        responses={204: None},
+    destroy_operation = Operation(
+        "test_items_delete", "Delete a test item", "Earlier runs keep their results for it (admin keys). 204."
     )
-    def delete(self, request: Request, workspace_id: str, test_set_id: str, item_id: str) -> Response:
-        test_set = items.test_set_get(workspace=self.workspace, test_set_id=test_set_id)
-        items.item_get(test_set=test_set, item_id=item_id).delete()
-        return Response(status=204)
+
+    def update(self, row: TestItem, data: Any) -> TestItem:
+        return items.item_update(item=row, data=data)
 
 
-class TestItemImportApi(WorkspaceApi):
+class TestItemImportApi(TestSetApi):
     admin_methods = frozenset({"POST"})
     parser_classes = [RawTextParser, JsonLinesParser, CsvParser]
 
@@ -270,7 +229,7 @@ class TestItemImportApi(WorkspaceApi):
         responses={201: envelope("TestItemsImported", ImportResultSerializer)},
     )
     def post(self, request: Request, workspace_id: str, test_set_id: str) -> Response:
-        test_set = items.test_set_get(workspace=self.workspace, test_set_id=test_set_id)
+        test_set = self.test_set(test_set_id=test_set_id)
         # An empty body is not parsed: DRF gives an empty mapping instead.
         data = request.data
         body = data.get("body", b"") if isinstance(data, dict) else b""
@@ -279,7 +238,7 @@ class TestItemImportApi(WorkspaceApi):
         return ok({"imported": imported}, status=201)
 
 
-class TestItemExportApi(WorkspaceApi):
+class TestItemExportApi(TestSetApi):
     admin_methods = frozenset({"GET"})
 
     @extend_schema(
@@ -296,7 +255,7 @@ class TestItemExportApi(WorkspaceApi):
         },
     )
     def get(self, request: Request, workspace_id: str, test_set_id: str) -> StreamingHttpResponse:
-        test_set = items.test_set_get(workspace=self.workspace, test_set_id=test_set_id)
+        test_set = self.test_set(test_set_id=test_set_id)
         response = StreamingHttpResponse(
             items.items_export_lines(test_set), content_type=f"{NDJSON}; charset=utf-8"
         )

@@ -3,20 +3,23 @@ compare two (admin keys; docs/evaluation.md)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import transaction
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from daneshyar.api import PageParamsSerializer, StringField, ok, paginate, query_data
-from daneshyar.schema import envelope, list_envelope
+from daneshyar.api import StringField, ok, query_data
+from daneshyar.schema import envelope
+from daneshyar.views import ListCreateMixin, ListMixin, Operation, RetrieveMixin, SerializerClass
 from evaluations import compare, items, runs
 from evaluations.models import EvaluationResult, EvaluationRun, ExpectedOutcome, RunStatus
 from evaluations.outcomes import OUTCOME_CHOICES
-from workspaces.access import WorkspaceApi
+from workspaces.access import WorkspaceGenericApi
+from workspaces.models import Workspace
 
 TAGS = ["Evaluation"]
 
@@ -128,39 +131,35 @@ class CompareParamsSerializer(serializers.Serializer[Any]):
         ref_name = "EvaluationCompareParams"
 
 
-class RunListApi(WorkspaceApi):
+class RunApi(WorkspaceGenericApi):
+    tags = TAGS
+    row_serializer: ClassVar[SerializerClass] = RunSerializer
+    schema_name = "EvaluationRun"
+
+    def row(self, **path: Any) -> EvaluationRun:
+        return runs.run_get(workspace=self.workspace, run_id=path["run_id"])
+
+
+class RunListApi(ListCreateMixin, RunApi):
     admin_methods = frozenset({"GET", "POST"})
-
-    @extend_schema(
-        operation_id="evaluations_list",
-        summary="List evaluation runs",
-        description="The workspace's runs, newest first (admin keys).",
-        tags=TAGS,
-        parameters=[PageParamsSerializer],
-        responses=list_envelope("EvaluationRunList", RunSerializer),
+    ordering = ("-created_at", "-id")
+    create_serializer = RunInputSerializer
+    create_status = 202
+    list_operation = Operation(
+        "evaluations_list", "List evaluation runs", "The workspace's runs, newest first (admin keys)."
     )
-    def get(self, request: Request, workspace_id: str) -> Response:
-        return paginate(
-            request,
-            runs.run_list(workspace=self.workspace),
-            ordering=("-created_at", "-id"),
-            serialize=lambda rows: RunSerializer(rows, many=True).data,
-        )
-
-    @extend_schema(
-        operation_id="evaluations_create",
-        summary="Start an evaluation run",
-        description="Every item of the test set through the chat turn, in the background (admin keys). "
+    create_operation = Operation(
+        "evaluations_create",
+        "Start an evaluation run",
+        "Every item of the test set through the chat turn, in the background (admin keys). "
         "202 with the pending run; follow `progress` with `GET …/evaluations/{id}/`.",
-        tags=TAGS,
-        request=RunInputSerializer,
-        responses={202: envelope("EvaluationRunCreated", RunSerializer)},
     )
-    def post(self, request: Request, workspace_id: str) -> Response:
-        serializer = RunInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        test_set = items.test_set_get(workspace=self.workspace, test_set_id=data["test_set_id"])
+
+    def rows(self, owner: Workspace) -> QuerySet[EvaluationRun]:
+        return runs.run_list(workspace=owner)
+
+    def create(self, owner: Workspace, data: Any) -> EvaluationRun:
+        test_set = items.test_set_get(workspace=owner, test_set_id=data["test_set_id"])
         with transaction.atomic():
             run = runs.run_create(
                 test_set=test_set,
@@ -169,46 +168,38 @@ class RunListApi(WorkspaceApi):
                 judge_model=data.get("judge_model"),
             )
             runs.run_enqueue_on_commit(run)
-        return ok(RunSerializer(run).data, status=202)
+        return run
 
 
-class RunDetailApi(WorkspaceApi):
+class RunDetailApi(RetrieveMixin, RunApi):
     admin_methods = frozenset({"GET"})
-
-    @extend_schema(
-        operation_id="evaluations_get",
-        summary="Get an evaluation run",
-        description="Its status, progress, settings and, once completed, metrics (admin keys).",
-        tags=TAGS,
-        responses=envelope("EvaluationRunDetail", RunSerializer),
+    retrieve_operation = Operation(
+        "evaluations_get",
+        "Get an evaluation run",
+        "Its status, progress, settings and, once completed, metrics (admin keys).",
     )
-    def get(self, request: Request, workspace_id: str, run_id: str) -> Response:
-        return ok(RunSerializer(runs.run_get(workspace=self.workspace, run_id=run_id)).data)
 
 
-class RunResultListApi(WorkspaceApi):
+class RunResultListApi(ListMixin, RunApi):
     admin_methods = frozenset({"GET"})
-
-    @extend_schema(
-        operation_id="evaluations_items",
-        summary="List a run's per-item results",
-        description="In the test set's order: the documents retrieved, the reply, its outcome and the "
+    row_serializer = ResultSerializer
+    schema_name = "EvaluationResult"
+    ordering = ("position", "id")
+    list_operation = Operation(
+        "evaluations_items",
+        "List a run's per-item results",
+        "In the test set's order: the documents retrieved, the reply, its outcome and the "
         "item's scores (admin keys).",
-        tags=TAGS,
-        parameters=[PageParamsSerializer],
-        responses=list_envelope("EvaluationResultList", ResultSerializer),
     )
-    def get(self, request: Request, workspace_id: str, run_id: str) -> Response:
-        run = runs.run_get(workspace=self.workspace, run_id=run_id)
-        return paginate(
-            request,
-            EvaluationResult.objects.filter(run=run),
-            ordering=("position", "id"),
-            serialize=lambda rows: ResultSerializer(rows, many=True).data,
-        )
+
+    def owner(self, **path: Any) -> EvaluationRun:
+        return self.row(**path)
+
+    def rows(self, owner: EvaluationRun) -> QuerySet[EvaluationResult]:
+        return EvaluationResult.objects.filter(run=owner)
 
 
-class RunCompareApi(WorkspaceApi):
+class RunCompareApi(RunApi):
     admin_methods = frozenset({"GET"})
 
     @extend_schema(
@@ -233,6 +224,6 @@ class RunCompareApi(WorkspaceApi):
     def get(self, request: Request, workspace_id: str, run_id: str, other_id: str) -> Response:
         params = CompareParamsSerializer(data=query_data(request))
         params.is_valid(raise_exception=True)
-        run = runs.run_get(workspace=self.workspace, run_id=run_id)
-        baseline = runs.run_get(workspace=self.workspace, run_id=other_id)
+        run = self.row(run_id=run_id)
+        baseline = self.row(run_id=other_id)
         return ok(compare.runs_compare(run=run, baseline=baseline, margin=params.validated_data["margin"]))

@@ -30,11 +30,13 @@ from daneshyar.api import PageParamsSerializer, ok, paginate, query_data
 from daneshyar.exceptions import PayloadTooLarge
 from daneshyar.parsers import JSONParser
 from daneshyar.schema import envelope, list_envelope
+from daneshyar.views import ActionMixin, DetailMixin, Operation
 from resources import selectors, services
 from resources.attribute_fields import AccessField, AccessFormField, MetadataField, MetadataFormField
+from resources.bulk import TextDocumentSerializer
 from resources.external import UNCHANGED, ExternalIdField, external_from
 from resources.models import Resource, ResourceStatus
-from workspaces.access import WorkspaceApi
+from workspaces.access import WorkspaceApi, WorkspaceGenericApi
 from workspaces.idempotency import idempotent
 
 _ERROR_SCHEMA = inline_serializer(
@@ -92,14 +94,7 @@ class ResourceListCreateApi(WorkspaceApi):
         class Meta:
             ref_name = "ResourceUploadInput"
 
-    class TextInputSerializer(serializers.Serializer[Any]):
-        title = serializers.CharField(required=False, allow_blank=True, max_length=500)
-        text = serializers.CharField(trim_whitespace=False)
-        metadata = MetadataField(required=False)
-        access = AccessField(required=False)
-        external_id = ExternalIdField(required=False)
-        version = ExternalIdField(required=False)
-
+    class TextInputSerializer(TextDocumentSerializer):
         class Meta:
             ref_name = "ResourceTextInput"
 
@@ -195,7 +190,16 @@ class ResourceListCreateApi(WorkspaceApi):
         return ok(ResourceOutputSerializer(outcome.resource).data, status=202 if outcome.created else 200)
 
 
-class ResourceDetailApi(WorkspaceApi):
+class ResourceApi(WorkspaceGenericApi):
+    tags = ["Resources"]
+    row_serializer = ResourceOutputSerializer
+    schema_name = "Resource"
+
+    def row(self, **path: Any) -> Resource:
+        return selectors.resource_get(workspace=self.workspace, resource_id=path["resource_id"])
+
+
+class ResourceDetailApi(DetailMixin, ResourceApi):
     admin_methods = frozenset({"PATCH", "DELETE"})
 
     class UpdateInputSerializer(serializers.Serializer[Any]):
@@ -217,74 +221,53 @@ class ResourceDetailApi(WorkspaceApi):
                 raise serializers.ValidationError("Send metadata, access or both.")
             return attrs
 
-    @extend_schema(
-        operation_id="resources_get",
-        summary="Get a resource",
-        description=(
-            "One document: its status (`pending` → `processing` → `ready` or `failed`, with `error` "
-            "saying why), size, hash and passage count. Poll it after an upload until it is `ready`."
-        ),
-        tags=["Resources"],
-        responses=envelope("ResourceDetail", ResourceOutputSerializer),
+    update_serializer = UpdateInputSerializer
+    update_partial = False
+    retrieve_operation = Operation(
+        "resources_get",
+        "Get a resource",
+        "One document: its status (`pending` → `processing` → `ready` or `failed`, with `error` "
+        "saying why), size, hash and passage count. Poll it after an upload until it is `ready`.",
     )
-    def get(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
-        resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
-        return ok(ResourceOutputSerializer(resource).data)
-
-    @extend_schema(
-        operation_id="resources_update",
-        summary="Change a resource's metadata or access",
-        description=(
-            "Replace `metadata` and/or `access` (admin keys); a field not sent keeps its value, a field "
-            "sent replaces the whole object (`{}` clears the metadata; `null` metadata is a 400; `null` "
-            "access opens the document to every end user). The passages stay as they are: nothing is "
-            "embedded again, and searches see the new values at once. An unknown field, or a value of "
-            "the wrong shape, is a 400 naming it (`metadata.price`); nothing changes."
-        ),
-        tags=["Resources"],
-        request=UpdateInputSerializer,
-        responses=envelope("ResourceUpdated", ResourceOutputSerializer),
-        examples=[
+    update_operation = Operation(
+        "resources_update",
+        "Change a resource's metadata or access",
+        "Replace `metadata` and/or `access` (admin keys); a field not sent keeps its value, a field "
+        "sent replaces the whole object (`{}` clears the metadata; `null` metadata is a 400; `null` "
+        "access opens the document to every end user). The passages stay as they are: nothing is "
+        "embedded again, and searches see the new values at once. An unknown field, or a value of "
+        "the wrong shape, is a 400 naming it (`metadata.price`); nothing changes.",
+        examples=(
             OpenApiExample(
                 "Metadata and access",
                 value={"metadata": {"customer": "4821", "year": 2024}, "access": {"groups": ["staff"]}},
                 request_only=True,
-            )
-        ],
+            ),
+        ),
     )
-    def patch(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
-        resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
-        body = self.UpdateInputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        resource = services.resource_update(resource=resource, **body.validated_data)
-        return ok(ResourceOutputSerializer(resource).data)
-
-    @extend_schema(
-        operation_id="resources_delete",
-        summary="Delete a resource",
-        description="Delete the document and its passages (admin keys); they leave retrieval at once. 204.",
-        tags=["Resources"],
-        responses={204: None},
+    destroy_operation = Operation(
+        "resources_delete",
+        "Delete a resource",
+        "Delete the document and its passages (admin keys); they leave retrieval at once. 204.",
     )
-    def delete(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
-        resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
-        services.resource_delete(resource=resource)
-        return Response(status=204)
+
+    def update(self, row: Resource, data: Any) -> Resource:
+        return services.resource_update(resource=row, **data)
+
+    def destroy(self, row: Resource) -> None:
+        services.resource_delete(resource=row)
 
 
-class ResourceReingestApi(WorkspaceApi):
+class ResourceReingestApi(ActionMixin, ResourceApi):
     admin_methods = frozenset({"POST"})
-
-    @extend_schema(
-        operation_id="resources_reingest",
-        summary="Re-ingest a resource",
-        tags=["Resources"],
-        request=None,
-        description="Queue a fresh ingestion. A ready resource stays ready, with its old passages, "
+    action_serializer = ResourceOutputSerializer
+    action_schema_name = "ResourceReingest"
+    action_operation = Operation(
+        "resources_reingest",
+        "Re-ingest a resource",
+        "Queue a fresh ingestion. A ready resource stays ready, with its old passages, "
         "until the new ones replace them in one transaction.",
-        responses={202: envelope("ResourceReingest", ResourceOutputSerializer)},
     )
-    def post(self, request: Request, workspace_id: Any, resource_id: Any) -> Response:
-        resource = selectors.resource_get(workspace=self.workspace, resource_id=resource_id)
-        resource = services.resource_reingest(resource=resource)
-        return ok(ResourceOutputSerializer(resource).data, status=202)
+
+    def act(self, row: Resource, **path: Any) -> Resource:
+        return services.resource_reingest(resource=row)

@@ -123,7 +123,10 @@ class LegacyZipParser(ZipParser):
     media_type = ZIP_TYPES[1]
 
 
-class BulkTextSerializer(serializers.Serializer[Any]):
+class TextDocumentSerializer(serializers.Serializer[Any]):
+    # A document sent as text: the JSON body of POST …/resources/
+    # (resources/apis.py) and each item of a batch. (Comments, not a
+    # docstring: drf-spectacular would publish it as the schema's description.)
     title = serializers.CharField(required=False, allow_blank=True, max_length=500)
     text = serializers.CharField(trim_whitespace=False)
     metadata = MetadataField(required=False)
@@ -131,6 +134,8 @@ class BulkTextSerializer(serializers.Serializer[Any]):
     external_id = ExternalIdField(required=False)
     version = ExternalIdField(required=False)
 
+
+class BulkTextSerializer(TextDocumentSerializer):
     class Meta:
         ref_name = "ResourceBatchTextItem"
 

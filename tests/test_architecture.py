@@ -14,18 +14,8 @@ from pathlib import Path
 import grimp
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "daneshyar",
-    "languages",
-    "workspaces",
-    "resources",
-    "retrieval",
-    "chat",
-    "evaluations",
-    "console",
-    "widget",
-)
+from tests.project import PACKAGES, ROOT
+
 LINT_IMPORTS = str(Path(sys.executable).parent / "lint-imports")
 
 
@@ -54,83 +44,87 @@ def test_the_source_tree_keeps_every_import_contract() -> None:
     assert "0 broken" in result.stdout
 
 
-def test_a_back_edge_from_resources_to_chat_breaks_the_layers_contract(tmp_path: Path) -> None:
-    tree = _copy_tree(tmp_path)
-    services = tree / "resources" / "services.py"
-    services.write_text(services.read_text() + "\nfrom chat.models import Session  # noqa: E402,F401\n")
+def _broken_by(tree: Path, module: str, line: str) -> str:
+    """lint-imports' report on a copy of the source tree in which ``module``
+    (a path) also holds ``line``: a contract it must break."""
+    _copy_tree(tree)
+    path = tree / module
+    path.write_text(path.read_text() + f"\n{line}  # noqa: E402,F401\n")
     result = _lint_imports(tree)
     assert result.returncode != 0
     assert "BROKEN" in result.stdout
-    assert "resources.services -> chat.models" in result.stdout
+    return result.stdout
 
 
-def test_resources_may_call_retrieval_only_from_ingestion(tmp_path: Path) -> None:
-    tree = _copy_tree(tmp_path)
-    selectors = tree / "resources" / "selectors.py"
-    back_edge = "\nfrom retrieval.models import Passage  # noqa: E402,F401\n"
-    selectors.write_text(selectors.read_text() + back_edge)
-    result = _lint_imports(tree)
-    assert result.returncode != 0
-    assert "resources.selectors -> retrieval.models" in result.stdout
-
-
-def test_the_project_package_imports_no_app(tmp_path: Path) -> None:
-    tree = _copy_tree(tmp_path)
-    health = tree / "daneshyar" / "health.py"
-    health.write_text(health.read_text() + "\nfrom retrieval import embeddings  # noqa: E402,F401\n")
-    result = _lint_imports(tree)
-    assert result.returncode != 0
-    assert "daneshyar.health -> retrieval.embeddings" in result.stdout
-
-
-def test_language_data_imports_no_other_package_of_the_project(tmp_path: Path) -> None:
-    """languages sits above daneshyar in the layers, but imports it no more than an app."""
-    tree = _copy_tree(tmp_path)
-    detect = tree / "languages" / "detect.py"
-    detect.write_text(detect.read_text() + "\nfrom daneshyar import env  # noqa: E402,F401\n")
-    result = _lint_imports(tree)
-    assert result.returncode != 0
-    assert "languages.detect -> daneshyar.env" in result.stdout
-
-
-def test_the_conversation_never_imports_the_transcript_wing(tmp_path: Path) -> None:
-    tree = _copy_tree(tmp_path)
-    store = tree / "chat" / "services" / "turn" / "store.py"
-    store.write_text(store.read_text() + "\nfrom chat.transcripts import export  # noqa: E402,F401\n")
-    result = _lint_imports(tree)
-    assert result.returncode != 0
-    assert "chat.services.turn.store -> chat.transcripts.export" in result.stdout
-
-
-def test_chat_never_imports_the_evaluation_app(tmp_path: Path) -> None:
-    """Chat deletes the messages an evaluation kept words of; the database's
-    cascade, not an import, deletes what was built from them."""
-    tree = _copy_tree(tmp_path)
-    retention = tree / "chat" / "transcripts" / "retention.py"
-    back_edge = "\nfrom evaluations.models import EvaluationResult  # noqa: E402,F401\n"
-    retention.write_text(retention.read_text() + back_edge)
-    result = _lint_imports(tree)
-    assert result.returncode != 0
-    assert "chat.transcripts.retention -> evaluations.models" in result.stdout
-
-
-def test_inside_evaluations_the_tables_import_no_run(tmp_path: Path) -> None:
-    tree = _copy_tree(tmp_path)
-    models = tree / "evaluations" / "models.py"
-    models.write_text(models.read_text() + "\nfrom evaluations import runs  # noqa: E402,F401\n")
-    result = _lint_imports(tree)
-    assert result.returncode != 0
-    assert "evaluations.models -> evaluations.runs" in result.stdout
-
-
-def test_a_back_edge_from_the_chat_contract_breaks_the_chat_layers(tmp_path: Path) -> None:
-    tree = _copy_tree(tmp_path)
-    contract = tree / "chat" / "contract.py"
-    contract.write_text(contract.read_text() + "\nfrom chat.services import sessions  # noqa: E402,F401\n")
-    result = _lint_imports(tree)
-    assert result.returncode != 0
-    assert "chat.contract is not allowed to import chat.services" in result.stdout
-    assert "chat.contract -> chat.services.sessions" in result.stdout
+@pytest.mark.parametrize(
+    ("module", "back_edge", "reported"),
+    [
+        pytest.param(
+            "resources/services.py",
+            "from chat.models import Session",
+            ["resources.services -> chat.models"],
+            id="resources-to-chat",
+        ),
+        # Resources call retrieval only from ingestion.
+        pytest.param(
+            "resources/selectors.py",
+            "from retrieval.models import Passage",
+            ["resources.selectors -> retrieval.models"],
+            id="resources-to-retrieval",
+        ),
+        # The project package imports no app.
+        pytest.param(
+            "daneshyar/health.py",
+            "from retrieval import embeddings",
+            ["daneshyar.health -> retrieval.embeddings"],
+            id="project-to-app",
+        ),
+        # languages sits above daneshyar in the layers, but imports it no more than an app.
+        pytest.param(
+            "languages/detect.py",
+            "from daneshyar import env",
+            ["languages.detect -> daneshyar.env"],
+            id="languages-to-project",
+        ),
+        # The conversation never imports the transcript wing.
+        pytest.param(
+            "chat/services/turn/store.py",
+            "from chat.transcripts import export",
+            ["chat.services.turn.store -> chat.transcripts.export"],
+            id="conversation-to-transcripts",
+        ),
+        # Chat deletes the messages an evaluation kept words of; the
+        # database's cascade, not an import, deletes what was built from them.
+        pytest.param(
+            "chat/transcripts/retention.py",
+            "from evaluations.models import EvaluationResult",
+            ["chat.transcripts.retention -> evaluations.models"],
+            id="chat-to-evaluations",
+        ),
+        # Inside evaluations, the tables import no run.
+        pytest.param(
+            "evaluations/models.py",
+            "from evaluations import runs",
+            ["evaluations.models -> evaluations.runs"],
+            id="evaluation-tables-to-runs",
+        ),
+        pytest.param(
+            "chat/contract.py",
+            "from chat.services import sessions",
+            [
+                "chat.contract is not allowed to import chat.services",
+                "chat.contract -> chat.services.sessions",
+            ],
+            id="chat-contract-to-services",
+        ),
+    ],
+)
+def test_a_back_edge_breaks_its_contract(
+    tmp_path: Path, module: str, back_edge: str, reported: list[str]
+) -> None:
+    report = _broken_by(tmp_path, module, back_edge)
+    for line in reported:
+        assert line in report
 
 
 @pytest.mark.parametrize(
@@ -145,12 +139,8 @@ def test_the_writer_of_messages_and_the_session_service_import_no_question_servi
     tmp_path: Path, module: str, back_edge: str
 ) -> None:
     """The circle between storing a question and storing a reply stays gone."""
-    tree = _copy_tree(tmp_path)
-    path = tree / "chat" / "services" / f"{module}.py"
-    path.write_text(path.read_text() + f"\n{back_edge}  # noqa: E402,F401\n")
-    result = _lint_imports(tree)
-    assert result.returncode != 0
-    assert f"chat.services.{module} -> chat.services." in result.stdout
+    report = _broken_by(tmp_path, f"chat/services/{module}.py", back_edge)
+    assert f"chat.services.{module} -> chat.services." in report
 
 
 def test_a_chat_module_without_a_layer_breaks_the_chat_layers(tmp_path: Path) -> None:

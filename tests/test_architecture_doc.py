@@ -15,27 +15,15 @@ import importlib
 import re
 import tomllib
 from functools import cache
-from pathlib import Path
 
 from django.conf import settings
 
 from chat.services import turn
 from daneshyar.config import background
 from tests import table_writers
+from tests.project import PACKAGES, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
-PACKAGES = (
-    "daneshyar",
-    "languages",
-    "workspaces",
-    "resources",
-    "retrieval",
-    "chat",
-    "evaluations",
-    "console",
-    "widget",
-)
 # Packages whose every module the document names by its path.
 LISTED = ("chat/services/turn", "chat/services", "retrieval/search", "resources/ingestion")
 

@@ -25,13 +25,11 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import jwt
 import pytest
-from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.views import APIView
 
 from chat.models import Session
@@ -40,6 +38,7 @@ from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant, api_client, make_tenant, token_client
 from tests.factories import WorkspaceFactory
 from tests.responses import response_body
+from tests.routes import api_views
 from tests.transcripts.factories import conversation, feedback
 from workspaces import services, tokens
 from workspaces.access import WorkspaceApi
@@ -153,17 +152,7 @@ class Route:
     view: type[APIView]
 
 
-def _walk(patterns: list[Any], prefix: str = "") -> Iterator[Route]:
-    for entry in patterns:
-        if isinstance(entry, URLResolver):
-            yield from _walk(entry.url_patterns, prefix + str(entry.pattern))
-        elif isinstance(entry, URLPattern):
-            view = getattr(entry.callback, "view_class", None)
-            if isinstance(view, type) and issubclass(view, APIView):
-                yield Route(prefix + str(entry.pattern), view)
-
-
-ROUTES = [r for r in _walk(get_resolver().url_patterns) if r.pattern.startswith("api/v1/")]
+ROUTES = [Route(pattern, view) for pattern, view in api_views()]
 CELLS = sorted(
     (method.upper(), route.pattern) for route in ROUTES for method in METHODS if hasattr(route.view, method)
 )

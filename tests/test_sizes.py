@@ -20,20 +20,9 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.project import PACKAGES, ROOT
 from tests.widget.typescript import functions
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "daneshyar",
-    "languages",
-    "workspaces",
-    "resources",
-    "retrieval",
-    "chat",
-    "evaluations",
-    "console",
-    "widget",
-)
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 MAX_PARAMETERS = 8

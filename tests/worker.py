@@ -22,6 +22,7 @@ from celery.contrib.testing.worker import start_worker
 from celery.signals import task_postrun
 from celery.worker import WorkController
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, connections
 
 from daneshyar.celery import app as celery_app
@@ -161,3 +162,25 @@ def pool_children(pid: int) -> set[int]:
     except FileNotFoundError:
         return set()
     return {int(child) for child in listed.split()}
+
+
+def batch_upload(tenant: Any, count: int, tag: str) -> list[str]:
+    """``count`` short text documents titled ``{tag} {i}``, sent as one batch
+    with ``tenant``'s key (202): their ids, for a worker to ingest."""
+    documents = [{"title": f"{tag} {i}", "text": f"{tag} document number {i}."} for i in range(count)]
+    response = tenant.client().post(
+        f"/api/v1/workspaces/{tenant.workspace.id}/resources/batch/", documents, format="json"
+    )
+    assert response.status_code == 202, response.json()
+    return [d["resource"]["id"] for d in response.json()["data"]["documents"]]
+
+
+def file_upload(tenant: Any, name: str, data: bytes) -> str:
+    """One file uploaded as ``name`` with ``tenant``'s admin key (202): its id."""
+    response = tenant.client("admin").post(
+        f"/api/v1/workspaces/{tenant.workspace.id}/resources/",
+        {"file": SimpleUploadedFile(name, data)},
+        format="multipart",
+    )
+    assert response.status_code == 202, response.json()
+    return str(response.json()["data"]["id"])

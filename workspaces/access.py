@@ -29,6 +29,7 @@ from rest_framework.views import APIView
 
 from daneshyar import timing
 from daneshyar.exceptions import Forbidden, TokenInvalid
+from daneshyar.views import RowMixin
 from workspaces.authentication import (
     ApiKeyAuthentication,
     BearerKeyAuthentication,
@@ -181,3 +182,11 @@ class EndUserApi(WorkspaceApi):
     def method_error_statuses(self, method: str) -> frozenset[int]:
         statuses = super().method_error_statuses(method)
         return statuses | {403} if self.names_end_user else statuses
+
+
+class WorkspaceGenericApi(RowMixin, WorkspaceApi):
+    # Base of the workspace-scoped generic views (daneshyar/views.py): their
+    # lists' rows and new rows belong to the workspace unless a view says
+    # another owner (a row of the path).
+    def owner(self, **path: Any) -> Any:
+        return self.workspace

@@ -3,21 +3,23 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
+from daneshyar.api import StringField, ok
 from daneshyar.exceptions import Forbidden
-from daneshyar.schema import envelope, list_envelope
+from daneshyar.schema import envelope
+from daneshyar.views import DetailMixin, ListCreateMixin, Operation
 from languages.texts import MAX_TEXT_CHARS, TEXT_KEYS, text_languages
 from workspaces import selectors, services, tokens
-from workspaces.access import WorkspaceApi, request_api_key
+from workspaces.access import WorkspaceApi, WorkspaceGenericApi, request_api_key
 from workspaces.idempotency import idempotent
 from workspaces.metadata_keys import metadata_keys_problems
-from workspaces.models import GenerationFallback, Workspace
+from workspaces.models import ApiKey, GenerationFallback, Workspace
 from workspaces.origins import MAX_ORIGINS, ORIGIN_MAX_LENGTH, origins_normalize
 from workspaces.permissions import IsAdminKey
 
@@ -168,8 +170,12 @@ class WorkspaceSettingsMixin(serializers.Serializer[Any]):
         return value
 
 
-class WorkspaceListCreateApi(APIView):
+class WorkspaceListCreateApi(ListCreateMixin, APIView):
     permission_classes = [IsAdminKey]
+    tags = ["Workspaces"]
+    row_serializer = WorkspaceOutputSerializer
+    schema_name = "Workspace"
+    ordering = ("created_at", "id")
 
     class InputSerializer(WorkspaceSettingsMixin):
         name = StringField(max_length=200)
@@ -177,50 +183,42 @@ class WorkspaceListCreateApi(APIView):
         class Meta:
             ref_name = "WorkspaceCreateInput"
 
-    @extend_schema(
-        operation_id="workspaces_list",
-        summary="List workspaces",
-        description=(
-            "The organization's workspaces, oldest first, with their settings (admin keys). A key "
-            "limited to some workspaces sees only those."
-        ),
-        tags=["Workspaces"],
-        parameters=[PageParamsSerializer],
-        responses=list_envelope("WorkspaceList", WorkspaceOutputSerializer),
+    create_serializer = InputSerializer
+    list_operation = Operation(
+        "workspaces_list",
+        "List workspaces",
+        "The organization's workspaces, oldest first, with their settings (admin keys). A key "
+        "limited to some workspaces sees only those.",
     )
-    def get(self, request: Request) -> Response:
-        return paginate(
-            request,
-            selectors.workspace_list(api_key=request_api_key(request)),
-            ordering=("created_at", "id"),
-            serialize=lambda rows: WorkspaceOutputSerializer(rows, many=True).data,
-        )
+    create_operation = Operation(
+        "workspaces_create",
+        "Create a workspace",
+        "A new workspace in the key's organization (admin keys): `name`, and optionally its "
+        "settings (system prompt, retrieval sizes, history, answerability threshold, replies for "
+        "no answer and small talk, retention, allowed origins). 201 with the workspace.",
+    )
 
-    @extend_schema(
-        operation_id="workspaces_create",
-        summary="Create a workspace",
-        description=(
-            "A new workspace in the key's organization (admin keys): `name`, and optionally its "
-            "settings (system prompt, retrieval sizes, history, answerability threshold, replies for "
-            "no answer and small talk, retention, allowed origins). 201 with the workspace."
-        ),
-        tags=["Workspaces"],
-        request=InputSerializer,
-        responses={201: envelope("WorkspaceCreated", WorkspaceOutputSerializer)},
-    )
+    def owner(self, **path: Any) -> ApiKey:
+        return request_api_key(self.request)
+
+    def rows(self, owner: ApiKey) -> QuerySet[Workspace]:
+        return selectors.workspace_list(api_key=owner)
+
     @idempotent
-    def post(self, request: Request) -> Response:
-        api_key = request_api_key(request)
-        if api_key.allowed_workspace_ids:
+    def post(self, request: Request, **path: Any) -> Response:
+        if request_api_key(request).allowed_workspace_ids:
             raise Forbidden("A key limited to some workspaces cannot create workspaces.")
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        workspace = services.workspace_create(organization=api_key.organization, **serializer.validated_data)
-        return ok(WorkspaceOutputSerializer(workspace).data, status=201)
+        return super().post(request, **path)
+
+    def create(self, owner: ApiKey, data: Any) -> Workspace:
+        return services.workspace_create(organization=owner.organization, **data)
 
 
-class WorkspaceDetailApi(WorkspaceApi):
+class WorkspaceDetailApi(DetailMixin, WorkspaceGenericApi):
     admin_methods = frozenset({"GET", "PATCH", "DELETE"})
+    tags = ["Workspaces"]
+    row_serializer = WorkspaceOutputSerializer
+    schema_name = "Workspace"
 
     class InputSerializer(WorkspaceSettingsMixin):
         name = StringField(max_length=200, required=False)
@@ -228,45 +226,32 @@ class WorkspaceDetailApi(WorkspaceApi):
         class Meta:
             ref_name = "WorkspaceUpdateInput"
 
-    @extend_schema(
-        operation_id="workspaces_get",
-        summary="Get a workspace",
-        description=(
-            "One workspace and its settings (admin keys). Another organization's workspace, or one "
-            "the key is not allowed, is 404."
-        ),
-        tags=["Workspaces"],
-        responses=envelope("WorkspaceDetail", WorkspaceOutputSerializer),
+    update_serializer = InputSerializer
+    retrieve_operation = Operation(
+        "workspaces_get",
+        "Get a workspace",
+        "One workspace and its settings (admin keys). Another organization's workspace, or one "
+        "the key is not allowed, is 404.",
     )
-    def get(self, request: Request, workspace_id: str) -> Response:
-        return ok(WorkspaceOutputSerializer(self.workspace).data)
+    update_operation = Operation(
+        "workspaces_update",
+        "Update a workspace",
+        "Change the name or any settings (admin keys); fields not sent keep their values.",
+    )
+    destroy_operation = Operation(
+        "workspaces_delete",
+        "Delete a workspace",
+        "Delete the workspace with its resources, passages, sessions and messages (admin keys). 204.",
+    )
 
-    @extend_schema(
-        operation_id="workspaces_update",
-        summary="Update a workspace",
-        description="Change the name or any settings (admin keys); fields not sent keep their values.",
-        tags=["Workspaces"],
-        request=InputSerializer,
-        responses=envelope("WorkspaceUpdated", WorkspaceOutputSerializer),
-    )
-    def patch(self, request: Request, workspace_id: str) -> Response:
-        serializer = self.InputSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        workspace = services.workspace_update(workspace=self.workspace, **serializer.validated_data)
-        return ok(WorkspaceOutputSerializer(workspace).data)
+    def row(self, **path: Any) -> Workspace:
+        return self.workspace
 
-    @extend_schema(
-        operation_id="workspaces_delete",
-        summary="Delete a workspace",
-        description=(
-            "Delete the workspace with its resources, passages, sessions and messages (admin keys). 204."
-        ),
-        tags=["Workspaces"],
-        responses={204: None},
-    )
-    def delete(self, request: Request, workspace_id: str) -> Response:
-        services.workspace_delete(workspace=self.workspace)
-        return Response(status=204)
+    def update(self, row: Workspace, data: Any) -> Workspace:
+        return services.workspace_update(workspace=row, **data)
+
+    def destroy(self, row: Workspace) -> None:
+        services.workspace_delete(workspace=row)
 
 
 class SigningSecretApi(WorkspaceApi):

@@ -3,20 +3,22 @@ own, or any with an admin key), and the passages a reply cites."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chat import selectors
-from chat.models import Session
+from chat.models import Message, Session
 from chat.serializers import MessageSchema, SessionSchema, end_user_id_errors, message_data, session_detail
 from chat.services import sessions as session_services
-from daneshyar.api import PageParamsSerializer, ok, paginate
+from daneshyar.api import ok
 from daneshyar.exceptions import ValidationFailed
-from daneshyar.schema import envelope, list_envelope
+from daneshyar.schema import list_envelope
+from daneshyar.views import DetailMixin, ListMixin, Operation, RowMixin, SerializerClass
 from resources.models import Resource
 from retrieval.filters import Access, access_expression
 from workspaces.access import EndUserApi, WorkspaceApi, end_user_resolve
@@ -50,99 +52,87 @@ def _session(view: WorkspaceApi, request: Request, session_id: str) -> Session:
     )
 
 
-class SessionListApi(EndUserApi):
-    @extend_schema(
-        operation_id="sessions_list",
-        summary="List sessions",
-        description=(
-            "Sessions, most recently active first. Chat keys name the end user (`external_user_id`, "
-            "required for them); admin keys may omit it to list every end user's sessions."
-        ),
-        tags=["Sessions"],
-        parameters=[USER_PARAM, PageParamsSerializer],
-        responses=list_envelope("SessionList", SessionSchema),
+class SessionApi(RowMixin, EndUserApi):
+    tags = ["Sessions"]
+    row_serializer: ClassVar[SerializerClass] = SessionSchema
+    schema_name = "Session"
+    parameters = [USER_PARAM]
+
+    def row(self, **path: Any) -> Session:
+        return _session(self, self.request, path["session_id"])
+
+    def represent(self, row: Session) -> Any:
+        return session_detail(row)
+
+    def represent_rows(self, rows: list[Any]) -> Any:
+        return [session_detail(s) for s in rows]
+
+
+class SessionListApi(ListMixin, SessionApi):
+    ordering = ("-updated_at", "-id")
+    list_operation = Operation(
+        "sessions_list",
+        "List sessions",
+        "Sessions, most recently active first. Chat keys name the end user (`external_user_id`, "
+        "required for them); admin keys may omit it to list every end user's sessions.",
     )
-    def get(self, request: Request, workspace_id: str) -> Response:
-        return paginate(
-            request,
-            selectors.session_list(workspace=self.workspace, external_user_id=_end_user(self, request)),
-            ordering=("-updated_at", "-id"),
-            serialize=lambda rows: [session_detail(s) for s in rows],
+
+    def rows(self, owner: Any) -> QuerySet[Session]:
+        return selectors.session_list(
+            workspace=self.workspace, external_user_id=_end_user(self, self.request)
         )
 
 
-class SessionDetailApi(EndUserApi):
+class SessionDetailApi(DetailMixin, SessionApi):
     class UpdateSerializer(serializers.Serializer[Any]):
         title = serializers.CharField(min_length=1, max_length=200)
 
         class Meta:
             ref_name = "SessionUpdateInput"
 
-    @extend_schema(
-        operation_id="sessions_get",
-        summary="Get a session",
-        description=(
-            "One session of the end user named by `external_user_id`; a session of another end user "
-            "is 404, as if it did not exist."
-        ),
-        tags=["Sessions"],
-        parameters=[USER_PARAM],
-        responses=envelope("SessionDetail", SessionSchema),
+    update_serializer = UpdateSerializer
+    update_partial = False
+    retrieve_operation = Operation(
+        "sessions_get",
+        "Get a session",
+        "One session of the end user named by `external_user_id`; a session of another end user "
+        "is 404, as if it did not exist.",
     )
-    def get(self, request: Request, workspace_id: str, session_id: str) -> Response:
-        session = _session(self, request, session_id)
-        return ok(session_detail(session))
+    update_operation = Operation(
+        "sessions_update",
+        "Rename a session",
+        "Change a session's `title` (1 to 200 characters); answers the updated session.",
+    )
+    destroy_operation = Operation(
+        "sessions_delete", "Delete a session", "Delete the session and its messages. 204."
+    )
 
-    @extend_schema(
-        operation_id="sessions_update",
-        summary="Rename a session",
-        description="Change a session's `title` (1 to 200 characters); answers the updated session.",
-        tags=["Sessions"],
-        parameters=[USER_PARAM],
-        request=UpdateSerializer,
-        responses=envelope("SessionUpdated", SessionSchema),
-    )
-    def patch(self, request: Request, workspace_id: str, session_id: str) -> Response:
-        session = _session(self, request, session_id)
-        serializer = self.UpdateSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        session = session_services.session_update(session=session, title=serializer.validated_data["title"])
-        return ok(session_detail(session))
+    def update(self, row: Session, data: Any) -> Session:
+        return session_services.session_update(session=row, title=data["title"])
 
-    @extend_schema(
-        operation_id="sessions_delete",
-        summary="Delete a session",
-        description="Delete the session and its messages. 204.",
-        tags=["Sessions"],
-        parameters=[USER_PARAM],
-        responses={204: None},
-    )
-    def delete(self, request: Request, workspace_id: str, session_id: str) -> Response:
-        session = _session(self, request, session_id)
-        session_services.session_delete(session=session)
-        return Response(status=204)
+    def destroy(self, row: Session) -> None:
+        session_services.session_delete(session=row)
 
 
-class SessionMessagesApi(EndUserApi):
-    @extend_schema(
-        operation_id="sessions_messages",
-        summary="Read a session's messages",
-        description=(
-            "The session's messages, oldest first, each in the chat reply's shape (assistant messages"
-            " with `response`, `grounding` and `model`)."
-        ),
-        tags=["Sessions"],
-        parameters=[USER_PARAM, PageParamsSerializer],
-        responses=list_envelope("MessageList", MessageSchema),
+class SessionMessagesApi(ListMixin, SessionApi):
+    row_serializer = MessageSchema
+    schema_name = "Message"
+    ordering = ("sequence",)
+    list_operation = Operation(
+        "sessions_messages",
+        "Read a session's messages",
+        "The session's messages, oldest first, each in the chat reply's shape (assistant messages"
+        " with `response`, `grounding` and `model`).",
     )
-    def get(self, request: Request, workspace_id: str, session_id: str) -> Response:
-        session = _session(self, request, session_id)
-        return paginate(
-            request,
-            selectors.message_list(session=session),
-            ordering=("sequence",),
-            serialize=lambda rows: [message_data(m) for m in rows],
-        )
+
+    def owner(self, **path: Any) -> Session:
+        return self.row(**path)
+
+    def rows(self, owner: Session) -> QuerySet[Message]:
+        return selectors.message_list(session=owner)
+
+    def represent_rows(self, rows: list[Any]) -> Any:
+        return [message_data(m) for m in rows]
 
 
 class SourceSchema(serializers.Serializer[Any]):

@@ -33,10 +33,31 @@ class Generation:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
 
+    @staticmethod
+    def ending(items: Iterator[StreamItem]) -> Generation:
+        """The generation that ends a stream (its deltas read and dropped)."""
+        final: Generation | None = None
+        for item in items:
+            if isinstance(item, Generation):
+                final = item
+        assert final is not None
+        return final
+
 
 # What ``stream`` yields: text deltas as they are produced, then exactly one
 # final :class:`Generation` with the whole text and the token counts.
 StreamItem = str | Generation
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One generation asked of a backend: the arguments of ``generate`` and
+    ``stream``, as their implementations (``_generate``, ``_stream``) take them."""
+
+    messages: list[ChatMessage]
+    schema: JsonSchema
+    max_tokens: int | None = None
+    temperature: float | None = None
 
 
 # Characters a token of the reply stands for, on the short side for JSON.
@@ -192,7 +213,6 @@ class BaseGenerativeBackend(BaseBackend):
 
     generative: ClassVar[Literal[True]] = True
 
-    @abstractmethod
     def generate(
         self,
         messages: list[ChatMessage],
@@ -208,6 +228,11 @@ class BaseGenerativeBackend(BaseBackend):
         Raises ``LLMUnavailable`` when the backend is down, busy past its
         timeout, or timed out.
         """
+        return self._generate(GenerationRequest(messages, schema, max_tokens, temperature))
+
+    @abstractmethod
+    def _generate(self, request: GenerationRequest) -> Generation:
+        """:meth:`generate`, its arguments in one request."""
 
     def rewrite(
         self, messages: list[ChatMessage], *, schema: JsonSchema, max_tokens: int, timeout: float
@@ -226,11 +251,13 @@ class BaseGenerativeBackend(BaseBackend):
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Iterator[StreamItem]:
-        """Yield text deltas, then one final :class:`Generation`.
+        """Yield text deltas, then one final :class:`Generation`."""
+        return self._stream(GenerationRequest(messages, schema, max_tokens, temperature))
 
-        The default produces the whole text at once; real backends override it.
-        """
-        generation = self.generate(messages, schema=schema, max_tokens=max_tokens, temperature=temperature)
+    def _stream(self, request: GenerationRequest) -> Iterator[StreamItem]:
+        """:meth:`stream`, its arguments in one request. The default produces
+        the whole text at once; real backends override it."""
+        generation = self._generate(request)
         if generation.text:
             yield generation.text
         yield generation

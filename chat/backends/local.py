@@ -23,14 +23,8 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.backends.base import (
-    BaseGenerativeBackend,
-    ChatMessage,
-    Generation,
-    JsonSchema,
-    StreamItem,
-    fit_schema,
-)
+from chat.backends.base import BaseGenerativeBackend, Generation, GenerationRequest, StreamItem, fit_schema
+from chat.contract import ChatMessage, JsonSchema
 from daneshyar.exceptions import LLMUnavailable
 
 logger = logging.getLogger(__name__)
@@ -143,38 +137,19 @@ class LocalBackend(BaseGenerativeBackend):
 
     # --- generation ------------------------------------------------------------
 
-    def generate(
-        self,
-        messages: list[ChatMessage],
-        *,
-        schema: JsonSchema,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Generation:
-        final: Generation | None = None
-        for item in self.stream(messages, schema=schema, max_tokens=max_tokens, temperature=temperature):
-            if isinstance(item, Generation):
-                final = item
-        assert final is not None
-        return final
+    def _generate(self, request: GenerationRequest) -> Generation:
+        return Generation.ending(self._stream(request))
 
-    def stream(
-        self,
-        messages: list[ChatMessage],
-        *,
-        schema: JsonSchema,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Iterator[StreamItem]:
+    def _stream(self, request: GenerationRequest) -> Iterator[StreamItem]:
         runtime = self.load()
-        limit = max_tokens or self.max_new_tokens
-        grammar = self._grammar(runtime, self.fit_schema(schema, limit))
+        limit = request.max_tokens or self.max_new_tokens
+        grammar = self._grammar(runtime, self.fit_schema(request.schema, limit))
         deadline = time.monotonic() + self.timeout
         if not self._generate_lock.acquire(timeout=self.timeout):
             raise LLMUnavailable("The local generation model is busy. Try again.")
         try:
-            input_ids = self._encode(runtime, messages, limit)
-            yield from self._decode(runtime, grammar, input_ids, limit, deadline, temperature)
+            input_ids = self._encode(runtime, request.messages, limit)
+            yield from self._decode(runtime, grammar, input_ids, limit, deadline, request.temperature)
         except LLMUnavailable:
             raise
         except Exception as exc:

@@ -33,14 +33,8 @@ from typing import Any
 import openai
 from django.conf import settings
 
-from chat.backends.base import (
-    BaseGenerativeBackend,
-    ChatMessage,
-    Generation,
-    JsonSchema,
-    StreamItem,
-    fit_schema,
-)
+from chat.backends.base import BaseGenerativeBackend, Generation, GenerationRequest, StreamItem, fit_schema
+from chat.contract import ChatMessage, JsonSchema
 from chat.output import SCHEMA_NAME
 from daneshyar.exceptions import ApplicationError, LLMError, LLMUnavailable
 
@@ -176,40 +170,29 @@ class OpenAIBackend(BaseGenerativeBackend):
 
     # --- generation --------------------------------------------------------------
 
-    def request(
-        self,
-        messages: list[ChatMessage],
-        schema: JsonSchema,
-        max_tokens: int | None,
-        temperature: float | None = None,
-    ) -> dict[str, Any]:
+    def arguments(self, request: GenerationRequest) -> dict[str, Any]:
         """The ``chat.completions.create`` arguments (without ``stream``)."""
-        limit = max_tokens or self.max_tokens
+        limit = request.max_tokens or self.max_tokens
         arguments: dict[str, Any] = {
             "model": self.model_id,
-            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+            "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
             "response_format": {
                 "type": "json_schema",
-                "json_schema": {"name": SCHEMA_NAME, "schema": fit_schema(schema, limit), "strict": True},
+                "json_schema": {
+                    "name": SCHEMA_NAME,
+                    "schema": fit_schema(request.schema, limit),
+                    "strict": True,
+                },
             },
             "max_tokens": limit,
         }
-        if temperature is not None:
-            arguments["temperature"] = temperature
+        if request.temperature is not None:
+            arguments["temperature"] = request.temperature
         return arguments
 
-    def generate(
-        self,
-        messages: list[ChatMessage],
-        *,
-        schema: JsonSchema,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Generation:
+    def _generate(self, request: GenerationRequest) -> Generation:
         try:
-            completion = self._client.chat.completions.create(
-                **self.request(messages, schema, max_tokens, temperature)
-            )
+            completion = self._client.chat.completions.create(**self.arguments(request))
         except openai.OpenAIError as exc:
             raise translate_error(exc) from exc
         text = ""
@@ -227,24 +210,17 @@ class OpenAIBackend(BaseGenerativeBackend):
     ) -> Generation | None:
         try:
             completion = self._client.with_options(timeout=timeout, max_retries=0).chat.completions.create(
-                **self.request(messages, schema, max_tokens, 0.0)
+                **self.arguments(GenerationRequest(messages, schema, max_tokens, 0.0))
             )
         except openai.OpenAIError as exc:
             raise translate_error(exc) from exc
         text = completion.choices[0].message.content or "" if completion.choices else ""
         return Generation(text=text)
 
-    def stream(
-        self,
-        messages: list[ChatMessage],
-        *,
-        schema: JsonSchema,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Iterator[StreamItem]:
+    def _stream(self, request: GenerationRequest) -> Iterator[StreamItem]:
         try:
             chunks = self._client.chat.completions.create(
-                **self.request(messages, schema, max_tokens, temperature),
+                **self.arguments(request),
                 stream=True,
                 stream_options={"include_usage": True},
             )

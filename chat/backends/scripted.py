@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from chat.backends.base import BaseGenerativeBackend, ChatMessage, Generation, JsonSchema, StreamItem
+from chat.backends.base import BaseGenerativeBackend, Generation, GenerationRequest, StreamItem
+from chat.contract import ChatMessage, JsonSchema
 from daneshyar.exceptions import LLMUnavailable
 
 # A reply: the raw text, an exception to raise, or a function of the messages.
@@ -73,53 +74,33 @@ class ScriptedBackend(BaseGenerativeBackend):
             raise scripted
         return Generation(text=json.dumps({"question": scripted}))
 
-    def _next(
-        self,
-        messages: list[ChatMessage],
-        schema: JsonSchema,
-        max_tokens: int | None,
-        temperature: float | None,
-    ) -> str:
+    def _next(self, request: GenerationRequest) -> str:
         with self._lock:
             self.calls.append(
                 {
-                    "messages": list(messages),
-                    "schema": schema,
-                    "max_tokens": max_tokens,
-                    "temperature": temperature,
+                    "messages": list(request.messages),
+                    "schema": request.schema,
+                    "max_tokens": request.max_tokens,
+                    "temperature": request.temperature,
                 }
             )
             reply = self.replies.pop(0) if self.replies else self.default
         if isinstance(reply, Exception):
             raise reply
         if callable(reply):
-            return reply(messages)
+            return reply(request.messages)
         return reply
 
-    def generate(
-        self,
-        messages: list[ChatMessage],
-        *,
-        schema: JsonSchema,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Generation:
-        text = self._next(messages, schema, max_tokens, temperature)
+    def _generate(self, request: GenerationRequest) -> Generation:
+        text = self._next(request)
         return Generation(
             text=text,
-            prompt_tokens=sum(len(m["content"]) for m in messages) // 4,
+            prompt_tokens=sum(len(m["content"]) for m in request.messages) // 4,
             completion_tokens=max(1, len(text) // 4),
         )
 
-    def stream(
-        self,
-        messages: list[ChatMessage],
-        *,
-        schema: JsonSchema,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Iterator[StreamItem]:
-        text = self._next(messages, schema, max_tokens, temperature)
+    def _stream(self, request: GenerationRequest) -> Iterator[StreamItem]:
+        text = self._next(request)
         if self.first_token_delay:
             time.sleep(self.first_token_delay)
         for start in range(0, len(text), self.chunk_size):

@@ -4,20 +4,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.request import Request
-from rest_framework.response import Response
 
-from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
-from daneshyar.schema import envelope, list_envelope
+from daneshyar.api import StringField
+from daneshyar.views import ActionMixin, DetailMixin, ListCreateMixin, ListMixin, Operation, SerializerClass
 from resources.external import MAX_EXTERNAL_ID_CHARS
 from resources.models import Source, SourceKind, SourceRun, SourceRunStatus
 from resources.sources import services
-from workspaces.access import WorkspaceApi
+from workspaces.access import WorkspaceGenericApi
 
 TAGS = ["Sources"]
 MAX_SCHEDULE_SECONDS = 90 * 24 * 3600
@@ -131,120 +130,95 @@ class SourceUpdateSerializer(SourceInputSerializer):
         ref_name = "SourceUpdateInput"
 
 
-class SourceListApi(WorkspaceApi):
+class SourceApi(WorkspaceGenericApi):
+    tags = TAGS
+    row_serializer: ClassVar[SerializerClass] = SourceSerializer
+    schema_name = "Source"
+
+    def row(self, **path: Any) -> Source:
+        return services.source_get(workspace=self.workspace, source_id=path["source_id"])
+
+
+class SourceListApi(ListCreateMixin, SourceApi):
     admin_methods = frozenset({"GET", "POST"})
-
-    @extend_schema(
-        operation_id="sources_list",
-        summary="List web sources",
-        description="The workspace's web sources, oldest first, each with its last run (admin keys).",
-        tags=TAGS,
-        parameters=[PageParamsSerializer],
-        responses=list_envelope("SourceList", SourceSerializer),
+    ordering = ("created_at", "id")
+    create_serializer = SourceInputSerializer
+    list_operation = Operation(
+        "sources_list",
+        "List web sources",
+        "The workspace's web sources, oldest first, each with its last run (admin keys).",
     )
-    def get(self, request: Request, workspace_id: Any) -> Response:
-        return paginate(
-            request,
-            services.source_list(workspace=self.workspace),
-            ordering=("created_at", "id"),
-            serialize=lambda rows: SourceSerializer(rows, many=True).data,
-        )
-
-    @extend_schema(
-        operation_id="sources_create",
-        summary="Create a web source",
-        description="A page, a list of pages or a sitemap kept in sync with the workspace: each page "
+    create_operation = Operation(
+        "sources_create",
+        "Create a web source",
+        "A page, a list of pages or a sitemap kept in sync with the workspace: each page "
         "becomes a document whose `external_id` is its URL. Nothing is fetched until the first run "
         "(`POST …/sources/{id}/sync/`, or the schedule). 201 (admin keys).",
-        tags=TAGS,
-        request=SourceInputSerializer,
-        responses={201: envelope("SourceCreated", SourceSerializer)},
     )
-    def post(self, request: Request, workspace_id: Any) -> Response:
-        serializer = SourceInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        fields = services.SourceFields(**serializer.validated_data)
-        source = services.source_create(workspace=self.workspace, fields=fields)
-        return ok(SourceSerializer(source).data, status=201)
+
+    def rows(self, owner: Any) -> QuerySet[Source]:
+        return services.source_list(workspace=owner)
+
+    def create(self, owner: Any, data: Any) -> Source:
+        return services.source_create(workspace=owner, fields=services.SourceFields(**data))
 
 
-class SourceDetailApi(WorkspaceApi):
+class SourceDetailApi(DetailMixin, SourceApi):
     admin_methods = frozenset({"GET", "PATCH", "DELETE"})
-
-    @extend_schema(
-        operation_id="sources_get",
-        summary="Get a web source",
-        description="One source and its last run (admin keys).",
-        tags=TAGS,
-        responses=envelope("SourceDetail", SourceSerializer),
+    update_serializer = SourceUpdateSerializer
+    retrieve_operation = Operation(
+        "sources_get", "Get a web source", "One source and its last run (admin keys)."
     )
-    def get(self, request: Request, workspace_id: Any, source_id: Any) -> Response:
-        return ok(SourceSerializer(services.source_get(workspace=self.workspace, source_id=source_id)).data)
-
-    @extend_schema(
-        operation_id="sources_update",
-        summary="Update a web source",
-        description="Change its URLs, schedule or limits; fields not sent keep their values. A page "
+    update_operation = Operation(
+        "sources_update",
+        "Update a web source",
+        "Change its URLs, schedule or limits; fields not sent keep their values. A page "
         "no longer listed is deleted by the next run, within the guard (admin keys).",
-        tags=TAGS,
-        request=SourceUpdateSerializer,
-        responses=envelope("SourceUpdated", SourceSerializer),
     )
-    def patch(self, request: Request, workspace_id: Any, source_id: Any) -> Response:
-        source = services.source_get(workspace=self.workspace, source_id=source_id)
-        serializer = SourceUpdateSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        source = services.source_update(source=source, changes=dict(serializer.validated_data))
-        return ok(SourceSerializer(source).data)
-
-    @extend_schema(
-        operation_id="sources_delete",
-        summary="Delete a web source",
-        description="The source and its runs. Its documents stay in the workspace; delete them as "
+    destroy_operation = Operation(
+        "sources_delete",
+        "Delete a web source",
+        "The source and its runs. Its documents stay in the workspace; delete them as "
         "any other (admin keys). 204.",
-        tags=TAGS,
-        responses={204: None},
     )
-    def delete(self, request: Request, workspace_id: Any, source_id: Any) -> Response:
-        services.source_delete(source=services.source_get(workspace=self.workspace, source_id=source_id))
-        return Response(status=204)
+
+    def update(self, row: Source, data: Any) -> Source:
+        return services.source_update(source=row, changes=dict(data))
+
+    def destroy(self, row: Source) -> None:
+        services.source_delete(source=row)
 
 
-class SourceSyncApi(WorkspaceApi):
+class SourceSyncApi(ActionMixin, SourceApi):
     admin_methods = frozenset({"POST"})
-
-    @extend_schema(
-        operation_id="sources_sync",
-        summary="Sync a web source now",
-        description="Start a run: 202 with the run, `running`; follow it on `GET …/runs/`. 409 "
+    action_serializer = SourceRunSerializer
+    action_schema_name = "SourceSyncStarted"
+    action_operation = Operation(
+        "sources_sync",
+        "Sync a web source now",
+        "Start a run: 202 with the run, `running`; follow it on `GET …/runs/`. 409 "
         "`sync_running` while a run of the source is running (admin keys).",
-        tags=TAGS,
-        request=None,
-        responses={202: envelope("SourceSyncStarted", SourceRunSerializer)},
     )
-    def post(self, request: Request, workspace_id: Any, source_id: Any) -> Response:
-        source = services.source_get(workspace=self.workspace, source_id=source_id)
-        return ok(SourceRunSerializer(services.source_sync_start(source=source)).data, status=202)
+
+    def act(self, row: Source, **path: Any) -> SourceRun:
+        return services.source_sync_start(source=row)
 
 
-class SourceRunListApi(WorkspaceApi):
+class SourceRunListApi(ListMixin, SourceApi):
     admin_methods = frozenset({"GET"})
-
-    @extend_schema(
-        operation_id="sources_runs",
-        summary="List a web source's runs",
-        description="Its runs, newest first, with their counts: `new`, `changed` (re-ingested in "
+    row_serializer = SourceRunSerializer
+    schema_name = "SourceRun"
+    ordering = ("-started_at", "-id")
+    list_operation = Operation(
+        "sources_runs",
+        "List a web source's runs",
+        "Its runs, newest first, with their counts: `new`, `changed` (re-ingested in "
         "place), `unchanged` (a 304 or the same bytes: nothing embedded), `deleted`, `failed`, "
         "`skipped` (robots.txt, limits, another host, or held back by the guard) (admin keys).",
-        tags=TAGS,
-        parameters=[PageParamsSerializer],
-        responses=list_envelope("SourceRunList", SourceRunSerializer),
     )
-    def get(self, request: Request, workspace_id: Any, source_id: Any) -> Response:
-        source = services.source_get(workspace=self.workspace, source_id=source_id)
-        return paginate(
-            request,
-            services.source_runs(source=source),
-            ordering=("-started_at", "-id"),
-            serialize=lambda rows: SourceRunSerializer(rows, many=True).data,
-        )
+
+    def owner(self, **path: Any) -> Source:
+        return self.row(**path)
+
+    def rows(self, owner: Source) -> QuerySet[SourceRun]:
+        return services.source_runs(source=owner)

@@ -15,6 +15,9 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 
+from chat.models import Grounding, Message, Session
+from chat.services.messages import ReplyRecord, StoredQuestion, reply_store
+from chat.services.questions import question_store
 from resources.models import Resource, ResourceStatus
 from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
@@ -137,3 +140,39 @@ VACCINES = (
     "For patients over 75, give the pneumococcal vaccine and offer the RSV vaccine."
 )
 CLINIC_GUIDELINES = {"Statins": STATINS, "Blood pressure": BLOOD_PRESSURE, "Vaccines": VACCINES}
+
+
+def answer_store(stored: StoredQuestion, text: str, *, model: str = "scripted") -> Message:
+    """A general-knowledge answer ``text`` to ``stored``, as the turn service stores one."""
+    return reply_store(
+        question=stored,
+        reply=ReplyRecord(
+            content=text,
+            response={"type": "answer", "parts": [{"text": text, "source": None}], "form": None},
+            grounding=Grounding.GENERAL_KNOWLEDGE,
+            model=model,
+            prompt_tokens=None,
+            completion_tokens=None,
+            generation_ms=1,
+            retrieved=[],
+            invalid_citations=[],
+            is_fallback=False,
+        ),
+    )
+
+
+def stored_session(workspace: Workspace, *, turns: int, filler: str, model: str = "scripted") -> Session:
+    """A session of end user ``u1`` holding ``turns`` stored turns: question
+    ``turn {i} {filler}``, answer ``answer {i}``."""
+    session_id = None
+    for index in range(turns):
+        stored = question_store(
+            workspace=workspace,
+            external_user_id="u1",
+            session_id=session_id,
+            content=f"turn {index} " + filler,
+        )
+        session_id = stored.session.id
+        answer_store(stored, f"answer {index}", model=model)
+    assert session_id is not None
+    return Session.objects.get(id=session_id)

@@ -11,12 +11,10 @@ import pytest
 
 from chat.backends.base import ChatMessage
 from chat.backends.scripted import ScriptedBackend
-from chat.models import Grounding, Message, Session
+from chat.models import Message, Session
 from chat.prompting import HistoryTurn, PromptInputs, fit_messages
-from chat.services.messages import ReplyRecord, reply_store
-from chat.services.questions import question_store
 from retrieval.search import ScoredPassage
-from tests.chat.helpers import ingest_text
+from tests.chat.helpers import ingest_text, stored_session
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
@@ -93,36 +91,7 @@ def chat(tenant: Tenant, **body: Any) -> Any:
 
 def _long_session(tenant: Tenant, turns: int, chars_per_turn: int) -> Session:
     """A session whose stored history is ``turns`` turns of ``chars_per_turn`` characters."""
-    session_id = None
-    for index in range(turns):
-        stored = question_store(
-            workspace=tenant.workspace,
-            external_user_id="u1",
-            session_id=session_id,
-            content=f"turn {index} " + "w" * chars_per_turn,
-        )
-        session_id = stored.session.id
-        reply_store(
-            question=stored,
-            reply=ReplyRecord(
-                content=f"answer {index}",
-                response={
-                    "type": "answer",
-                    "parts": [{"text": f"answer {index}", "source": None}],
-                    "form": None,
-                },
-                grounding=Grounding.GENERAL_KNOWLEDGE,
-                model="scripted",
-                prompt_tokens=None,
-                completion_tokens=None,
-                generation_ms=1,
-                retrieved=[],
-                invalid_citations=[],
-                is_fallback=False,
-            ),
-        )
-    assert session_id is not None
-    return Session.objects.get(id=session_id)
+    return stored_session(tenant.workspace, turns=turns, filler="w" * chars_per_turn)
 
 
 def test_twenty_turns_of_thirty_thousand_characters_still_answer(

@@ -115,16 +115,22 @@ def test_outsider_organization_gets_404(owner: Tenant, outsider: Tenant, scripte
     assert Message.objects.count() == 2
 
 
+def _fourth_question(owner: Tenant) -> dict[str, Any]:
+    """Questions 1 to 3 of a session, then question 4 with its prompt trace: its data."""
+    session_id = chat(owner, message="question 1").json()["data"]["session"]["id"]
+    for n in (2, 3):
+        chat(owner, message=f"question {n}", session_id=session_id)
+    data: dict[str, Any] = chat(
+        owner, "admin", message="question 4", session_id=session_id, include_prompt_trace=True
+    ).json()["data"]
+    return data
+
+
 def test_history_window_holds_the_last_turns(owner: Tenant, scripted: ScriptedBackend) -> None:
     owner.workspace.history_turns = 2
     owner.workspace.save()
     scripted.default = lambda messages: answer((f"Answer to: {messages[-1]['content'][-10:]}", None))
-    session_id = chat(owner, message="question 1").json()["data"]["session"]["id"]
-    for n in (2, 3):
-        chat(owner, message=f"question {n}", session_id=session_id)
-    data = chat(
-        owner, "admin", message="question 4", session_id=session_id, include_prompt_trace=True
-    ).json()["data"]
+    data = _fourth_question(owner)
     messages = data["prompt_trace"]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert [messages[1]["content"], messages[3]["content"]] == ["question 2", "question 3"]
@@ -139,12 +145,7 @@ def test_without_documents_the_extractive_trace_shows_the_history_window(owner: 
     ``history_turns`` turns, as a generative model's does."""
     owner.workspace.history_turns = 2
     owner.workspace.save()
-    session_id = chat(owner, message="question 1").json()["data"]["session"]["id"]
-    for n in (2, 3):
-        chat(owner, message=f"question {n}", session_id=session_id)
-    data = chat(
-        owner, "admin", message="question 4", session_id=session_id, include_prompt_trace=True
-    ).json()["data"]
+    data = _fourth_question(owner)
     assert data["assistant_message"]["model"] == "extractive"
     assert data["assistant_message"]["grounding"] == "general_knowledge"
     messages = data["prompt_trace"]["messages"]

@@ -20,7 +20,7 @@ from chat.services.turn import followup_search
 from chat.services.turn.rewrite import REWRITE_INSTRUCTIONS
 from daneshyar.exceptions import LLMUnavailable
 from retrieval.search import search
-from tests.chat.helpers import answer
+from tests.chat.helpers import answer, chat_data
 from tests.conftest import Tenant
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -33,14 +33,7 @@ FOLLOW_UP = [
 
 
 def chat(tenant: Tenant, **body: Any) -> dict[str, Any]:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/",
-        {"external_user_id": "u1", "include_prompt_trace": True, **body},
-        format="json",
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
-    return data
+    return chat_data(tenant, include_prompt_trace=True, **body)
 
 
 def test_a_follow_up_is_rewritten_once_and_the_rewrite_is_searched(

@@ -18,7 +18,7 @@ from daneshyar.config.embedding import E5_SMALL_CORRECTED
 from languages import for_language
 from retrieval import embeddings
 from retrieval.models import Passage
-from tests.chat.helpers import ingest_text
+from tests.chat.helpers import chat_data, ingest_text
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
 
@@ -97,13 +97,7 @@ CASES = {
 
 
 def chat(tenant: Tenant, message: str, **body: Any) -> dict[str, Any]:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/",
-        {"external_user_id": "u1", "message": message, **body},
-        format="json",
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
+    data = chat_data(tenant, message=message, **body)
     assert data["assistant_message"]["model"] == "extractive"
     return data
 

@@ -13,31 +13,18 @@ import uuid
 import pytest
 from django.db import connection, transaction
 
-from chat.models import Grounding, Message, Session
-from chat.services.messages import ReplyRecord, StoredQuestion, reply_store
+from chat.models import Message, Session
+from chat.services.messages import StoredQuestion
 from chat.services.questions import question_store
 from daneshyar.exceptions import NotFound
+from tests.chat.helpers import answer_store
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def reply(stored: StoredQuestion, text: str) -> Message:
-    return reply_store(
-        question=stored,
-        reply=ReplyRecord(
-            content=text,
-            response={"type": "answer", "parts": [{"text": text, "source": None}], "form": None},
-            grounding=Grounding.GENERAL_KNOWLEDGE,
-            model="scripted",
-            prompt_tokens=None,
-            completion_tokens=None,
-            generation_ms=1,
-            retrieved=[],
-            invalid_citations=[],
-            is_fallback=False,
-        ),
-    )
+    return answer_store(stored, text)
 
 
 def ask(tenant: Tenant, session_id: uuid.UUID | None, content: str) -> StoredQuestion:

@@ -14,10 +14,7 @@ from pytest_django import Settings
 
 from chat.backends import use_backend
 from chat.backends.openai_compatible import OpenAIBackend
-from chat.models import Grounding
-from chat.services.messages import ReplyRecord, reply_store
-from chat.services.questions import question_store
-from tests.chat.helpers import ingest_text
+from tests.chat.helpers import ingest_text, stored_session
 from tests.conftest import Tenant
 from tests.vllm_server import TcpForwarder, VllmServer
 
@@ -45,40 +42,13 @@ def chat(tenant: Tenant, **body: Any) -> Any:
 def test_twenty_turns_of_thirty_thousand_characters_still_answer_through_vllm(
     owner: Tenant, served: VllmServer
 ) -> None:
-    session_id = None
-    for index in range(20):
-        stored = question_store(
-            workspace=owner.workspace,
-            external_user_id="u1",
-            session_id=session_id,
-            content=f"turn {index} " + "w " * 15_000,
-        )
-        session_id = stored.session.id
-        reply_store(
-            question=stored,
-            reply=ReplyRecord(
-                content=f"answer {index}",
-                response={
-                    "type": "answer",
-                    "parts": [{"text": f"answer {index}", "source": None}],
-                    "form": None,
-                },
-                grounding=Grounding.GENERAL_KNOWLEDGE,
-                model=served.model,
-                prompt_tokens=None,
-                completion_tokens=None,
-                generation_ms=1,
-                retrieved=[],
-                invalid_citations=[],
-                is_fallback=False,
-            ),
-        )
+    session = stored_session(owner.workspace, turns=20, filler="w " * 15_000, model=served.model)
     ingest_text(owner.workspace, "Policy", POLICY)
     with use_backend(served.backend(max_tokens=128)):
         response = chat(
             owner,
             message="When must inpatient claims be filed?",
-            session_id=str(session_id),
+            session_id=str(session.id),
             include_prompt_trace=True,
         )
     assert response.status_code == 200, response.json()

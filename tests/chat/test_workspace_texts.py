@@ -16,7 +16,7 @@ import pytest
 
 from chat.backends.scripted import ScriptedBackend
 from languages import for_language
-from tests.chat.helpers import ingest_text, sse_events, stream_of
+from tests.chat.helpers import chat_data, ingest_text, sse_events, stream_of
 from tests.chat.test_languages import CASES, PERSIAN, unanswerable, with_documents
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD
@@ -36,14 +36,7 @@ OFF_TOPIC_EN = "Who won the football world cup in 1998?"
 
 
 def chat(tenant: Tenant, message: str, path: str = "chat/", **body: Any) -> dict[str, Any]:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/{path}",
-        {"external_user_id": "u1", "message": message, **body},
-        format="json",
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
-    return data
+    return chat_data(tenant, path, message=message, **body)
 
 
 def reply_text(tenant: Tenant, message: str) -> str:

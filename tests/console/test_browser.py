@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import io
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,9 +22,9 @@ from pytest_django.live_server_helper import LiveServer
 
 from chat.models import Feedback, Message
 from tests.browser import ARTIFACTS, log_in
-from tests.chat.helpers import ingest_text
+from tests.chat.helpers import chat_data, ingest_text
 from tests.conftest import Tenant
-from tests.resources.files import long_text
+from tests.resources.files import long_text, make_zip
 from tests.staff import PASSWORD, grant
 from workspaces.models import StaffMembership
 
@@ -80,14 +78,6 @@ def _curator(tenant: Tenant, username: str = "curator") -> User:
     return user
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return out.getvalue()
-
-
 def test_uploads_reach_ready_on_the_progress_view_without_a_reload(
     browser: WebDriver, live_server: LiveServer, owner: Tenant, celery_worker: WorkController, tmp_path: Path
 ) -> None:
@@ -97,7 +87,7 @@ def test_uploads_reach_ready_on_the_progress_view_without_a_reload(
     files = {
         "opening-hours.md": b"# Opening hours\n\nThe front desk is open from nine to five on weekdays.",
         "parking.txt": long_text(paragraphs=3, seed="parking").encode(),
-        "handbook.zip": _zip(
+        "handbook.zip": make_zip(
             {
                 "handbook/leave.txt": b"Leave is booked two weeks ahead through the front desk.",
                 "handbook/expenses.md": b"# Expenses\n\nReceipts are filed within thirty days.",
@@ -244,17 +234,6 @@ def test_a_playground_question_gets_a_cited_answer_whose_citation_opens_the_pass
     _screenshot(browser, "console-playground")
 
 
-def _chat(tenant: Tenant, user: str, message: str) -> dict[str, Any]:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/",
-        {"external_user_id": user, "message": message},
-        format="json",
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
-    return data
-
-
 def _rate(tenant: Tenant, turn: dict[str, Any], user: str, rating: str) -> None:
     response = tenant.client("chat").post(
         f"/api/v1/workspaces/{tenant.workspace.id}/sessions/{turn['session']['id']}/messages/"
@@ -297,7 +276,7 @@ def test_the_dashboard_draws_its_charts_from_real_turns(
     # days) holds all of them even when it is drawn after midnight.
     anchor = timezone.now()
     for days_ago, user, question, rating in questions:
-        turn = _chat(owner, user, question)
+        turn = chat_data(owner, external_user_id=user, message=question)
         if rating:
             _rate(owner, turn, user, rating)
         moment = anchor - dt.timedelta(days=days_ago)

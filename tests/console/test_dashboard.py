@@ -20,7 +20,7 @@ from chat.models import Feedback, Message, MessageRole
 from chat.outcomes import ReplyOutcome
 from chat.services.messages import CLIENT_MODEL
 from console.charts import Bar, bar_list
-from tests.chat.helpers import ingest_text
+from tests.chat.helpers import chat_data, ingest_text
 from tests.conftest import Tenant
 from tests.staff import Staff
 from tests.transcripts.factories import answer_response, conversation, feedback, replies_of_every_outcome
@@ -33,17 +33,6 @@ def _parts(message: Message) -> list[dict[str, Any]]:
     assert message.response is not None
     parts: list[dict[str, Any]] = message.response["parts"]
     return parts
-
-
-def _chat(tenant: Tenant, user: str, message: str) -> dict[str, Any]:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/chat/",
-        {"external_user_id": user, "message": message},
-        format="json",
-    )
-    assert response.status_code == 200, response.json()
-    data: dict[str, Any] = response.json()["data"]
-    return data
 
 
 def _pin(tenant: Tenant) -> dt.date:
@@ -83,9 +72,9 @@ def test_the_dashboard_shows_what_real_turns_did(owner: Tenant, curator: Staff) 
         "Refunds are paid within thirty days of the return.\n\nGift cards are never refunded in cash.",
     )
     ingest_text(owner.workspace, "Warranty", "Appliances carry a two-year warranty on parts.")
-    first = _chat(owner, "alice", "How long do refunds take?")
-    _chat(owner, "alice", "Are gift cards refunded in cash?")
-    _chat(owner, "bob", "When are refunds paid?")
+    first = chat_data(owner, external_user_id="alice", message="How long do refunds take?")
+    chat_data(owner, external_user_id="alice", message="Are gift cards refunded in cash?")
+    chat_data(owner, external_user_id="bob", message="When are refunds paid?")
     _rate(owner, first, "alice", "down")
     # A playground turn: left out of the dashboard unless asked for.
     curator.client.post(

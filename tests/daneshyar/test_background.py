@@ -32,18 +32,9 @@ from resources.models import Resource, ResourceStatus
 from resources.tasks import ingest_wake, sweep_stale_resources
 from retrieval import indexing
 from tests.conftest import Tenant
-from tests.worker import all_queues, purge_queue, running_worker, wait_for
+from tests.worker import all_queues, batch_upload, purge_queue, running_worker, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-def _bulk(tenant: Tenant, count: int, tag: str) -> list[str]:
-    documents = [{"title": f"{tag} {i}", "text": f"{tag} document number {i}."} for i in range(count)]
-    response = tenant.client().post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/resources/batch/", documents, format="json"
-    )
-    assert response.status_code == 202, response.json()
-    return [d["resource"]["id"] for d in response.json()["data"]["documents"]]
 
 
 def _upload(tenant: Tenant, text: str) -> str:
@@ -59,7 +50,7 @@ def test_an_upload_of_hundreds_queues_a_message_or_two_and_every_document_is_ing
 ) -> None:
     settings.INGEST_BATCH_SIZE = 16
     purge_queue()
-    backlog = _bulk(owner, 300, "BULK") + [_upload(owner, f"single upload {i}") for i in range(30)]
+    backlog = batch_upload(owner, 300, "BULK") + [_upload(owner, f"single upload {i}") for i in range(30)]
     # Regression: one message per document (5,174 of them ahead of
     # everything else in a one-queue service).
     assert queue_waiting(settings.INGEST_QUEUE) <= 2
@@ -76,7 +67,7 @@ def test_an_upload_of_hundreds_queues_a_message_or_two_and_every_document_is_ing
 
 def test_lost_messages_lose_nothing_the_sweep_wakes_a_worker(owner: Tenant) -> None:
     purge_queue()
-    ids = _bulk(owner, 20, "LOST")
+    ids = batch_upload(owner, 20, "LOST")
     purge_queue()  # every "work is waiting" message lost (a broker restarted empty)
     assert queue_waiting(settings.INGEST_QUEUE) == 0
     with running_worker():

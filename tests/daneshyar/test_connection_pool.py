@@ -6,16 +6,13 @@ one persistent connection (CONN_MAX_AGE)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from daneshyar.config.databases import default_database
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.project import python_run
 
 pytestmark = pytest.mark.django_db
 
@@ -60,8 +57,6 @@ def test_a_connection_given_back_is_taken_again_without_reconnecting(size: str, 
         "DATABASE_CONN_MAX_AGE": "0",
         "DATABASE_POOL_SIZE": size,
     }
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    result = python_run(PROBE, env, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == expected

@@ -11,8 +11,6 @@ import importlib
 import os
 import socket
 import ssl
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -31,9 +29,9 @@ from pytest_django import Settings
 from daneshyar.config import outbound as outbound_config
 from daneshyar.outbound import DeadlineExceeded, OutboundFailed, OutboundSession, UnsafeUrl, connection
 from daneshyar.outbound.addresses import address_refused
+from tests.project import python_run
 from tests.resources.fixture_site import Site, page, serving
 
-ROOT = Path(__file__).resolve().parents[2]
 SESSION = OutboundSession(timeout=3.0, user_agent="test")
 
 
@@ -233,8 +231,6 @@ def test_the_old_name_alone_still_allows_private_addresses_in_the_settings() -> 
     env.update(WEBHOOK_ALLOW_PRIVATE="true", DJANGO_SETTINGS_MODULE="daneshyar.settings")
     code = "import django; django.setup(); from django.conf import settings; "
     code += "print(settings.OUTBOUND_ALLOW_PRIVATE)"
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
+    result = python_run(code, env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "True"

@@ -8,22 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from django.core.management import call_command
-from pytest_django import DjangoDbBlocker
 
-from tests.conftest import Tenant, api_client
+from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def schema(django_db_blocker: DjangoDbBlocker) -> dict[str, Any]:
-    with django_db_blocker.unblock():
-        response = api_client(None).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi")
-    assert response.status_code == 200
-    schema: dict[str, Any] = yaml.safe_load(response.content)
-    return schema
 
 
 def operations(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:

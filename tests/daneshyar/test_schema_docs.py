@@ -7,22 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
-from pytest_django import DjangoDbBlocker
 
 from daneshyar.config.schema import TAGS
-from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def schema(django_db_blocker: DjangoDbBlocker) -> dict[str, Any]:
-    with django_db_blocker.unblock():
-        response = api_client(None).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi")
-    assert response.status_code == 200
-    schema: dict[str, Any] = yaml.safe_load(response.content)
-    return schema
 
 
 def _operations(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

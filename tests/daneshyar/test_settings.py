@@ -11,6 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from daneshyar.database import database_from_url
 from daneshyar.env import env_bool, env_int, env_url
+from tests.project import python_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,14 +66,7 @@ def test_malformed_environment_stops_start_with_a_clear_message(
     variable: str, value: str, message: str
 ) -> None:
     env = {**os.environ, variable: value, "DJANGO_SETTINGS_MODULE": "daneshyar.settings"}
-    result = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = python_run("import django; django.setup()", env)
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr
     assert message in result.stderr
@@ -235,14 +229,7 @@ def test_an_image_build_configuration_does_not_serve(tmp_path: Path) -> None:
     env.update(
         DJANGO_SETTINGS_MODULE="daneshyar.settings", DANESHYAR_DATA_DIR=str(tmp_path), DANESHYAR_BUILD="1"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", "import daneshyar.wsgi"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = python_run("import daneshyar.wsgi", env)
     assert result.returncode != 0 and "DANESHYAR_BUILD is for building the image only" in result.stderr
     worker = subprocess.run(
         [

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from pytest_django import Settings
 
 from chat import backends
-from chat.backends import BaseGenerativeBackend, ChatMessage
-from chat.backends.base import Generation
+from chat.backends import BaseGenerativeBackend
+from chat.backends.base import Generation, GenerationRequest
 from daneshyar.exceptions import LLMUnavailable
 from evaluations import items, judge, runs
 from evaluations.models import TestSet
@@ -40,17 +39,10 @@ class ScriptedJudge(BaseGenerativeBackend):
         super().__init__("judge-double")
         self.prompts: list[str] = []
 
-    def generate(
-        self,
-        messages: list[ChatMessage],
-        *,
-        schema: dict[str, Any],
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Generation:
-        prompt = messages[-1]["content"]
+    def _generate(self, request: GenerationRequest) -> Generation:
+        prompt = request.messages[-1]["content"]
         self.prompts.append(prompt)
-        assert schema == judge.JUDGE_SCHEMA
+        assert request.schema == judge.JUDGE_SCHEMA
         if "litres" in prompt:
             return Generation(text=json.dumps({"verdict": "correct", "reason": "It says 1.7 litres."}))
         if "boil" in prompt:

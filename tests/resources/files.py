@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import zipfile
 import zlib
+from collections.abc import Mapping
 
 
 def _escape(text: str) -> str:
@@ -166,3 +167,12 @@ def long_text(paragraphs: int = 12, sentences: int = 8, seed: str = "") -> str:
         )
         out.append(body)
     return "\n\n".join(out)
+
+
+def make_zip(entries: Mapping[str, bytes | str], *, compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    """A zip archive of ``entries`` (name → content)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()

@@ -127,3 +127,10 @@ def page(n: int, edition: int = 1) -> bytes:
         f"<p>Article {n}, edition {edition}: the opening hours of branch {n} are "
         f"{8 + n % 3} to {17 + n % 4}.</p></main></body></html>"
     ).encode()
+
+
+def allow_local_site(settings: Any) -> None:
+    """Web sources may fetch a fixture site: it is on 127.0.0.1, and it is
+    not asked to be paused between requests."""
+    settings.OUTBOUND_ALLOW_PRIVATE = True
+    settings.SOURCES_REQUEST_DELAY_MS = 0

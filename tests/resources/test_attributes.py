@@ -6,10 +6,8 @@ with the ``db`` fixture nothing is committed, so nothing is enqueued."""
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
-import zipfile
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +22,7 @@ from retrieval.models import Passage
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant, token_client
 from tests.factories import WorkspaceFactory
+from tests.resources.files import make_zip
 from workspaces import tokens
 
 pytestmark = pytest.mark.django_db
@@ -76,14 +75,6 @@ BAD_ACCESS: list[tuple[Any, str]] = [
 
 def _url(tenant: Tenant, suffix: str = "") -> str:
     return f"/api/v1/workspaces/{tenant.workspace.id}/resources/{suffix}"
-
-
-def _zip(entries: dict[str, bytes | str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def _manifest(documents: dict[str, Any]) -> str:
@@ -142,7 +133,7 @@ def _batch_ndjson(tenant: Tenant, metadata: Any, access: Any) -> Any:
 
 
 def _batch_zip(tenant: Tenant, metadata: Any, access: Any) -> Any:
-    archive = _zip(
+    archive = make_zip(
         {
             "first.txt": b"First document.",
             "docs/claims.md": b"# Claims\n\nPaid within ten days.",
@@ -153,7 +144,7 @@ def _batch_zip(tenant: Tenant, metadata: Any, access: Any) -> Any:
 
 
 def _batch_multipart_zip(tenant: Tenant, metadata: Any, access: Any) -> Any:
-    archive = _zip(
+    archive = make_zip(
         {
             "first.txt": b"First document.",
             "docs/claims.md": b"# Claims\n\nPaid within ten days.",
@@ -272,7 +263,7 @@ def test_nan_and_infinity_are_refused_wherever_json_could_carry_them(owner: Tena
     form = {"file": SimpleUploadedFile("a.md", b"Text."), "metadata": '{"score": NaN}'}
     multipart = owner.client().post(_url(owner), form, format="multipart")
     assert "metadata" in _error_fields(multipart)
-    manifest = _zip(
+    manifest = make_zip(
         {"a.md": b"Text.", "manifest.json": '{"documents": {"a.md": {"metadata": {"s": -Infinity}}}}'}
     )
     zipped = owner.client().post(_url(owner, "batch/"), manifest, content_type="application/zip")
@@ -313,7 +304,7 @@ def test_a_key_that_cannot_be_shown_is_named_escaped(owner: Tenant) -> None:
 
 
 def test_a_manifest_gives_titles_metadata_and_access_and_is_not_a_document(owner: Tenant) -> None:
-    archive = _zip(
+    archive = make_zip(
         {
             "a.md": b"# A\n\nFirst.",
             "b.txt": b"Second.",
@@ -351,7 +342,7 @@ def test_a_manifest_gives_titles_metadata_and_access_and_is_not_a_document(owner
 def test_a_malformed_manifest_refuses_the_archive_naming_the_problem(
     owner: Tenant, manifest: str, path: str
 ) -> None:
-    archive = _zip({"a.md": b"# A\n\nFirst.", "manifest.json": manifest})
+    archive = make_zip({"a.md": b"# A\n\nFirst.", "manifest.json": manifest})
     response = owner.client().post(_url(owner, "batch/"), archive, content_type="application/zip")
     fields = _error_fields(response)
     assert path in fields, fields
@@ -360,7 +351,7 @@ def test_a_malformed_manifest_refuses_the_archive_naming_the_problem(
 
 
 def test_a_manifest_in_a_folder_is_a_document(owner: Tenant) -> None:
-    archive = _zip({"docs/manifest.json": _manifest({})})
+    archive = make_zip({"docs/manifest.json": _manifest({})})
     response = owner.client().post(_url(owner, "batch/"), archive, content_type="application/zip")
     assert response.status_code == 202
     assert [d["name"] for d in response.json()["data"]["documents"]] == ["docs/manifest.json"]

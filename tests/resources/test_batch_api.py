@@ -6,9 +6,7 @@ runs the worker)."""
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from typing import Any
 
 import pytest
@@ -17,7 +15,7 @@ from pytest_django import Settings
 
 from resources.models import Resource, ResourceFile, ResourceStatus
 from tests.conftest import Tenant, api_client
-from tests.resources.files import make_docx
+from tests.resources.files import make_docx, make_zip
 
 pytestmark = pytest.mark.django_db
 
@@ -33,14 +31,6 @@ def _post_json(tenant: Tenant, body: Any, key: str | None = None, **extra: Any) 
 
 def _post_raw(tenant: Tenant, data: bytes, content_type: str, **extra: Any) -> Any:
     return tenant.client().post(_url(tenant), data, content_type=content_type, **extra)
-
-
-def _zip(entries: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def _outcomes(response: Any) -> list[str]:
@@ -86,7 +76,7 @@ def test_ndjson_body_is_one_document_per_line(owner: Tenant) -> None:
 
 
 def test_zip_body_stores_each_document_and_refuses_what_single_upload_refuses(owner: Tenant) -> None:
-    archive = _zip(
+    archive = make_zip(
         {
             "notes/a.txt": b"plain text",
             "b.md": b"# Heading\n\nbody",
@@ -116,7 +106,7 @@ def test_zip_body_stores_each_document_and_refuses_what_single_upload_refuses(ow
 
 
 def test_zip_as_multipart_file(owner: Tenant) -> None:
-    archive = _zip({"a.txt": b"one", "b.txt": b"two"})
+    archive = make_zip({"a.txt": b"one", "b.txt": b"two"})
     response = owner.client().post(
         _url(owner), {"file": SimpleUploadedFile("docs.zip", archive)}, format="multipart"
     )
@@ -157,7 +147,7 @@ def test_a_malformed_document_refuses_the_request_naming_each(owner: Tenant) -> 
 
 def test_a_document_over_max_upload_bytes_is_rejected_alone(owner: Tenant, settings: Settings) -> None:
     settings.MAX_UPLOAD_BYTES = 100
-    response = _post_raw(owner, _zip({"big.txt": b"x" * 101, "small.txt": b"ok"}), "application/zip")
+    response = _post_raw(owner, make_zip({"big.txt": b"x" * 101, "small.txt": b"ok"}), "application/zip")
     assert response.status_code == 202
     documents = response.json()["data"]["documents"]
     assert [(d["name"], d["outcome"]) for d in documents] == [
@@ -199,7 +189,7 @@ def test_more_documents_than_the_limit_is_413(owner: Tenant, settings: Settings)
     response = _post_json(owner, [{"text": f"doc {i}"} for i in range(3)])
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "payload_too_large"
-    archive = _zip({f"{i}.txt": f"doc {i}".encode() for i in range(3)})
+    archive = make_zip({f"{i}.txt": f"doc {i}".encode() for i in range(3)})
     assert _post_raw(owner, archive, "application/zip").status_code == 413
     assert _post_json(owner, [{"text": "a"}, {"text": "b"}]).status_code == 202
 
@@ -259,13 +249,13 @@ def test_idempotency_key_replays_the_first_response(owner: Tenant) -> None:
 
 
 def test_idempotency_key_replays_a_zip_upload(owner: Tenant) -> None:
-    archive = _zip({"a.txt": b"zipped once"})
+    archive = make_zip({"a.txt": b"zipped once"})
     first = _post_raw(owner, archive, "application/zip", HTTP_IDEMPOTENCY_KEY="zip-1")
     again = _post_raw(owner, archive, "application/zip", HTTP_IDEMPOTENCY_KEY="zip-1")
     assert first.status_code == again.status_code == 202
     assert again["Idempotent-Replayed"] == "true" and again.json() == first.json()
     changed = _post_raw(
-        owner, _zip({"a.txt": b"zipped twice"}), "application/zip", HTTP_IDEMPOTENCY_KEY="zip-1"
+        owner, make_zip({"a.txt": b"zipped twice"}), "application/zip", HTTP_IDEMPOTENCY_KEY="zip-1"
     )
     assert changed.status_code == 422
 
@@ -273,16 +263,16 @@ def test_idempotency_key_replays_a_zip_upload(owner: Tenant) -> None:
 def test_small_zip_entries_that_expand_past_the_ratio_are_refused(owner: Tenant) -> None:
     # Regression: entries of 1 MiB or less skipped the ratio check, so a few
     # kilobytes of zip became megabytes of stored text.
-    archive = _zip({f"{i}.txt": b"x" * (1024 * 1024) for i in range(3)})
+    archive = make_zip({f"{i}.txt": b"x" * (1024 * 1024) for i in range(3)})
     assert len(archive) < 12_000
     response = _post_raw(owner, archive, "application/zip")
     assert response.status_code == 413, response.json()
     error = response.json()["error"]
     assert error["code"] == "payload_too_large"
     assert "INGEST_MAX_COMPRESSION_RATIO" in error["message"]
-    small = _zip({f"{i}.txt": b"y" * 64 * 1024 for i in range(20)})
+    small = make_zip({f"{i}.txt": b"y" * 64 * 1024 for i in range(20)})
     assert _post_raw(owner, small, "application/zip").status_code == 413
     assert not Resource.objects.exists()
     # Ordinary text packs a few times over, well within the ratio.
-    plain = _zip({"a.txt": b"An ordinary document. " * 300, "b.txt": b"Short."})
+    plain = make_zip({"a.txt": b"An ordinary document. " * 300, "b.txt": b"Short."})
     assert _post_raw(owner, plain, "application/zip").status_code == 202

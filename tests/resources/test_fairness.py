@@ -20,7 +20,7 @@ from resources.chunking import Chunk
 from resources.models import IngestTurn, Resource, ResourceStatus
 from retrieval import indexing
 from tests.conftest import Tenant
-from tests.worker import purge_queue, running_worker, wait_for
+from tests.worker import batch_upload, purge_queue, running_worker, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -42,15 +42,6 @@ class EmbedCalls:
         return next(n for n, texts in enumerate(self.calls) if any(marker in t for t in texts))
 
 
-def _bulk(tenant: Tenant, count: int, tag: str) -> list[str]:
-    documents = [{"title": f"{tag} {i}", "text": f"{tag} document number {i}."} for i in range(count)]
-    response = tenant.client().post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/resources/batch/", documents, format="json"
-    )
-    assert response.status_code == 202, response.json()
-    return [d["resource"]["id"] for d in response.json()["data"]["documents"]]
-
-
 def test_another_organizations_document_is_not_queued_behind_a_backlog(
     owner: Tenant, outsider: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,7 +50,7 @@ def test_another_organizations_document_is_not_queued_behind_a_backlog(
     settings.INGEST_BATCH_SIZE = 4
     embed = EmbedCalls(monkeypatch)
     purge_queue()
-    backlog = _bulk(owner, 40, "BACKLOG")  # ten messages ahead in the queue
+    backlog = batch_upload(owner, 40, "BACKLOG")  # ten messages ahead in the queue
     late = services.resource_create_from_text(workspace=outsider.workspace, text="LATE one small document.")
     try:
         with running_worker():

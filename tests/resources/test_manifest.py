@@ -5,7 +5,6 @@ deletions go by external id. Owner, chat key and outsider in each part."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import uuid
 import zipfile
@@ -21,6 +20,7 @@ from resources.ingestion.write import chunks_embed_batch
 from resources.models import Resource, ResourceFile
 from retrieval.models import Passage
 from tests.conftest import Tenant
+from tests.resources.files import make_zip
 
 pytestmark = pytest.mark.django_db
 
@@ -283,18 +283,13 @@ def test_an_attempt_on_bytes_replaced_meanwhile_stores_nothing(
     assert "nine" in texts and "seven" not in texts
 
 
-def _zip(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
 def test_a_zip_manifest_carries_external_ids(owner: Tenant) -> None:
     created = _put_text(owner, "drive/a.md", "Old text of a.", metadata={"k": "v"}).json()["data"]
     manifest = {"documents": {"a.md": {"external_id": "drive/a.md", "version": "3"}}}
-    body = _zip({"manifest.json": json.dumps(manifest).encode(), "a.md": b"New text of a."})
+    body = make_zip(
+        {"manifest.json": json.dumps(manifest).encode(), "a.md": b"New text of a."},
+        compression=zipfile.ZIP_STORED,
+    )
     response = owner.client().post(_url(owner, "resources/batch/"), body, content_type="application/zip")
     assert response.status_code == 202, response.json()
     [document] = response.json()["data"]["documents"]
@@ -305,7 +300,10 @@ def test_a_zip_manifest_carries_external_ids(owner: Tenant) -> None:
 
 def test_a_zip_manifest_naming_an_external_id_twice_is_a_400(owner: Tenant) -> None:
     manifest = {"documents": {"a.md": {"external_id": "x"}, "b.md": {"external_id": "x"}}}
-    body = _zip({"manifest.json": json.dumps(manifest).encode(), "a.md": b"A.", "b.md": b"B."})
+    body = make_zip(
+        {"manifest.json": json.dumps(manifest).encode(), "a.md": b"A.", "b.md": b"B."},
+        compression=zipfile.ZIP_STORED,
+    )
     response = owner.client().post(_url(owner, "resources/batch/"), body, content_type="application/zip")
     assert response.status_code == 400
     assert 'manifest.documents["b.md"].external_id' in response.json()["error"]["fields"]

@@ -5,9 +5,7 @@ counting documents, not requests. Real PostgreSQL and Redis; no worker
 
 from __future__ import annotations
 
-import io
 import threading
-import zipfile
 from typing import Any
 
 import pytest
@@ -19,6 +17,7 @@ from daneshyar.exceptions import ApplicationError
 from resources import services
 from resources.models import Resource
 from tests.conftest import Tenant
+from tests.resources.files import make_zip
 from tests.staff import Staff, make_staff
 
 pytestmark = pytest.mark.django_db
@@ -38,14 +37,6 @@ def _file(tenant: Tenant, name: str, data: bytes) -> Any:
 
 def _batch(tenant: Tenant, texts: list[str]) -> Any:
     return tenant.client().post(_url(tenant, batch=True), [{"text": t} for t in texts], format="json")
-
-
-def _zip(entries: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def _refused(response: Any, status: int) -> dict[str, Any]:
@@ -70,7 +61,7 @@ def test_the_documents_quota_answers_429_on_every_route_and_writes_nothing(
     _refused(_file(owner, "third.txt", b"third"), 429)
     _refused(_batch(owner, ["third", "fourth"]), 429)
     zipped = owner.client().post(
-        _url(owner, batch=True), _zip({"a.txt": b"a"}), content_type="application/zip"
+        _url(owner, batch=True), make_zip({"a.txt": b"a"}), content_type="application/zip"
     )
     _refused(zipped, 429)
     assert Resource.objects.filter(workspace=owner.workspace).count() == 2
@@ -167,7 +158,7 @@ def test_a_batch_costs_one_unit_of_the_upload_limit_per_document(owner: Tenant, 
 
 def test_a_zip_costs_its_entries(owner: Tenant, settings: Settings) -> None:
     settings.RATE_LIMIT_UPLOADS_PER_MINUTE = 3
-    archive = _zip({f"{n}.txt": f"entry {n}".encode() for n in range(4)})
+    archive = make_zip({f"{n}.txt": f"entry {n}".encode() for n in range(4)})
     response = owner.client().post(_url(owner, batch=True), archive, content_type="application/zip")
     assert response.status_code == 429, response.json()
     assert not Resource.objects.exists()

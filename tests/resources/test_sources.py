@@ -22,7 +22,7 @@ from resources.models import Resource, ResourceFile, Source, SourceRun
 from resources.sources import fetch, services
 from resources.sources.run import source_run_execute
 from tests.conftest import Tenant
-from tests.resources.fixture_site import Site, page, serving
+from tests.resources.fixture_site import Site, allow_local_site, page, serving
 from workspaces.models import WebhookDelivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
@@ -34,8 +34,7 @@ N = int(os.environ.get("SOURCES_TEST_PAGES", "1000"))
 
 @pytest.fixture(autouse=True)
 def local_site_allowed(settings: Settings) -> None:
-    settings.OUTBOUND_ALLOW_PRIVATE = True  # the fixture site is on 127.0.0.1
-    settings.SOURCES_REQUEST_DELAY_MS = 0
+    allow_local_site(settings)
 
 
 @pytest.fixture

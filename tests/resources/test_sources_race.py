@@ -21,15 +21,14 @@ from resources.models import Resource, Source, SourceRun, SourceRunStatus
 from resources.sources import progress, services
 from resources.sources.run import run_claim, source_run_execute
 from tests.conftest import Tenant
-from tests.resources.fixture_site import Site, page, serving
+from tests.resources.fixture_site import Site, allow_local_site, page, serving
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
 def local_site_allowed(settings: Settings) -> None:
-    settings.OUTBOUND_ALLOW_PRIVATE = True  # the fixture site is on 127.0.0.1
-    settings.SOURCES_REQUEST_DELAY_MS = 0
+    allow_local_site(settings)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from resources.models import Source, SourceRun, SourceRunStatus
 from resources.sources import services
 from resources.sources.run import source_run_execute
 from tests.conftest import Tenant
-from tests.resources.fixture_site import Site, page, serving
+from tests.resources.fixture_site import Site, allow_local_site, page, serving
 from tests.worker import purge_queue, stop_process, worker_process
 
 A_MINUTE = b"User-agent: *\nCrawl-delay: 60\n"
@@ -29,8 +29,7 @@ A_MINUTE = b"User-agent: *\nCrawl-delay: 60\n"
 
 @pytest.fixture(autouse=True)
 def local_site_allowed(settings: Settings) -> None:
-    settings.OUTBOUND_ALLOW_PRIVATE = True  # the fixture site is on 127.0.0.1
-    settings.SOURCES_REQUEST_DELAY_MS = 0
+    allow_local_site(settings)
 
 
 def _source(tenant: Tenant, site: Site) -> Source:

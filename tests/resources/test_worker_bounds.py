@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from celery.worker import WorkController
-from django.core.files.uploadedfile import SimpleUploadedFile
 from pytest_django import Settings
 
 from resources.heartbeat import heartbeat_while
@@ -21,7 +20,7 @@ from resources.models import Resource, ResourceStatus
 from resources.tasks import sweep_stale_resources
 from tests.conftest import Tenant
 from tests.resources.files import long_text, make_expensive_pdf, make_zip_bomb_docx
-from tests.worker import pool_children, purge_queue, stop_process, wait_for, worker_process
+from tests.worker import file_upload, pool_children, purge_queue, stop_process, wait_for, worker_process
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -59,19 +58,9 @@ def worker(owner: Tenant, outsider: Tenant, tmp_path: Path) -> Iterator[subproce
         purge_queue()
 
 
-def _upload(tenant: Tenant, name: str, data: bytes) -> str:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/resources/",
-        {"file": SimpleUploadedFile(name, data)},
-        format="multipart",
-    )
-    assert response.status_code == 202, response.json()
-    return str(response.json()["data"]["id"])
-
-
 def _ready(tenant: Tenant, seed: str) -> Resource:
     resource = wait_for(
-        _upload(tenant, f"{seed}.txt", long_text(paragraphs=3, seed=seed).encode()), timeout=120
+        file_upload(tenant, f"{seed}.txt", long_text(paragraphs=3, seed=seed).encode()), timeout=120
     )
     assert resource.status == ResourceStatus.READY, resource.error_message
     return resource
@@ -101,7 +90,7 @@ def test_zip_bomb_docx_fails_in_seconds_and_the_worker_survives(
     assert len(children) == 1
 
     began = time.monotonic()
-    resource_id = _upload(owner, "report.docx", bomb)
+    resource_id = file_upload(owner, "report.docx", bomb)
     resource = wait_for(resource_id, timeout=60)
     took = time.monotonic() - began
 
@@ -125,7 +114,7 @@ def test_expensive_pdf_ends_at_the_soft_time_limit_without_a_retry(
     children = pool_children(worker.pid)
 
     began = time.monotonic()
-    resource_id = _upload(owner, "expensive.pdf", pdf)
+    resource_id = file_upload(owner, "expensive.pdf", pdf)
     resource = wait_for(resource_id, timeout=SOFT_LIMIT + 60)
     took = time.monotonic() - began
 
@@ -146,7 +135,7 @@ def test_parse_stuck_in_c_code_ends_at_the_hard_time_limit_without_a_retry(
     children = pool_children(worker.pid)
 
     began = time.monotonic()
-    resource_id = _upload(owner, "stuck.txt", b"STUCK " + long_text(paragraphs=2).encode())
+    resource_id = file_upload(owner, "stuck.txt", b"STUCK " + long_text(paragraphs=2).encode())
     resource = wait_for(resource_id, timeout=HARD_LIMIT + 60)
     took = time.monotonic() - began
 
@@ -173,7 +162,7 @@ def test_a_parse_longer_than_the_stale_age_keeps_its_heartbeat(
     # Regression: the heartbeat moved only while embedding, so the sweep
     # re-queued a long parse while it still ran (a second attempt).
     settings.INGEST_STALE_AFTER_SECONDS = 2  # a beat every 0.4 s
-    resource_id = _upload(owner, "slow.pdf", make_expensive_pdf(pages=2))  # ~10 s of parsing
+    resource_id = file_upload(owner, "slow.pdf", make_expensive_pdf(pages=2))  # ~10 s of parsing
     wait_for(resource_id, statuses=(ResourceStatus.PROCESSING,), timeout=30)
     beats = set()
     while (resource := Resource.objects.get(pk=resource_id)).status == ResourceStatus.PROCESSING:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
+import subprocess
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -16,6 +18,7 @@ from retrieval.embeddings import get_embedder
 from retrieval.models import Passage
 from retrieval.passage_analysis import passages_analysis
 from retrieval.search import stats
+from tests.project import python_run
 from workspaces.models import Workspace
 
 _counter = itertools.count()
@@ -87,3 +90,16 @@ def vectors_near(text: str, count: int, *, noise: float, seed: int = 0) -> list[
     points = centre + rng.normal(scale=noise, size=(count, centre.size))
     points /= np.linalg.norm(points, axis=1, keepdims=True)
     return [row.tolist() for row in points]
+
+
+def embedding_settings_of(**variables: str) -> subprocess.CompletedProcess[str]:
+    """A process of its own, started with ``variables`` and no other
+    EMBEDDING_* variable, prints the EMBEDDING_BACKEND and
+    EMBEDDING_MODEL_NAME it reads (its last line: backend, then name)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMBEDDING_")}
+    env.update(DJANGO_SETTINGS_MODULE="daneshyar.settings", **variables)
+    code = (
+        "import django; django.setup(); from django.conf import settings as s;"
+        "print(s.EMBEDDING_BACKEND, s.EMBEDDING_MODEL_NAME)"
+    )
+    return python_run(code, env)

@@ -14,26 +14,17 @@ import pytest
 from retrieval.embeddings import get_embedder
 from retrieval.filter_grammar import filters_parse
 from retrieval.filters import Access
-from retrieval.search import dense, hybrid, search, statements
+from retrieval.search import dense, search, statements
 from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource
+from tests.retrieval.search_paths import DENSE, HYBRID, take_path
+from tests.retrieval.search_paths import PATHS as SEARCH_PATHS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-DENSE = Legs(dense=True, lexical=False)
-LEXICAL = Legs(dense=False, lexical=True)
-HYBRID = Legs(dense=True, lexical=True)
-
-# (legs, dense.EXACT_MAX_PASSAGES, hybrid.SCAN_MAX_PASSAGES, hybrid.LARGE_SHARE), as test_statements.py
 PATHS = {
-    "dense-exact": (DENSE, None, None, None),
-    "dense-hnsw": (DENSE, 0, None, None),
-    "lexical": (LEXICAL, None, None, None),
-    "hybrid-passages-checked": (HYBRID, None, None, None),
-    "hybrid-gin-index": (HYBRID, None, 0, None),
-    "hybrid-hnsw": (HYBRID, 0, 0, 2.0),
-    "hybrid-hnsw-large-share": (HYBRID, 0, 0, 0.0),
+    **SEARCH_PATHS,
     # A workspace too large for exact search whose readable documents are few:
     # searched exactly among them (service.narrowed).
     "dense-narrowed": (DENSE, 100, None, None),
@@ -72,15 +63,20 @@ def library(owner: Tenant) -> dict[str, Any]:
 
 
 def _take_path(monkeypatch: pytest.MonkeyPatch, path: str) -> Legs:
-    legs, exact_max, scan_max, large_share = PATHS[path]
-    for module, name, value in [
-        (dense, "EXACT_MAX_PASSAGES", exact_max),
-        (hybrid, "SCAN_MAX_PASSAGES", scan_max),
-        (hybrid, "LARGE_SHARE", large_share),
-    ]:
-        if value is not None:
-            monkeypatch.setattr(module, name, value)
-    return legs
+    return take_path(monkeypatch, PATHS[path])
+
+
+def _exactness_asked(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Each dense search's ``exact`` from now on (exact distances, or the index), in order."""
+    asked: list[bool] = []
+    nearest = dense._nearest
+
+    def spied(*, exact: bool, access: Any = None) -> str:
+        asked.append(exact)
+        return nearest(exact=exact, access=access)
+
+    monkeypatch.setattr(dense, "_nearest", spied)
+    return asked
 
 
 @pytest.mark.parametrize("path", list(PATHS))
@@ -103,14 +99,7 @@ def test_the_hnsw_scan_itself_finds_the_filtered_passages(
     """An iterative index scan goes on until ``top_k`` passages pass the
     filter: the exact search is not needed to fill the list."""
     monkeypatch.setattr(dense, "EXACT_MAX_PASSAGES", 0)
-    asked: list[bool] = []
-    nearest = dense._nearest
-
-    def spied(*, exact: bool, access: Any = None) -> str:
-        asked.append(exact)
-        return nearest(exact=exact, access=access)
-
-    monkeypatch.setattr(dense, "_nearest", spied)
+    asked = _exactness_asked(monkeypatch)
     access = Access(filters=filters_parse({"type": "in", "key": "number", "value": [7, 107, 207]}))
     results = search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=TOP_K, access=access)
     assert len(results) == TOP_K and {r.resource_id for r in results} <= library["rare"]
@@ -127,14 +116,7 @@ def test_few_readable_documents_of_a_large_workspace_are_searched_exactly_among_
     access = Access(filters=filters_parse({"type": "eq", "key": "line", "value": "rare"}))
     expected = search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=9, access=access)
     monkeypatch.setattr(dense, "EXACT_MAX_PASSAGES", 100)  # the workspace's 900 passages are "large"
-    asked: list[bool] = []
-    nearest = dense._nearest
-
-    def spied(*, exact: bool, access: Any = None) -> str:
-        asked.append(exact)
-        return nearest(exact=exact, access=access)
-
-    monkeypatch.setattr(dense, "_nearest", spied)
+    asked = _exactness_asked(monkeypatch)
     found = search(workspace=owner.workspace, query=QUERY, legs=DENSE, top_k=9, access=access)
     assert asked == [True]
     assert [(r.passage_id, round(r.score, 6)) for r in found] == [

@@ -7,11 +7,8 @@ name stored with every vector; it is the default, the English model
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections import OrderedDict
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,11 +25,11 @@ from retrieval.search import search
 from retrieval.search.plan import Legs
 from retrieval.unit_vectors import digest, unit_texts, unpack
 from tests.conftest import Tenant
-from tests.retrieval.conftest import make_resource
+from tests.project import python_run
+from tests.retrieval.conftest import embedding_settings_of, make_resource
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 E5_MODEL = "multilingual-e5-small"  # the model, as a deployment selects it
 E5 = "multilingual-e5-small+language-removed-1"  # its vectors, their language taken out, as stored
 DENSE = Legs(dense=True, lexical=False)
@@ -199,18 +196,6 @@ def test_the_english_model_is_still_selectable() -> None:
     assert model.embed_queries([COFFEE_EN]) == model.embed_passages([COFFEE_EN])  # no prefixes
 
 
-def _settings_of(**variables: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMBEDDING_")}
-    env.update(DJANGO_SETTINGS_MODULE="daneshyar.settings", **variables)
-    code = (
-        "import django; django.setup(); from django.conf import settings as s;"
-        "print(s.EMBEDDING_BACKEND, s.EMBEDDING_MODEL_NAME)"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
-
-
 @pytest.mark.parametrize(
     ("variables", "chosen"),
     [
@@ -237,7 +222,7 @@ def _settings_of(**variables: str) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_either_setting_selects_the_model(variables: dict[str, str], chosen: str | None) -> None:
-    result = _settings_of(**variables)
+    result = embedding_settings_of(**variables)
     if chosen is None:
         assert result.returncode != 0 and "ImproperlyConfigured" in result.stderr
         assert "EMBEDDING_BACKEND=" in result.stderr
@@ -255,9 +240,7 @@ def test_embedding_threads_caps_the_engine() -> None:
         "import django; django.setup(); from retrieval.embeddings import get_embedder;"
         "print(get_embedder().threads)"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    result = python_run(code, env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[-2] == "1"
 
@@ -274,9 +257,7 @@ def test_the_engines_threads_wait_passively_unless_told(given: str | None, expec
         "import django, os; django.setup(); from retrieval.embeddings import get_embedder;"
         "get_embedder(); print(os.environ['OMP_WAIT_POLICY'])"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    result = python_run(code, env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[-2] == expected
 

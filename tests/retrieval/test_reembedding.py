@@ -10,13 +10,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import io
-import os
-import subprocess
-import sys
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,13 +33,12 @@ from retrieval.search.plan import Legs
 from retrieval.tasks import reembed_sweep
 from retrieval.unit_vectors import digest, unit_texts, unpack
 from tests.conftest import Tenant
-from tests.retrieval.conftest import make_resource
+from tests.retrieval.conftest import embedding_settings_of, make_resource
 from tests.staff import make_staff
 from workspaces.models import Workspace
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 
 COFFEE = "Coffee was first cultivated in the highlands of Ethiopia and later in Yemen."
 TEA = "Tea was first cultivated in south-western China and became a common drink under the Tang."
@@ -240,15 +235,7 @@ def test_the_sweep_yields_to_waiting_ingestion(
 def _default_embedding_settings() -> dict[str, str]:
     """EMBEDDING_BACKEND and EMBEDDING_MODEL_NAME as a process with no
     EMBEDDING_* variable set reads them (a deployment that never chose)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMBEDDING_")}
-    env["DJANGO_SETTINGS_MODULE"] = "daneshyar.settings"
-    code = (
-        "import django; django.setup(); from django.conf import settings as s;"
-        "print(s.EMBEDDING_BACKEND, s.EMBEDDING_MODEL_NAME)"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
+    result = embedding_settings_of()
     assert result.returncode == 0, result.stderr
     backend, name = result.stdout.split("\n")[-2].split()
     return {"EMBEDDING_BACKEND": backend, "EMBEDDING_MODEL_NAME": name}

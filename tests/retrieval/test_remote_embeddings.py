@@ -14,13 +14,10 @@ import base64
 import json
 import os
 import re
-import subprocess
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
@@ -28,7 +25,6 @@ import numpy as np
 import pytest
 from celery.worker import WorkController
 from django.core.exceptions import ImproperlyConfigured
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from pytest_django import Settings
 
@@ -41,14 +37,14 @@ from retrieval.embeddings import get_embedder
 from retrieval.models import Passage, PassageUnits
 from retrieval.remote_embeddings import ModelMismatch, RemoteEmbedder, Server
 from tests.conftest import Tenant
+from tests.project import python_run
 from tests.resources.files import long_text
 from tests.retrieval.conftest import make_resource
 from tests.retrieval.embedding_server import EmbeddingServer, embedding_server, free_port
-from tests.worker import wait_for
+from tests.worker import file_upload, wait_for
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 E5 = "multilingual-e5-small+language-removed-1"
 TEXTS = [
     "Where was coffee first grown?",
@@ -122,22 +118,12 @@ def test_chunking_counts_e5s_word_pieces_as_the_local_backend(remote: EmbeddingS
     assert embedder.tokenizer.offsets(text) == local.tokenizer.offsets(text)
 
 
-def _upload(tenant: Tenant, name: str, data: bytes) -> str:
-    response = tenant.client("admin").post(
-        f"/api/v1/workspaces/{tenant.workspace.id}/resources/",
-        {"file": SimpleUploadedFile(name, data)},
-        format="multipart",
-    )
-    assert response.status_code == 202, response.json()
-    return str(response.json()["data"]["id"])
-
-
 @pytest.mark.django_db(transaction=True)
 def test_an_upload_through_a_worker_is_ready_and_found(
     remote: EmbeddingServer, owner: Tenant, celery_worker: WorkController
 ) -> None:
     text = long_text(paragraphs=4)
-    resource = wait_for(_upload(owner, "notes.txt", text.encode()))
+    resource = wait_for(file_upload(owner, "notes.txt", text.encode()))
     assert resource.status == ResourceStatus.READY, resource.error_message
     passages = list(Passage.objects.filter(resource=resource).order_by("ordinal"))
     assert passages and {p.embedding_model for p in passages} == {E5}
@@ -170,7 +156,7 @@ def test_the_server_stopped_mid_ingestion_fails_the_document_with_nothing_writte
 
         # The worker (a thread of this process) embeds through this embedder.
         embedder._client.event_hooks["response"].append(stop_after_two)
-        resource = wait_for(_upload(owner, "notes.txt", long_text(paragraphs=12).encode()))
+        resource = wait_for(file_upload(owner, "notes.txt", long_text(paragraphs=12).encode()))
     assert len(answered) == 2  # two passages embedded, then the server was gone
     assert (resource.status, resource.error_code) == (ResourceStatus.FAILED, "ingest_failed")
     assert "The embedding server could not be reached (2 tries)." in resource.error_message
@@ -224,14 +210,7 @@ def test_the_settings_of_another_model_stop_the_start() -> None:
         "EMBEDDING_REMOTE_URL": "http://tei/v1",
         "EMBEDDING_REMOTE_MODEL": "BAAI/bge-m3",
     }
-    started = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    started = python_run("import django; django.setup()", env)
     assert started.returncode != 0
     assert "ImproperlyConfigured: EMBEDDING_REMOTE_MODEL=BAAI/bge-m3 does not make" in started.stderr
 

@@ -11,28 +11,14 @@ import pytest
 from psycopg import sql
 
 from retrieval.filters import AccessShape
-from retrieval.search import dense, hybrid, search, statements
+from retrieval.search import search, statements
 from retrieval.search.plan import Legs
 from tests.conftest import Tenant
 from tests.retrieval.conftest import make_resource
 from tests.retrieval.corpus import KNITTING, SOLAR
+from tests.retrieval.search_paths import LEXICAL, PATHS, take_path
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
-
-DENSE = Legs(dense=True, lexical=False)
-LEXICAL = Legs(dense=False, lexical=True)
-HYBRID = Legs(dense=True, lexical=True)
-
-# (legs, dense.EXACT_MAX_PASSAGES, hybrid.SCAN_MAX_PASSAGES, hybrid.LARGE_SHARE)
-PATHS = {
-    "dense-exact": (DENSE, None, None, None),
-    "dense-hnsw": (DENSE, 0, None, None),
-    "lexical": (LEXICAL, None, None, None),
-    "hybrid-passages-checked": (HYBRID, None, None, None),
-    "hybrid-gin-index": (HYBRID, None, 0, None),
-    "hybrid-hnsw": (HYBRID, 0, 0, 2.0),
-    "hybrid-hnsw-large-share": (HYBRID, 0, 0, 0.0),
-}
 
 
 @pytest.fixture(autouse=True)
@@ -42,16 +28,7 @@ def _composed_again() -> Iterator[None]:
 
 
 def _take_path(monkeypatch: pytest.MonkeyPatch, path: str) -> Legs:
-    """The search settings that send a search down ``path``; its legs."""
-    legs, exact_max, scan_max, large_share = PATHS[path]
-    for module, name, value in [
-        (dense, "EXACT_MAX_PASSAGES", exact_max),
-        (hybrid, "SCAN_MAX_PASSAGES", scan_max),
-        (hybrid, "LARGE_SHARE", large_share),
-    ]:
-        if value is not None:
-            monkeypatch.setattr(module, name, value)
-    return legs
+    return take_path(monkeypatch, PATHS[path])
 
 
 @pytest.mark.parametrize("named", [False, True], ids=["workspace", "named-resources"])

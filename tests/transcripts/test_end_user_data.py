@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -121,13 +122,16 @@ def test_feedback_is_created_then_replaced(owner: Tenant, scope: str) -> None:
     assert Feedback.objects.count() == 1
 
 
-def test_feedback_on_a_user_message_is_400(owner: Tenant) -> None:
+def _rate_alices(owner: Tenant, index: int, body: dict[str, str]) -> Any:
+    """A chat key's feedback ``body`` on message ``index`` of a new conversation of alice's."""
     session, messages = conversation(owner.workspace, external_user_id="alice")
-    response = owner.client("chat").post(
-        _feedback_url(owner.workspace.id, session, messages[0]),
-        {"external_user_id": "alice", "rating": "up"},
-        format="json",
+    return owner.client("chat").post(
+        _feedback_url(owner.workspace.id, session, messages[index]), body, format="json"
     )
+
+
+def test_feedback_on_a_user_message_is_400(owner: Tenant) -> None:
+    response = _rate_alices(owner, 0, {"external_user_id": "alice", "rating": "up"})
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "validation_error"
     assert not Feedback.objects.exists()
@@ -142,21 +146,13 @@ def test_feedback_on_a_user_message_is_400(owner: Tenant) -> None:
     ],
 )
 def test_feedback_invalid_body_is_400(owner: Tenant, body: dict[str, str]) -> None:
-    session, messages = conversation(owner.workspace, external_user_id="alice")
-    response = owner.client("chat").post(
-        _feedback_url(owner.workspace.id, session, messages[1]), body, format="json"
-    )
+    response = _rate_alices(owner, 1, body)
     assert response.status_code == 400
     assert response.json()["error"]["fields"]
 
 
 def test_feedback_on_another_end_users_session_is_404(owner: Tenant) -> None:
-    session, messages = conversation(owner.workspace, external_user_id="alice")
-    response = owner.client("chat").post(
-        _feedback_url(owner.workspace.id, session, messages[1]),
-        {"external_user_id": "mallory", "rating": "down"},
-        format="json",
-    )
+    response = _rate_alices(owner, 1, {"external_user_id": "mallory", "rating": "down"})
     assert response.status_code == 404
     assert not Feedback.objects.exists()
 

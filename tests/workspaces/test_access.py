@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
 from tests.conftest import Tenant, api_client
 from tests.factories import WorkspaceFactory
+from tests.routes import api_views
 from workspaces import services
 from workspaces.access import WorkspaceApi
 from workspaces.models import ApiKeyScope
@@ -49,17 +48,7 @@ class Route:
         return "/" + _CONVERTER.sub(fill, self.pattern)
 
 
-def _walk(patterns: list[Any], prefix: str = "") -> Iterator[Route]:
-    for entry in patterns:
-        if isinstance(entry, URLResolver):
-            yield from _walk(entry.url_patterns, prefix + str(entry.pattern))
-        elif isinstance(entry, URLPattern):
-            view = getattr(entry.callback, "view_class", None)
-            if isinstance(view, type) and issubclass(view, APIView):
-                yield Route(prefix + str(entry.pattern), view)
-
-
-API_ROUTES = [r for r in _walk(get_resolver().url_patterns) if r.pattern.startswith("api/v1/")]
+API_ROUTES = [Route(pattern, view) for pattern, view in api_views()]
 WORKSPACE_ROUTES = [r for r in API_ROUTES if "<uuid:workspace_id>" in r.pattern]
 CASES = [(route, method) for route in WORKSPACE_ROUTES for method in route.methods]
 

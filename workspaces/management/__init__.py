@@ -3,4 +3,5 @@
 Its modules:
 
 - ``commands/``: the commands
+- ``organizations.py``: the organization a command names
 """

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from drf_spectacular.utils import extend_schema
+from django.db.models import QuerySet
 from rest_framework import serializers
-from rest_framework.request import Request
-from rest_framework.response import Response
 
-from daneshyar.api import PageParamsSerializer, StringField, ok, paginate
+from daneshyar.api import StringField
 from daneshyar.outbound import MAX_URL_CHARS
-from daneshyar.schema import envelope, list_envelope
-from workspaces.access import WorkspaceApi
+from daneshyar.views import ActionMixin, DetailMixin, ListCreateMixin, ListMixin, Operation, SerializerClass
+from workspaces.access import WorkspaceGenericApi
 from workspaces.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from workspaces.webhooks import services
 
@@ -108,140 +106,116 @@ class WebhookUpdateSerializer(WebhookInputSerializer):
         ref_name = "WebhookUpdateInput"
 
 
-class WebhookListApi(WorkspaceApi):
+class WebhookApi(WorkspaceGenericApi):
+    tags = TAGS
+    row_serializer: ClassVar[SerializerClass] = WebhookSerializer
+    schema_name = "Webhook"
+
+    def row(self, **path: Any) -> WebhookEndpoint:
+        return services.webhook_get(workspace=self.workspace, webhook_id=path["webhook_id"])
+
+
+class WebhookListApi(ListCreateMixin, WebhookApi):
     admin_methods = frozenset({"GET", "POST"})
-
-    @extend_schema(
-        operation_id="webhooks_list",
-        summary="List webhook endpoints",
-        description="The workspace's webhook endpoints, oldest first (admin keys). Secrets are never listed.",
-        tags=TAGS,
-        parameters=[PageParamsSerializer],
-        responses=list_envelope("WebhookList", WebhookSerializer),
+    ordering = ("created_at", "id")
+    # Not idempotent on purpose: a replay would have to store the secret.
+    create_serializer = WebhookInputSerializer
+    created_serializer = WebhookWithSecretSerializer
+    list_operation = Operation(
+        "webhooks_list",
+        "List webhook endpoints",
+        "The workspace's webhook endpoints, oldest first (admin keys). Secrets are never listed.",
     )
-    def get(self, request: Request, workspace_id: str) -> Response:
-        return paginate(
-            request,
-            services.webhook_list(workspace=self.workspace),
-            ordering=("created_at", "id"),
-            serialize=lambda rows: WebhookSerializer(rows, many=True).data,
-        )
-
-    @extend_schema(
-        operation_id="webhooks_create",
-        summary="Create a webhook endpoint",
-        description="A URL the workspace's events are posted to, signed as the Standard Webhooks "
+    create_operation = Operation(
+        "webhooks_create",
+        "Create a webhook endpoint",
+        "A URL the workspace's events are posted to, signed as the Standard Webhooks "
         "specification says (admin keys). 201 with the endpoint and its signing `secret`, shown only here.",
-        tags=TAGS,
-        request=WebhookInputSerializer,
-        responses={201: envelope("WebhookCreated", WebhookWithSecretSerializer)},
     )
-    def post(self, request: Request, workspace_id: str) -> Response:
-        # Not idempotent on purpose: a replay would have to store the secret.
-        serializer = WebhookInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        result = services.webhook_create(workspace=self.workspace, **serializer.validated_data)
-        return ok(_with_secret(result), status=201)
+
+    def rows(self, owner: Any) -> QuerySet[WebhookEndpoint]:
+        return services.webhook_list(workspace=owner)
+
+    def create(self, owner: Any, data: Any) -> services.EndpointWithSecret:
+        return services.webhook_create(workspace=owner, **data)
+
+    def represent_created(self, created: services.EndpointWithSecret) -> Any:
+        return _with_secret(created)
 
 
-class WebhookDetailApi(WorkspaceApi):
+class WebhookDetailApi(DetailMixin, WebhookApi):
     admin_methods = frozenset({"GET", "PATCH", "DELETE"})
-
-    @extend_schema(
-        operation_id="webhooks_get",
-        summary="Get a webhook endpoint",
-        description="One endpoint (admin keys); its secret is not shown.",
-        tags=TAGS,
-        responses=envelope("WebhookDetail", WebhookSerializer),
+    update_serializer = WebhookUpdateSerializer
+    retrieve_operation = Operation(
+        "webhooks_get", "Get a webhook endpoint", "One endpoint (admin keys); its secret is not shown."
     )
-    def get(self, request: Request, workspace_id: str, webhook_id: str) -> Response:
-        return ok(
-            WebhookSerializer(services.webhook_get(workspace=self.workspace, webhook_id=webhook_id)).data
-        )
-
-    @extend_schema(
-        operation_id="webhooks_update",
-        summary="Update a webhook endpoint",
-        description="Change the URL (checked as at creation), the events, `enabled` or the description; "
+    update_operation = Operation(
+        "webhooks_update",
+        "Update a webhook endpoint",
+        "Change the URL (checked as at creation), the events, `enabled` or the description; "
         "fields not sent keep their values (admin keys).",
-        tags=TAGS,
-        request=WebhookUpdateSerializer,
-        responses=envelope("WebhookUpdated", WebhookSerializer),
     )
-    def patch(self, request: Request, workspace_id: str, webhook_id: str) -> Response:
-        endpoint = services.webhook_get(workspace=self.workspace, webhook_id=webhook_id)
-        serializer = WebhookUpdateSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        return ok(
-            WebhookSerializer(services.webhook_update(endpoint=endpoint, **serializer.validated_data)).data
-        )
-
-    @extend_schema(
-        operation_id="webhooks_delete",
-        summary="Delete a webhook endpoint",
-        description="The endpoint and its delivery log; nothing more is posted to it (admin keys). 204.",
-        tags=TAGS,
-        responses={204: None},
+    destroy_operation = Operation(
+        "webhooks_delete",
+        "Delete a webhook endpoint",
+        "The endpoint and its delivery log; nothing more is posted to it (admin keys). 204.",
     )
-    def delete(self, request: Request, workspace_id: str, webhook_id: str) -> Response:
-        services.webhook_delete(
-            endpoint=services.webhook_get(workspace=self.workspace, webhook_id=webhook_id)
-        )
-        return Response(status=204)
+
+    def update(self, row: WebhookEndpoint, data: Any) -> WebhookEndpoint:
+        return services.webhook_update(endpoint=row, **data)
+
+    def destroy(self, row: WebhookEndpoint) -> None:
+        services.webhook_delete(endpoint=row)
 
 
-class WebhookRotateSecretApi(WorkspaceApi):
+class WebhookRotateSecretApi(ActionMixin, WebhookApi):
     admin_methods = frozenset({"POST"})
-
-    @extend_schema(
-        operation_id="webhooks_rotate_secret",
-        summary="Rotate a webhook endpoint's secret",
-        description="A new signing secret, shown only in this response; every delivery posted from now "
+    action_serializer = WebhookWithSecretSerializer
+    action_schema_name = "WebhookSecretRotated"
+    action_status = 201
+    action_operation = Operation(
+        "webhooks_rotate_secret",
+        "Rotate a webhook endpoint's secret",
+        "A new signing secret, shown only in this response; every delivery posted from now "
         "on is signed with it (admin keys). Not idempotent: a retry rotates again.",
-        tags=TAGS,
-        request=None,
-        responses={201: envelope("WebhookSecretRotated", WebhookWithSecretSerializer)},
     )
-    def post(self, request: Request, workspace_id: str, webhook_id: str) -> Response:
-        endpoint = services.webhook_get(workspace=self.workspace, webhook_id=webhook_id)
-        return ok(_with_secret(services.webhook_secret_rotate(endpoint=endpoint)), status=201)
+
+    def act(self, row: WebhookEndpoint, **path: Any) -> services.EndpointWithSecret:
+        return services.webhook_secret_rotate(endpoint=row)
+
+    def represent_action(self, result: services.EndpointWithSecret) -> Any:
+        return _with_secret(result)
 
 
-class WebhookDeliveryListApi(WorkspaceApi):
+class WebhookDeliveryListApi(ListMixin, WebhookApi):
     admin_methods = frozenset({"GET"})
-
-    @extend_schema(
-        operation_id="webhooks_deliveries_list",
-        summary="List an endpoint's deliveries",
-        description="The delivery log, newest first: each event's status (pending, delivered, failed), "
+    row_serializer = WebhookDeliverySerializer
+    schema_name = "WebhookDelivery"
+    ordering = ("-created_at", "-id")
+    list_operation = Operation(
+        "webhooks_deliveries_list",
+        "List an endpoint's deliveries",
+        "The delivery log, newest first: each event's status (pending, delivered, failed), "
         "attempts, the last status code and error, and the body posted (admin keys).",
-        tags=TAGS,
-        parameters=[PageParamsSerializer],
-        responses=list_envelope("WebhookDeliveryList", WebhookDeliverySerializer),
     )
-    def get(self, request: Request, workspace_id: str, webhook_id: str) -> Response:
-        endpoint = services.webhook_get(workspace=self.workspace, webhook_id=webhook_id)
-        return paginate(
-            request,
-            services.webhook_deliveries(endpoint=endpoint),
-            ordering=("-created_at", "-id"),
-            serialize=lambda rows: WebhookDeliverySerializer(rows, many=True).data,
-        )
+
+    def owner(self, **path: Any) -> WebhookEndpoint:
+        return self.row(**path)
+
+    def rows(self, owner: WebhookEndpoint) -> QuerySet[WebhookDelivery]:
+        return services.webhook_deliveries(endpoint=owner)
 
 
-class WebhookRedeliverApi(WorkspaceApi):
+class WebhookRedeliverApi(ActionMixin, WebhookApi):
     admin_methods = frozenset({"POST"})
-
-    @extend_schema(
-        operation_id="webhooks_redeliver",
-        summary="Redeliver an event",
-        description="Post a delivery's event again, now, as a new delivery with the same webhook-id "
+    action_serializer = WebhookDeliverySerializer
+    action_schema_name = "WebhookRedelivery"
+    action_operation = Operation(
+        "webhooks_redeliver",
+        "Redeliver an event",
+        "Post a delivery's event again, now, as a new delivery with the same webhook-id "
         "(admin keys). 202 with the new delivery; its outcome shows in the log.",
-        tags=TAGS,
-        request=None,
-        responses={202: envelope("WebhookRedelivery", WebhookDeliverySerializer)},
     )
-    def post(self, request: Request, workspace_id: str, webhook_id: str, delivery_id: str) -> Response:
-        endpoint = services.webhook_get(workspace=self.workspace, webhook_id=webhook_id)
-        delivery = services.webhook_redeliver(endpoint=endpoint, delivery_id=delivery_id)
-        return ok(WebhookDeliverySerializer(delivery).data, status=202)
+
+    def act(self, row: WebhookEndpoint, **path: Any) -> WebhookDelivery:
+        return services.webhook_redeliver(endpoint=row, delivery_id=path["delivery_id"])

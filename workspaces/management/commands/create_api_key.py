@@ -4,12 +4,12 @@ import json
 import uuid
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from daneshyar.exceptions import ApplicationError
 from workspaces import services
-from workspaces.models import ApiKeyScope, Organization
+from workspaces.management.organizations import organization_named
+from workspaces.models import ApiKeyScope
 
 
 class Command(BaseCommand):
@@ -25,10 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            organization = Organization.objects.get(pk=options["organization_id"])
-        except (Organization.DoesNotExist, ValidationError):
-            raise CommandError(f"No organization {options['organization_id']}") from None
+        organization = organization_named(options["organization_id"])
         try:
             workspace_ids = [uuid.UUID(w) for w in options["workspace"]]
             issued = services.api_key_create(

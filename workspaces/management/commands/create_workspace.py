@@ -3,11 +3,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from workspaces import services
-from workspaces.models import Organization
+from workspaces.management.organizations import organization_named
 
 
 class Command(BaseCommand):
@@ -20,10 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            organization = Organization.objects.get(pk=options["organization_id"])
-        except (Organization.DoesNotExist, ValidationError):
-            raise CommandError(f"No organization {options['organization_id']}") from None
+        organization = organization_named(options["organization_id"])
         workspace = services.workspace_create(
             organization=organization, name=options["name"], system_prompt=options["system_prompt"]
         )
