@@ -83,6 +83,8 @@ class ResultSerializer(serializers.ModelSerializer[EvaluationResult]):
             "reply_language_right",
             "judge_verdict",
             "judge_reason",
+            "reason",
+            "reason_figures",
             "reply",
             "first_cited_resource_id",
             "first_citation_expected",

@@ -143,9 +143,12 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
             "cited": None,
             "latency_ms": round((time.monotonic() - started) * 1000),
             "language_right": None,
+            "reason": None,
+            "figures": {},
         }
     latency_ms = round((time.monotonic() - started) * 1000)
     retrieved = list(dict.fromkeys(str(p.resource_id) for p in prepared.retrieval.passages))
+    reason, figures = prepared.reason(reply)
     return {
         "retrieved": retrieved,
         "outcome": reply_evaluated_outcome(reply),
@@ -157,6 +160,8 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
             earlier_questions=[user for user, _ in conversation.history],
             reply=reply.content,
         ),
+        "reason": reason.value if reason is not None else None,
+        "figures": figures,
     }
 
 
@@ -202,6 +207,8 @@ def _result(run: EvaluationRun, item: TestItem, position: int, turn: dict[str, A
         reply_language_right=turn["language_right"],
         judge_verdict=turn["judge"][0],
         judge_reason=turn["judge"][1],
+        reason=turn["reason"],
+        reason_figures=turn["figures"],
     )
 
 
