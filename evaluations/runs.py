@@ -148,7 +148,6 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
         }
     latency_ms = round((time.monotonic() - started) * 1000)
     retrieved = list(dict.fromkeys(str(p.resource_id) for p in prepared.retrieval.passages))
-    reason, figures = prepared.reason(reply)
     return {
         "retrieved": retrieved,
         "outcome": reply_evaluated_outcome(reply),
@@ -160,8 +159,9 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
             earlier_questions=[user for user, _ in conversation.history],
             reply=reply.content,
         ),
-        "reason": reason.value if reason is not None else None,
-        "figures": figures,
+        # Why no answer or a form, as the reply was stored.
+        "reason": reply.reason,
+        "figures": reply.reason_figures or {},
     }
 
 

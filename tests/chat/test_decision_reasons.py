@@ -43,6 +43,10 @@ def trace(tenant: Tenant, **body: Any) -> dict[str, Any]:
     data = chat_data(tenant, include_prompt_trace=True, **body)
     prompt_trace: dict[str, Any] = data["prompt_trace"]
     prompt_trace["response_type"] = data["assistant_message"]["response"]["type"]
+    # The stored reply keeps the same reason and figures (the transcript's, an evaluation's).
+    stored = Message.objects.get(id=data["assistant_message"]["id"])
+    assert stored.reason == prompt_trace["reason"]
+    assert stored.reason_figures == (prompt_trace["figures"] if stored.reason else None)
     return prompt_trace
 
 
@@ -125,7 +129,7 @@ def test_an_answer_the_extractive_engine_finds_no_sentence_for_is_no_sentence(ma
     )
     assert prepared.reason() == (None, {})
     declined = Message(id=uuid.uuid4(), grounding=Grounding.NONE)
-    reason, figures = prepared.reason(declined)
+    reason, figures = prepared.reason(Grounding.NONE)
     assert reason == DecisionReason.NO_SENTENCE
     assert figures == {
         "answerability": prepared.decision.answerability,

@@ -136,18 +136,13 @@ class PreparedTurn:
         """``provenance`` of the reply: the hash of the exact messages it came from."""
         return {"messages_hash": messages_hash(self.messages)}
 
-    def reason(self, reply: Message | None = None) -> tuple[DecisionReason | None, dict[str, Any]]:
+    def reason(self, grounding: str | None = None) -> tuple[DecisionReason | None, dict[str, Any]]:
         """Why the turn's reply is no answer or a form, and the figures that
         decided it: the decision's; for a turn the decision let answer whose
-        stored ``reply`` says the documents don't (the extractive engine
-        found no sentence: grounding none), ``no_sentence``."""
+        reply's ``grounding`` is none (the extractive engine found no
+        sentence: it says the documents don't), ``no_sentence``."""
         decision = self.decision
-        if (
-            reply is not None
-            and decision.intent == Intent.ANSWER
-            and self.grounded
-            and reply.grounding == Grounding.NONE
-        ):
+        if decision.intent == Intent.ANSWER and self.grounded and grounding == Grounding.NONE:
             figures = {
                 "answerability": decision.answerability,
                 "threshold": self.request.workspace.answerability_threshold,
@@ -158,7 +153,7 @@ class PreparedTurn:
     def trace(self, reply: Message | None = None) -> PromptTrace:
         """The prompt trace; with the stored ``reply``, its reason is the
         reply's (:meth:`reason`), else the decision's."""
-        reason, figures = self.reason(reply)
+        reason, figures = self.reason(reply.grounding if reply is not None else None)
         trace: PromptTrace = {
             "passages": [_trace_passage(p) for p in self.passages],
             "messages": [{"role": m["role"], "content": m["content"]} for m in self.messages],
