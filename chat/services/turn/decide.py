@@ -175,7 +175,7 @@ def _which_one(
     asked = clarify.ambiguous(
         context.focus, context.earlier_questions, candidates, threshold=threshold, language=language
     )
-    figures = {"answerability": score, "threshold": threshold}
+    figures: dict[str, Any] = {"answerability": score, "threshold": threshold}
     if asked:
         uncovered = naming.uncovered_subject(context.focus, context.earlier_questions, language, passages)
         if uncovered:
