@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from daneshyar.api import PageParamsSerializer, StringField, ok, paginate, query_data
 from daneshyar.schema import envelope, list_envelope
 from evaluations import compare, items, runs
-from evaluations.models import EvaluationResult, EvaluationRun, ExpectedOutcome, RunStatus
+from evaluations.models import REASON_CHOICES, EvaluationResult, EvaluationRun, ExpectedOutcome, RunStatus
 from evaluations.outcomes import OUTCOME_CHOICES
 from workspaces.access import WorkspaceApi
 
@@ -67,6 +67,16 @@ class ResultSerializer(serializers.ModelSerializer[EvaluationResult]):
     expected_resource_ids = serializers.ListField(child=serializers.UUIDField())
     retrieved_resource_ids = serializers.ListField(
         child=serializers.UUIDField(), help_text="The distinct documents retrieved, best first."
+    )
+    reason = serializers.ChoiceField(
+        choices=REASON_CHOICES,
+        allow_null=True,
+        help_text="Why the reply is no answer or a form (the prompt trace's reason codes, docs/api.md); "
+        "null for an answer, small talk or an error reply.",
+    )
+    reason_figures = serializers.DictField(
+        help_text="The figures that decided the reason (answerability, threshold, subject_words, "
+        "candidates, scores, …); {} without one."
     )
 
     class Meta:
