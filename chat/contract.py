@@ -33,6 +33,29 @@ class ResponseType(StrEnum):
     FORM = "form"
 
 
+class DecisionReason(StrEnum):
+    """Why a turn's reply is no answer or a form asking back: ``reason`` of
+    the prompt trace and of an evaluation run's item, with the figures that
+    decided it (chat/services/turn/decide.py, docs/api.md)."""
+
+    # The best sentence scores below the workspace's answerability threshold.
+    BELOW_THRESHOLD = "below_threshold"
+    # The question names a subject none of the retrieved documents covers.
+    UNCOVERED_SUBJECT = "uncovered_subject"
+    # Documents answer alike, each for its own subject: which one is meant?
+    PARALLEL_CANDIDATES = "parallel_candidates"
+    # The question points at a subject the conversation never named.
+    UNRESOLVED_REFERENCE = "unresolved_reference"
+    # Documents are ready, but none the turn may read (its filters, groups,
+    # resources, or the document chosen) has a passage.
+    FILTERED_OUT = "filtered_out"
+    # The workspace has no ready document (a turn with filters still searches them).
+    NO_DOCUMENTS = "no_documents"
+    # The passages pass the threshold, but the extractive engine finds no
+    # sentence of them to answer with.
+    NO_SENTENCE = "no_sentence"
+
+
 class FieldType(StrEnum):
     TEXT = "text"
     TEXTAREA = "textarea"
@@ -159,6 +182,9 @@ class PromptTrace(TypedDict):
     retrieval_queries: NotRequired[list[str]]
     answerability: NotRequired[float | None]
     decision: NotRequired[str]
+    # Why no answer or a form (DecisionReason; None otherwise), and the figures that decided it.
+    reason: NotRequired[str | None]
+    figures: NotRequired[dict[str, Any]]
     # Who may read what (retrieval.filters.Access.as_json): filters, groups, resource_ids.
     access: NotRequired[dict[str, Any]]
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, cast
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
+from chat.contract import DecisionReason
 from workspaces.models import Workspace
 
 if TYPE_CHECKING:
@@ -96,6 +97,13 @@ class Message(models.Model):
     # workspace's answerability_threshold; null when not assessed (small talk,
     # no documents, messages the integrator supplied).
     answerability = models.FloatField(null=True, blank=True)
+    # Why the reply is no answer or a form (DecisionReason, the prompt
+    # trace's "reason") and the figures that decided it; null on an answer,
+    # small talk, user messages and replies stored before it was recorded.
+    reason = models.CharField(
+        max_length=32, null=True, blank=True, choices=[(r.value, r.value) for r in DecisionReason]
+    )
+    reason_figures = models.JSONField(null=True, blank=True)
     # {"messages_hash": SHA-256 of the canonical JSON of the messages the
     # reply was produced from}; null on user messages and on assistant
     # messages the integrator supplied in ``messages`` (model "client").

@@ -13,7 +13,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
-from chat.contract import FieldType, MessageData, ResponseType, SessionData, SessionRef
+from chat.contract import DecisionReason, FieldType, MessageData, ResponseType, SessionData, SessionRef
 from chat.message_list import MAX_CONTENT_CHARS, MAX_MESSAGES
 from chat.models import CONSOLE_USER_PREFIX, Grounding, GuardAction, Message, MessageRole, Session
 from daneshyar.api import StringField, timestamp
@@ -264,6 +264,19 @@ class TraceSchema(serializers.Serializer[Any]):
         required=False,
         help_text="answer; no_answer (the documents don't say: no_answer_text); clarify (a form asking "
         "which subject is meant); small_talk (small_talk_text).",
+    )
+    reason = serializers.ChoiceField(
+        choices=[r.value for r in DecisionReason],
+        required=False,
+        allow_null=True,
+        help_text="Why no answer or a form (null for an answer or small talk), as docs/api.md lists the "
+        "codes: no_documents, filtered_out, below_threshold, uncovered_subject, parallel_candidates, "
+        "unresolved_reference, no_sentence (the extractive engine's; not in a streamed trace).",
+    )
+    figures = serializers.DictField(
+        required=False,
+        help_text="What decided the reason (empty without one): answerability, threshold, subject_words, "
+        "candidates and their scores, reference and floor, margin and overlap, passages.",
     )
     access = serializers.DictField(
         required=False,

@@ -119,7 +119,7 @@ def playground_turn(
         )
     )
     reply = turn_complete(prepared)
-    trace = prepared.trace()
+    trace = prepared.trace(reply)
     if not settings.PROMPT_TRACE_ENABLED:
         trace["messages"] = []
     shown = _shown_passages(question, prepared.passages, prepared.retrieval.passages)

@@ -12,9 +12,12 @@ import uuid
 
 from django.db import models
 
+from chat.contract import DecisionReason
 from chat.models import Message
 from evaluations.outcomes import OUTCOME_CHOICES
 from workspaces.models import Workspace
+
+REASON_CHOICES = [(reason.value, reason.value.replace("_", " ")) for reason in DecisionReason]
 
 
 class ExpectedOutcome(models.TextChoices):
@@ -145,6 +148,11 @@ class EvaluationResult(models.Model):
     # partly_correct, incorrect, or empty (no judge, or it failed: the reason says why).
     judge_verdict = models.CharField(max_length=16, blank=True, default="")
     judge_reason = models.CharField(max_length=200, blank=True, default="")
+    # Why the reply is no answer or a form (chat.contract.DecisionReason:
+    # below_threshold, uncovered_subject, ...; empty for an answer, small
+    # talk or an error reply: null), and the figures that decided it.
+    reason = models.CharField(max_length=32, null=True, blank=True, choices=REASON_CHOICES)
+    reason_figures = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["position"]

@@ -16,7 +16,7 @@ from daneshyar.api import StringField, ok, query_data
 from daneshyar.schema import envelope
 from daneshyar.views import ListCreateMixin, ListMixin, Operation, RetrieveMixin, SerializerClass
 from evaluations import compare, items, runs
-from evaluations.models import EvaluationResult, EvaluationRun, ExpectedOutcome, RunStatus
+from evaluations.models import REASON_CHOICES, EvaluationResult, EvaluationRun, ExpectedOutcome, RunStatus
 from evaluations.outcomes import OUTCOME_CHOICES
 from workspaces.access import WorkspaceGenericApi
 from workspaces.models import Workspace
@@ -71,6 +71,16 @@ class ResultSerializer(serializers.ModelSerializer[EvaluationResult]):
     retrieved_resource_ids = serializers.ListField(
         child=serializers.UUIDField(), help_text="The distinct documents retrieved, best first."
     )
+    reason = serializers.ChoiceField(
+        choices=REASON_CHOICES,
+        allow_null=True,
+        help_text="Why the reply is no answer or a form (the prompt trace's reason codes, docs/api.md); "
+        "null for an answer, small talk or an error reply.",
+    )
+    reason_figures = serializers.DictField(
+        help_text="The figures that decided the reason (answerability, threshold, subject_words, "
+        "candidates, scores, …); {} without one."
+    )
 
     class Meta:
         model = EvaluationResult
@@ -86,6 +96,8 @@ class ResultSerializer(serializers.ModelSerializer[EvaluationResult]):
             "reply_language_right",
             "judge_verdict",
             "judge_reason",
+            "reason",
+            "reason_figures",
             "reply",
             "first_cited_resource_id",
             "first_citation_expected",

@@ -144,6 +144,8 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
             "cited": None,
             "latency_ms": round((time.monotonic() - started) * 1000),
             "language_right": None,
+            "reason": None,
+            "figures": {},
         }
     latency_ms = round((time.monotonic() - started) * 1000)
     retrieved = list(dict.fromkeys(str(p.resource_id) for p in prepared.retrieval.passages))
@@ -158,6 +160,9 @@ def _turn(run: EvaluationRun, item: TestItem, principal: ApiKey) -> dict[str, An
             earlier_questions=[user for user, _ in conversation.history],
             reply=reply.content,
         ),
+        # Why no answer or a form, as the reply was stored.
+        "reason": reply.reason,
+        "figures": reply.reason_figures or {},
     }
 
 
@@ -203,6 +208,8 @@ def _result(run: EvaluationRun, item: TestItem, position: int, turn: dict[str, A
         reply_language_right=turn["language_right"],
         judge_verdict=turn["judge"][0],
         judge_reason=turn["judge"][1],
+        reason=turn["reason"],
+        reason_figures=turn["figures"],
     )
 
 

@@ -165,7 +165,7 @@ class ChatApi(EndUserApi):
             "assistant_message": reply_data(prepared, reply),
         }
         if prepared.request.include_prompt_trace:
-            data["prompt_trace"] = prepared.trace()
+            data["prompt_trace"] = prepared.trace(reply)
         return ok(data)
 
 

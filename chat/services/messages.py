@@ -74,6 +74,8 @@ class ReplyRecord:
     guard_original: dict[str, Any] | None = None
     answerability: float | None = None
     access: dict[str, Any] | None = None
+    reason: str | None = None
+    reason_figures: dict[str, Any] | None = None
 
 
 def _next_question_sequence(last: int | None) -> int:

@@ -75,6 +75,20 @@ def _passage_url(workspace: Workspace, part: dict[str, Any]) -> str | None:
         return None
 
 
+def _figures(figures: dict[str, Any] | None) -> str:
+    """A reply's reason figures as the transcript shows them: "answerability
+    0.214 · threshold 0.38" (floats to three places, lists joined)."""
+
+    def shown(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{round(value, 3):g}"
+        if isinstance(value, list):
+            return ", ".join(shown(v) for v in value)
+        return str(value)
+
+    return " · ".join(f"{name} {shown(value)}" for name, value in (figures or {}).items())
+
+
 @require_GET
 @workspace_view(VIEW_TRANSCRIPTS)
 def transcript(request: HttpRequest, workspace: Workspace, session_id: Any) -> HttpResponse:
@@ -106,6 +120,8 @@ def transcript(request: HttpRequest, workspace: Workspace, session_id: Any) -> H
                 else None,
                 "feedback": list(message.feedback.all()),
                 "access": access_summary(message.access) if assistant else None,
+                "assistant": assistant,
+                "reason": _figures(message.reason_figures) if assistant else "",
             }
         )
     context = page_context(request, workspace, tab="transcripts", title=f"Transcript: {session.title}")

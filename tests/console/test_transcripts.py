@@ -10,7 +10,7 @@ import re
 import pytest
 from django.utils import timezone
 
-from chat.models import Session
+from chat.models import Message, Session
 from retrieval.models import Passage
 from tests.chat.helpers import ingest_text
 from tests.conftest import Tenant
@@ -155,3 +155,17 @@ def test_a_reingested_passage_is_gone_and_its_citation_no_longer_links(owner: Te
     assert "p-42" in page and "/passages/" not in page
     gone = "0b6f5f7e-1d1e-4a53-9f4e-0e8e3c1b2a11"
     assert curator.client.get(f"/admin/console/{owner.workspace.id}/passages/{gone}/").status_code == 404
+
+
+def test_a_transcript_says_why_a_reply_is_no_answer(owner: Tenant, curator: Staff) -> None:
+    session, messages = conversation(
+        owner.workspace, turns=[("What is the capital of France?", answer_response(("No idea.", None)))]
+    )
+    figures = {"answerability": 0.21437, "threshold": 0.38}
+    Message.objects.filter(id=messages[1].id).update(reason="below_threshold", reason_figures=figures)
+    page = curator.client.get(
+        f"/admin/console/{owner.workspace.id}/transcripts/{session.id}/"
+    ).content.decode()
+    assert re.findall(r'data-reason="(\w+)"', page) == ["below_threshold"]
+    [shown] = re.findall(r"Why: <code>below_threshold</code> (.*)</p>", page)
+    assert sorted(shown.split(" · ")) == ["answerability 0.214", "threshold 0.38"]

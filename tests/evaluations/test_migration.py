@@ -19,7 +19,6 @@ from django.db.migrations.executor import MigrationExecutor
 from chat.models import Message
 from evaluations.models import EvaluationResult, EvaluationRun, TestItem, TestSet
 from tests.factories import WorkspaceFactory
-from tests.transcripts.factories import conversation
 
 # chat's last migration with the tables in its state, and no evaluations app yet.
 CHAT_BEFORE = ("chat", "0011_evaluation_judge")
@@ -61,12 +60,18 @@ def _chat_model(old: Apps, name: str) -> Any:
 def _rows(old: Apps) -> dict[str, Any]:
     """A test set with two items (one built from a reply), a run with a result for each."""
     workspace = WorkspaceFactory.create()
-    _, messages = conversation(workspace)
+    # The reply as chat's tables had it then (today's model has columns added since).
+    session = _chat_model(old, "Session").objects.create(
+        workspace_id=workspace.id, external_user_id="alice", title="A conversation"
+    )
+    reply = _chat_model(old, "Message").objects.create(
+        session=session, sequence=1, role="assistant", content="Thirty days."
+    )
     test_set = _chat_model(old, "TestSet").objects.create(workspace_id=workspace.id, name="Nightly")
     item = _chat_model(old, "TestItem")
     written = item.objects.create(test_set=test_set, position=0, question="Written by hand?")
     promoted = item.objects.create(
-        test_set=test_set, position=1, question="From a reply?", source_message_id=messages[1].id
+        test_set=test_set, position=1, question="From a reply?", source_message_id=reply.id
     )
     run = _chat_model(old, "EvaluationRun").objects.create(
         test_set=test_set, model="extractive", status="completed", done=2, total=2, metrics={"mrr": 0.5}
@@ -83,7 +88,7 @@ def _rows(old: Apps) -> dict[str, Any]:
             outcome_right=True,
             judge_verdict="correct",
         )
-    return {"set": test_set.id, "items": [written.id, promoted.id], "run": run.id, "reply": messages[1].id}
+    return {"set": test_set.id, "items": [written.id, promoted.id], "run": run.id, "reply": reply.id}
 
 
 def test_every_row_and_grant_is_found_after_the_move(before_the_move: Apps) -> None:

@@ -44,3 +44,12 @@ def test_the_first_cited_document(owner: Tenant) -> None:
     _, messages = conversation(owner.workspace, turns=[("Refunds?", response)])
     assert first_cited_resource(messages[1]) == source["resource_id"]
     assert first_cited_resource(Message(content="Hello")) is None
+
+
+@pytest.mark.parametrize("text", ["منظورتان کدام سیاست است؟", "أي سياسة تقصد؟", "Which policy do you mean?"])
+def test_a_stored_form_asks_back_whatever_its_text_ends_with(owner: Tenant, text: str) -> None:
+    """The same question, stored as a form, is asked: the form decides, in any language."""
+    form = {"title": "?", "fields": [{"name": "subject", "label": text, "type": "select", "required": True}]}
+    _, messages = conversation(owner.workspace, turns=[("Policy?", answer_response((text, None), form=form))])
+    assert messages[1].reply is not None and messages[1].reply["type"] == "form"
+    assert reply_evaluated_outcome(messages[1]) == "asked"

@@ -35,9 +35,10 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from chat import output
-from chat.contract import Form, FormChoice, Part, Reply, ResponseType
+from chat.contract import DecisionReason, Form, FormChoice, Part, Reply, ResponseType
 from chat.output import ParsedReply
 from chat.services.turn.choice import FIELD_NAME, numbered
 from chat.text import content_words
@@ -185,10 +186,9 @@ def ambiguous(
     ``candidates``: each document's best sentence, best first; ``language``:
     the turn's.
     """
-    if unresolved_reference(question, earlier_questions, language):
-        pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])
-        if len(pointed) >= 2:
-            return pointed[:MAX_OPTIONS]
+    pointed = _pointed(question, earlier_questions, candidates, language)
+    if pointed:
+        return pointed
     viable = [c for c in candidates if c.score >= threshold]
     if len(viable) < 2 or not is_question(question, language):
         return []
@@ -207,6 +207,30 @@ def ambiguous(
         if not distinguishing or distinguishing & asked:
             return []  # a title the question cannot be told apart by, or one it names
     return close[:MAX_OPTIONS]
+
+
+def _pointed(
+    question: str, earlier_questions: Sequence[str], candidates: Sequence[Candidate], language: Language
+) -> list[Candidate]:
+    """The candidates to ask about for a question that points at an unnamed
+    subject (two or more scoring ``REFERENCE_FLOOR``), or ``[]``."""
+    if not unresolved_reference(question, earlier_questions, language):
+        return []
+    pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])
+    return pointed[:MAX_OPTIONS] if len(pointed) >= 2 else []
+
+
+def ask_reason(
+    question: str, earlier_questions: Sequence[str], candidates: Sequence[Candidate], language: Language
+) -> tuple[DecisionReason, dict[str, Any]]:
+    """Why :func:`ambiguous` asks back over ``candidates`` (the same
+    arguments), with its own figures: the question's pointing phrase
+    (``reference``) and the floor its candidates pass, or the margin within
+    which parallel answers score."""
+    if _pointed(question, earlier_questions, candidates, language):
+        phrase = unresolved_reference(question, earlier_questions, language)
+        return DecisionReason.UNRESOLVED_REFERENCE, {"reference": phrase, "floor": REFERENCE_FLOOR}
+    return DecisionReason.PARALLEL_CANDIDATES, {"margin": AMBIGUITY_MARGIN, "overlap": PARALLEL_OVERLAP}
 
 
 def is_question(text: str, language: Language) -> bool:

@@ -4,14 +4,15 @@ prepared turn that carries them to generation (with its prompt trace)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
 from chat.backends import Backend, ChatMessage
 from chat.backends.base import JsonSchema
-from chat.contract import PromptTrace, TracePassage
+from chat.contract import DecisionReason, PromptTrace, TracePassage
 from chat.message_list import messages_hash
-from chat.models import Grounding
+from chat.models import Grounding, Message
 from chat.output import output_schema
 from chat.output_guard import Policy
 from chat.prompting import Counter, FittedPrompt, PromptInputs, fit_messages
@@ -135,12 +136,31 @@ class PreparedTurn:
         """``provenance`` of the reply: the hash of the exact messages it came from."""
         return {"messages_hash": messages_hash(self.messages)}
 
-    def trace(self) -> PromptTrace:
+    def reason(self, grounding: str | None = None) -> tuple[DecisionReason | None, dict[str, Any]]:
+        """Why the turn's reply is no answer or a form, and the figures that
+        decided it: the decision's; for a turn the decision let answer whose
+        reply's ``grounding`` is none (the extractive engine found no
+        sentence: it says the documents don't), ``no_sentence``."""
+        decision = self.decision
+        if decision.intent == Intent.ANSWER and self.grounded and grounding == Grounding.NONE:
+            figures = {
+                "answerability": decision.answerability,
+                "threshold": self.request.workspace.answerability_threshold,
+            }
+            return DecisionReason.NO_SENTENCE, figures
+        return decision.reason, dict(decision.figures)
+
+    def trace(self, reply: Message | None = None) -> PromptTrace:
+        """The prompt trace; with the stored ``reply``, its reason is the
+        reply's (:meth:`reason`), else the decision's."""
+        reason, figures = self.reason(reply.grounding if reply is not None else None)
         trace: PromptTrace = {
             "passages": [_trace_passage(p) for p in self.passages],
             "messages": [{"role": m["role"], "content": m["content"]} for m in self.messages],
             "answerability": self.decision.answerability,
             "decision": self.decision.intent.value,
+            "reason": reason.value if reason is not None else None,
+            "figures": figures,
         }
         if self.retrieval.queries:
             trace["retrieval_queries"] = [query.text for query in self.retrieval.queries]

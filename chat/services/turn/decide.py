@@ -33,6 +33,18 @@ single ``no_answer_text`` / ``small_talk_text`` when changed from the
 default, else the language's built-in text (chat/wording.py,
 ``workspace_language``).
 
+Every no answer and every form carries its ``reason`` (one of
+``chat.contract.DecisionReason``) and the ``figures`` that decided it, as
+the prompt trace and an evaluation run's items show them (docs/api.md):
+``no_documents`` (nothing ready in the workspace) or ``filtered_out`` (no
+passage the turn may read), ``below_threshold`` (``answerability``,
+``threshold``), ``uncovered_subject`` (the question's ``subject_words`` no
+retrieved document has), ``parallel_candidates`` and
+``unresolved_reference`` (a form: its ``candidates`` and their ``scores``,
+and the pointing ``reference``). The extractive engine's own no answer,
+when no sentence of passages above the threshold answers, is
+``no_sentence`` (chat/services/turn/generate.py).
+
 The threshold's default (0.38) was fitted on the MTRAG-UN development split
 and checked on SciFact (``bench/conversation_quality.py``,
 ``bench/answer_quality.py``; docs/prompting.md has the figures).
@@ -40,17 +52,20 @@ and checked on SciFact (``bench/conversation_quality.py``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from chat.answerability import Assessment, assess
 from chat.backends.focus import counterparts
+from chat.contract import DecisionReason
 from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify, naming
 from chat.services.turn.history import TurnContext
 from chat.wording import workspace_language
 from languages import Language
+from resources.selectors import ready_resources_exist
 from retrieval.search import ScoredPassage
 from workspaces.models import Workspace
 
@@ -71,6 +86,10 @@ class Decision:
     assessment: Assessment | None = None
     # What the turn answers without generation (small talk, no answer, a form).
     reply: ParsedReply | None = None
+    # Why no answer or a form (None for an answer or small talk), and the
+    # figures that decided it (rules above).
+    reason: DecisionReason | None = None
+    figures: Mapping[str, Any] = field(default_factory=dict)
 
 
 def no_answer_text(workspace: Workspace, language: Language) -> str:
@@ -78,9 +97,18 @@ def no_answer_text(workspace: Workspace, language: Language) -> str:
     return workspace_language(workspace, language).texts.no_answer_text
 
 
-def no_answer(workspace: Workspace, answerability: float | None, language: Language) -> Decision:
+def no_answer(
+    workspace: Workspace,
+    answerability: float | None,
+    language: Language,
+    *,
+    reason: DecisionReason,
+    figures: Mapping[str, Any],
+) -> Decision:
     reply = text_reply(no_answer_text(workspace, language))
-    return Decision(Intent.NO_ANSWER, answerability=answerability, reply=reply)
+    return Decision(
+        Intent.NO_ANSWER, answerability=answerability, reply=reply, reason=reason, figures=dict(figures)
+    )
 
 
 def turn_decide(
@@ -103,7 +131,9 @@ def turn_decide(
     """
     language = workspace_language(workspace, context.language)
     if not passages:
-        return no_answer(workspace, 0.0, language)
+        ready = ready_resources_exist(workspace=workspace)
+        reason = DecisionReason.FILTERED_OUT if ready else DecisionReason.NO_DOCUMENTS
+        return no_answer(workspace, 0.0, language, reason=reason, figures={"passages": 0})
     assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
     score = _answerability(assessment)
     if context.chosen is None:
@@ -120,7 +150,8 @@ def turn_decide(
         if asked is not None:
             return asked
     if score < workspace.answerability_threshold:
-        return no_answer(workspace, score, language)
+        figures = {"answerability": score, "threshold": workspace.answerability_threshold}
+        return no_answer(workspace, score, language, reason=DecisionReason.BELOW_THRESHOLD, figures=figures)
     return Decision(Intent.ANSWER, answerability=score, assessment=assessment)
 
 
@@ -144,24 +175,46 @@ def _which_one(
     asked = clarify.ambiguous(
         context.focus, context.earlier_questions, candidates, threshold=threshold, language=language
     )
-    if asked and naming.names_another_subject(context.focus, context.earlier_questions, language, passages):
-        return no_answer(workspace, score, language)
+    figures: dict[str, Any] = {"answerability": score, "threshold": threshold}
+    if asked:
+        uncovered = naming.uncovered_subject(context.focus, context.earlier_questions, language, passages)
+        if uncovered:
+            return _uncovered(workspace, language, uncovered, asked, figures)
     if asked and may_clarify:
+        why, found = clarify.ask_reason(context.focus, context.earlier_questions, candidates, language)
         if deeper is not None:
             asked = _every_candidate(
                 asked, context, deeper(), scoring_context, workspace=workspace, language=language
             )
         reply = clarify.clarification_reply(asked, language)
-        return Decision(Intent.CLARIFY, answerability=score, assessment=assessment, reply=reply)
+        figures |= {"candidates": len(asked), "scores": [c.score for c in asked], **found}
+        return Decision(Intent.CLARIFY, score, assessment, reply, reason=why, figures=figures)
     # Documents answer alike, each for its own subject, none for the one named.
     answering = [candidate for candidate in candidates if candidate.score >= threshold]
-    if (
-        len(answering) >= 2
-        and counterparts(answering[0].sentence, answering[1].sentence)
-        and naming.names_another_subject(context.focus, context.earlier_questions, language, passages)
-    ):
-        return no_answer(workspace, score, language)
+    if len(answering) >= 2 and counterparts(answering[0].sentence, answering[1].sentence):
+        uncovered = naming.uncovered_subject(context.focus, context.earlier_questions, language, passages)
+        if uncovered:
+            return _uncovered(workspace, language, uncovered, answering, figures)
     return None
+
+
+def _uncovered(
+    workspace: Workspace,
+    language: Language,
+    words: frozenset[str],
+    candidates: Sequence[clarify.Candidate],
+    figures: Mapping[str, Any],
+) -> Decision:
+    """No answer: the question names ``words`` (its subject) that none of
+    the documents answering alike (``candidates``) covers."""
+    figures = {
+        "subject_words": sorted(words),
+        "candidates": len(candidates),
+        "scores": [c.score for c in candidates],
+        **figures,
+    }
+    score = figures["answerability"]
+    return no_answer(workspace, score, language, reason=DecisionReason.UNCOVERED_SUBJECT, figures=figures)
 
 
 def _answerability(assessment: Assessment) -> float:

@@ -84,9 +84,17 @@ def names_another_subject(
     """Whether ``question`` names a subject that none of the retrieved
     documents covers (rules above). A question that points at an unnamed
     subject ("this animal") is asked back whatever else it names (clarify.py)."""
+    return bool(uncovered_subject(question, earlier_questions, language, passages))
+
+
+def uncovered_subject(
+    question: str, earlier_questions: Sequence[str], language: Language, passages: Sequence[ScoredPassage]
+) -> frozenset[str]:
+    """The words by which ``question`` names a subject that none of the
+    retrieved documents covers (empty: none, as :func:`names_another_subject`)."""
     if unresolved_reference(question, earlier_questions, language):
-        return False
-    return bool(uncovered(question_names(question, language), passages))
+        return frozenset()
+    return uncovered(question_names(question, language), passages)
 
 
 def uncovered(names: Iterable[str], passages: Sequence[ScoredPassage]) -> frozenset[str]:

@@ -23,10 +23,12 @@ def turn_finish(prepared: PreparedTurn, generated: GeneratedTurn) -> Message:
         {"passage_id": str(p.passage_id), "resource_id": str(p.resource_id), "score": p.score, "rank": p.rank}
         for p in generated.passages
     ]
+    grounding = generated.grounding or prepared.grounding
+    reason, figures = prepared.reason(grounding)
     record = ReplyRecord(
         content=generated.reply.content,
         response=generated.reply.response,
-        grounding=generated.grounding or prepared.grounding,
+        grounding=grounding,
         model=generated.model_id,
         prompt_tokens=generated.prompt_tokens,
         completion_tokens=generated.completion_tokens,
@@ -44,6 +46,8 @@ def turn_finish(prepared: PreparedTurn, generated: GeneratedTurn) -> Message:
         ),
         answerability=prepared.decision.answerability,
         access=prepared.access.as_json(),
+        reason=reason.value if reason is not None else None,
+        reason_figures=figures if reason is not None else None,
     )
     return reply_store(question=prepared.question, reply=record)
 
