@@ -63,7 +63,7 @@ def measure(pair: str, limit: int) -> dict[str, list[float]]:
     from bench.conversation_quality import outcome_of, run_turn
     from bench.multilingual import load_topics
     from resources.models import Resource
-    from retrieval.filters import filters_parse
+    from retrieval.filter_grammar import filters_parse
     from workspaces import services
     from workspaces.models import ApiKeyScope, Workspace
 

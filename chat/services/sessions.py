@@ -3,6 +3,8 @@ written by :mod:`chat.services.messages`)."""
 
 from __future__ import annotations
 
+import uuid
+
 from django.db import transaction
 
 from chat.models import Session
@@ -38,7 +40,7 @@ def session_delete(*, session: Session) -> None:
         session.delete()
 
 
-def user_sessions_delete(*, workspace_id: object, external_user_id: str) -> int:
+def user_sessions_delete(*, workspace_id: uuid.UUID, external_user_id: str) -> int:
     """Delete every session of one end user of the workspace (an evaluation
     run's own user's, when the run ends), as :func:`session_delete` deletes
     one; how many there were."""

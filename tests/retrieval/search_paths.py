@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from retrieval.search import dense, hybrid
-from retrieval.search.service import Legs
+from retrieval.search.plan import Legs
 
 DENSE = Legs(dense=True, lexical=False)
 LEXICAL = Legs(dense=False, lexical=True)
