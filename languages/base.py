@@ -100,6 +100,11 @@ class Conversation:
     # mentioned only after one of these, or only in the plural, does not
     # tell which one a later "this credit card" means (clarify.py).
     indefinites: frozenset[str] = frozenset()
+    # Words that say which of a thing's values or instances is asked ("the
+    # maximum daily dose", "the recommended dose", "the latest version"),
+    # not which thing: after a pointing word they name no subject
+    # (chat/services/turn/naming.py).
+    qualifiers: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -52,4 +52,11 @@ CONVERSATION = Conversation(
         nichts mehr viel viele"""
     ),
     indefinites=frozenset({"ein", "eine", "einen", "einem", "einer", "eines"}),
+    qualifiers=words(
+        """maximal maximale maximalen maximaler maximales minimal minimale minimalen minimaler höchste
+        höchsten höchster niedrigste niedrigsten mindeste mindesten gesamte gesamten durchschnittliche
+        durchschnittlichen übliche üblichen normale normalen empfohlene empfohlenen tägliche täglichen
+        wöchentliche monatliche jährliche erste ersten letzte letzten nächste nächsten aktuelle
+        aktuellen neue neuen genaue genauen richtige richtigen"""
+    ),
 )

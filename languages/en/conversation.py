@@ -60,4 +60,12 @@ CONVERSATION = Conversation(
         every"""
     ),
     indefinites=frozenset({"a", "an", "any", "some", "another"}),
+    qualifiers=words(
+        """maximum minimum max min maximal minimal highest lowest largest smallest biggest greatest
+        longest shortest most least best worst total overall average mean usual normal standard typical
+        regular default recommended suggested required allowed permitted prescribed correct right exact
+        proper current latest recent previous next first last final initial original main basic full
+        daily weekly monthly yearly annual hourly extra additional general official whole entire new old
+        common single"""
+    ),
 )

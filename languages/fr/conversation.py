@@ -51,4 +51,10 @@ CONVERSATION = Conversation(
         vous nous se sa ses qu été être ont mais ou très leur leurs lui eux y était sera l d"""
     ),
     indefinites=frozenset({"un", "une", "des"}),
+    qualifiers=words(
+        """maximum maximal maximale maximaux maximales minimum minimal minimale minimaux minimales total
+        totale moyen moyenne habituel habituelle normal normale recommandé recommandée quotidien
+        quotidienne hebdomadaire mensuel mensuelle annuel annuelle premier première dernier dernière
+        prochain prochaine actuel actuelle nouveau nouvelle exact exacte"""
+    ),
 )

@@ -137,9 +137,16 @@ def test_a_follow_up_that_stands_on_its_own_is_answered_about_its_own_subject() 
     [
         ("How long is the dishwasher warranty?", {"dishwasher"}),
         ("What is the warranty of the microwave?", {"warranty", "microwave"}),
+        # Pinned down ("of …", "named …"): the word after the pin too.
+        ("What is the maximum daily dose of aspirin?", {"dose", "aspirin"}),
+        ("Who is the dog named Rex?", {"dog", "rex"}),
+        ("How long is the dishwasher warranty in the kitchen?", {"dishwasher", "kitchen"}),
         ("How long is the warranty?", {"warranty"}),
         ("Is it sold in Argentina?", {"argentina"}),
         ("Does the K9 have a timer?", {"k9"}),
+        # Words that say which of its values is asked name no thing: the phrase's next word does.
+        ("What is the maximum daily dose for adults?", {"dose"}),
+        ("What is the recommended dose?", {"dose"}),
         # A kind of thing, a word that refers back, a sentence's first word: no names.
         ("How long is the product warranty?", set()),
         ("Thanks. What about the other one?", set()),

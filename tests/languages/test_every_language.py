@@ -64,7 +64,14 @@ def check_normalisation(language: Language) -> None:
         once = normalize(text, language.code)
         assert normalize(once, language.code) == once, text
     rules = language.conversation
-    for words in (rules.anaphora, rules.continuations, rules.kinds, rules.stop_words, rules.indefinites):
+    for words in (
+        rules.anaphora,
+        rules.continuations,
+        rules.kinds,
+        rules.stop_words,
+        rules.indefinites,
+        rules.qualifiers,
+    ):
         assert all(normalize(word, language.code).lower() == word for word in words)
     assert all(" ".join(normalize(p, language.code).lower().split()) == p for p in rules.continuation_phrases)
 

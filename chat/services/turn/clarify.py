@@ -113,7 +113,7 @@ def unresolved_reference(question: str, earlier_questions: Sequence[str], langua
     rules = language.conversation
     question = normalize(question, language.code)
     for match in rules.pointer.finditer(question):
-        words, ends = _phrase(question, match, language)
+        words, ends = noun_phrase(question, match, language)
         article = match.group(1).lower() in rules.articles
         kind = next((i for i, word in enumerate(words) if is_kind(word.lower(), language)), None)
         if kind is None:
@@ -152,7 +152,7 @@ def _singled_out(kind: str, earlier: str, language: Language) -> bool:
     )
 
 
-def _phrase(question: str, match: re.Match[str], language: Language) -> tuple[list[str], list[int]]:
+def noun_phrase(question: str, match: re.Match[str], language: Language) -> tuple[list[str], list[int]]:
     """The words of the noun phrase ``match`` starts (its head, then up to
     ``MAX_PHRASE_WORDS`` in all), and where each ends in ``question``."""
     words, ends = [match.group(3)], [match.end(3)]

@@ -12,10 +12,14 @@ thing, read with its language's rules (languages/<code>/conversation.py), not a 
 things:
 
 * the word a pointing word or article introduces ("the dishwasher", "the
-  Bosch", "this fund": the language's ``pointer``), unless it is a kind of
-  thing that names nothing by itself ("the product": ``kinds``, the
+  Bosch", "this fund": the language's ``pointer``), after the words that
+  say which of a thing's values is asked ("the maximum daily dose", "the
+  recommended dose" name no maximum: ``qualifiers``), unless it is a kind
+  of thing that names nothing by itself ("the product": ``kinds``, the
   unresolved reference clarify.py asks about) or a word that refers back
   ("the other": ``anaphora``);
+* and when the phrase is pinned down ("the maximum daily dose of aspirin",
+  "the dog named Rex": ``pinned``), the word after the pin;
 * a proper name inside the question (the language's ``proper_name``, not a
   sentence's first word): "in Argentina";
 * a word of letters and digits, as models and codes are written: "K9", "401k".
@@ -36,7 +40,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from chat.backends.focus import Asked
-from chat.services.turn.clarify import is_kind, unresolved_reference
+from chat.services.turn.clarify import is_kind, noun_phrase, unresolved_reference
 from chat.services.turn.followup_search import leans_on_conversation
 from chat.text import content_words
 from languages import Language, normalize
@@ -46,18 +50,15 @@ from retrieval.units import WORD
 # Where a sentence starts inside a question (its first word is capitalised
 # whatever it is).
 _SENTENCE_START = re.compile(r"(?:^|[.!?\u061f]\s+)\W*")
+# A word from where it starts (the one after a pin).
+_WORD_AT = re.compile(r"[^\W\d_][\w'\u2019-]*")
 
 
 def question_names(question: str, language: Language) -> frozenset[str]:
     """The content words by which ``question`` names particular things (rules above)."""
     text = normalize(question, language.code)
     rules = language.conversation
-    found: list[str] = []
-    for match in rules.pointer.finditer(text):
-        head = match.group(3).lower()
-        if head in rules.anaphora or is_kind(head, language):
-            continue
-        found.extend([*match.group(2).split(), match.group(3)])
+    found = [name for match in rules.pointer.finditer(text) for name in _pointed_names(text, match, language)]
     starts = {m.end() for m in _SENTENCE_START.finditer(text)}
     found.extend(m.group(0) for m in rules.proper_name.finditer(text) if m.start() not in starts)
     found.extend(word for word in WORD.findall(text) if _letters_and_digits(word))
@@ -105,6 +106,30 @@ def uncovered(names: Iterable[str], passages: Sequence[ScoredPassage]) -> frozen
             break
         missing -= content_words(passage.text) | content_words(passage.resource_title)
     return frozenset(missing)
+
+
+def _pointed_names(text: str, match: re.Match[str], language: Language) -> list[str]:
+    """The words by which the phrase a pointing word opens (``match``) names
+    things (rules above): its first word that is no qualifier, and the word
+    after its pin."""
+    rules = language.conversation
+    words, ends = noun_phrase(text, match, language)
+    head = next((word for word in words if word.lower() not in rules.qualifiers), None)
+    found = [head] if head and _names(head, language) else []
+    pin = next((p for end in ends if (p := rules.pinned.match(text, end)) is not None), None)
+    # "of the microwave", "of this product": that pointing word's own match reads it.
+    after = _WORD_AT.match(text, pin.end() - 1) if pin else None
+    return [*found, after.group(0)] if after and _names(after.group(0), language) else found
+
+
+def _names(word: str, language: Language) -> bool:
+    """Whether ``word`` may name a thing: no stop word, no word that refers
+    back, no kind of thing, no qualifier."""
+    rules = language.conversation
+    lower = word.lower()
+    if lower in rules.stop_words or lower in rules.anaphora or lower in rules.qualifiers:
+        return False
+    return not is_kind(lower, language)
 
 
 def _letters_and_digits(word: str) -> bool:
