@@ -267,8 +267,9 @@ def _export_fp32(source: Path, fp32: Path) -> None:
         )
 
 
-def quantize_int8(fp32: Path, int8: Path) -> None:
-    """Dynamic int8 quantisation of the MatMul weights, per channel."""
+def quantize_int8(fp32: Path, int8: Path, op_types: tuple[str, ...] = ("MatMul",)) -> None:
+    """Dynamic int8 quantisation of the weights of ``op_types`` (the
+    MatMuls by default), per channel."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     root = logging.getLogger()
@@ -281,7 +282,7 @@ def quantize_int8(fp32: Path, int8: Path) -> None:
             weight_type=QuantType.QInt8,
             per_channel=True,
             reduce_range=True,
-            op_types_to_quantize=["MatMul"],
+            op_types_to_quantize=list(op_types),
         )
     finally:
         root.setLevel(level)
