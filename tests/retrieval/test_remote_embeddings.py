@@ -42,6 +42,7 @@ from tests.resources.files import long_text
 from tests.retrieval.conftest import make_resource
 from tests.retrieval.embedding_server import EmbeddingServer, embedding_server, free_port
 from tests.worker import file_upload, wait_for
+from workspaces.models import Workspace
 
 pytestmark = pytest.mark.slow
 
@@ -57,6 +58,16 @@ TEXTS = [
 def server() -> Iterator[EmbeddingServer]:
     with embedding_server() as running:
         yield running
+
+
+@pytest.fixture
+def owner(owner: Tenant) -> Tenant:
+    """The tenant of tests/conftest.py as a deployment on the remote backend
+    from the start has it: its workspace searched with the model the server
+    makes (e5, the engine's name), not the default backend's."""
+    Workspace.objects.filter(pk=owner.workspace.pk).update(embedding_model=E5)
+    owner.workspace.refresh_from_db()
+    return owner
 
 
 @pytest.fixture(autouse=True)
