@@ -75,6 +75,23 @@ def mcp_error_body(
     }
 
 
+# The envelope's code for each status the transport refuses a request with itself.
+TRANSPORT_CODES = {
+    400: "validation_error",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def transport_error_body(status: int, text: bytes) -> dict[str, Any]:
+    """A refusal of the SDK's transport that is not already a JSON-RPC error."""
+    message = text.decode("utf-8", errors="replace").strip()[:500] or "The request was refused."
+    return mcp_error_body(status, TRANSPORT_CODES.get(status, "internal_error"), message)
+
+
 def envelope_of(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str]]:
     """The HTTP status, the envelope's error object and the headers the REST
     routes would answer ``exc`` with (a 500 logged, its details withheld)."""

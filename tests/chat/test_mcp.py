@@ -28,6 +28,18 @@ CLAIMS = (
 SALARIES = "Salary bands are reviewed every April by the board.\n\nBonuses are paid in December."
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
 @pytest.fixture
 def server(live_server_real: str, transactional_db: None) -> str:
     return live_server_real
@@ -193,5 +205,12 @@ def test_an_oversized_or_malformed_body_is_a_jsonrpc_error_not_a_500(server: str
             url, headers={**headers, "Content-Type": "application/json"}, content=body, timeout=60
         )
         assert 400 <= response.status_code < 500, (body, response.status_code, response.text)
+    # Found by schema fuzzing: the transport's own refusals were plain text.
+    for refused in ({"Content-Type": "text/plain"}, {"Accept": "text/html"}):
+        response = httpx.post(url, headers={**headers, **refused}, content=b"{}", timeout=60)
+        assert 400 <= response.status_code < 500 and response.json()["error"]["data"]["code"], response.text
+    # Stateless: no session is opened, so a client opening many holds nothing here.
+    opened = httpx.post(url, headers=headers, json=INITIALIZE, timeout=60)
+    assert opened.status_code == 200 and "mcp-session-id" not in opened.headers, opened.text
     missing = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=60)
     assert missing.status_code == 401 and missing.json()["error"]["data"]["code"] == "unauthenticated"
