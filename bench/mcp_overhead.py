@@ -26,6 +26,11 @@ Printed: the median and 95th percentile per call in milliseconds, for each
 and for the difference. Both do the same search (retrieval/search/); what
 differs is the protocol: JSON-RPC framing, the SDK's transport and
 dispatch, the event loop beside the request's thread.
+
+Measured (200 searches each way, 40 documents, two busy shared cores, the
+embedding backend of the environment): ``rest`` p50 77.5 ms, p95 148.4 ms;
+``mcp`` p50 88.0 ms, p95 167.5 ms; the per-query difference p50 9.9 ms,
+p95 76.0 ms (the tail is the shared machine's noise as much as the protocol).
 """
 
 from __future__ import annotations
