@@ -13,6 +13,7 @@ Its modules:
 - ``fence.py``: the tags that fence untrusted text in a prompt, and ``untrusted()``
 - ``headings.py``: a passage's headings, never an answer
 - ``meaning.py``: the answerability's meaning term per embedding model
+- ``mcp_server/``: the workspace as an MCP server (the official ``mcp`` SDK)
 - ``message_list.py``: conversations in the OpenAI chat-messages format
 - ``models.py``: ``Session``, ``Message``, ``Feedback``, ``GuardRule``, ``GuardPolicy``
 - ``openai_api/``: the OpenAI-compatible endpoint

@@ -9,6 +9,7 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         from chat.backends import generation_readiness
+        from chat.mcp_server.errors import MCP_PATH, mcp_error_body
         from chat.openai_api.errors import OPENAI_PATH, openai_error_body
         from daneshyar.exceptions import register_error_shape
         from daneshyar.health import register_check
@@ -16,3 +17,5 @@ class ChatConfig(AppConfig):
         register_check("generation_backend", generation_readiness)
         # Under its base URL, errors take OpenAI's shape, also before a view runs.
         register_error_shape(OPENAI_PATH, openai_error_body)
+        # The MCP route's errors are JSON-RPC errors, also before its view runs.
+        register_error_shape(MCP_PATH, mcp_error_body)

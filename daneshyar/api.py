@@ -151,9 +151,20 @@ def paginate(
     """
     params = PageParamsSerializer(data=query_data(request))
     params.is_valid(raise_exception=True)
-    limit: int = params.validated_data["limit"]
-    cursor: str | None = params.validated_data.get("cursor")
+    rows, next_cursor = keyset_page(
+        queryset,
+        ordering=ordering,
+        limit=params.validated_data["limit"],
+        cursor=params.validated_data.get("cursor"),
+    )
+    return ok({"items": serialize(rows), "next_cursor": next_cursor})
 
+
+def keyset_page(
+    queryset: QuerySet[M], *, ordering: Sequence[str], limit: int, cursor: str | None
+) -> tuple[list[M], str | None]:
+    """One page of ``queryset`` after ``cursor`` and the next page's cursor
+    (None on the last page); a cursor that is not ours is a 400."""
     fields = [f.lstrip("-") for f in ordering]
     queryset = queryset.order_by(*ordering)
     if cursor:
@@ -163,9 +174,8 @@ def paginate(
     next_cursor = None
     if len(rows) > limit:
         rows = rows[:limit]
-        last = rows[-1]
-        next_cursor = _encode_cursor([_attr(last, f) for f in fields])
-    return ok({"items": serialize(rows), "next_cursor": next_cursor})
+        next_cursor = _encode_cursor([_attr(rows[-1], f) for f in fields])
+    return rows, next_cursor
 
 
 def _attr(obj: Any, path: str) -> Any:

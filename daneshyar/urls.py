@@ -16,6 +16,7 @@ API_URLCONFS = (
     "retrieval.urls",
     "chat.urls",
     "chat.openai_api.urls",
+    "chat.mcp_server.urls",
     "chat.transcripts.urls",
     "evaluations.urls",
 )

@@ -9,8 +9,9 @@ an end-user token of each for the first workspace of its organization. Rules
 create, upload (some documents ingested inline, so that chat and search
 retrieve them), chat, list, read, search, export and delete, each with a
 random actor against a random workspace and object, their own or not; and
-the evaluation wing's test sets, their items and runs (admin keys: created,
-imported into — hostile lines too —, listed, read, exported, started,
+the MCP server's search and document list (its tools, with the same
+filters and groups); the evaluation wing's test sets, their items and runs
+(admin keys: created, imported into — hostile lines too —, listed, read, exported, started,
 compared and deleted the same way).
 
 Invariants, after every response:
@@ -279,7 +280,10 @@ class IsolationMachine(RuleBasedStateMachine):
             if raw is not None:
                 response = getattr(client, method)(url, raw[0], content_type=raw[1])
             else:
-                response = getattr(client, method)(url, body, format="json")
+                # The MCP transport answers only a client that accepts both of its response types.
+                both = "application/json, text/event-stream"
+                accept = {"HTTP_ACCEPT": both} if url.endswith("/mcp/") else {}
+                response = getattr(client, method)(url, body, format="json", **accept)
         text = response_body(response).decode()
         self.tally.requests += 1
         self.tally.statuses[response.status_code] = self.tally.statuses.get(response.status_code, 0) + 1
@@ -546,6 +550,32 @@ class IsolationMachine(RuleBasedStateMachine):
             self.items.append(
                 Item("session", workspace.org, workspace.id, session_id, user=actor.user, tokens={session_id})
             )
+
+    @rule(data=st.data(), who=actor_index, tool=st.sampled_from(["search", "list_documents"]))
+    def mcp(self, data: st.DataObject, who: int, tool: str) -> None:
+        """The MCP server's search and document list (chat/mcp_server/), with
+        filters and groups as tool arguments: what /search/ may read, no more."""
+        self.tally.steps += 1
+        actor = self.actors[who]
+        workspace = self.pick_workspace(data, actor)
+        filters, groups, fields = self.draw_access(data, actor)
+        arguments = {"query": "How are claims paid?", "top_k": 50} if tool == "search" else {"limit": 100}
+        call = {"name": tool, "arguments": {**arguments, **fields}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+        status, reply = self.call(
+            actor,
+            "post",
+            f"workspaces/{workspace.id}/mcp/",
+            workspace.id,
+            body,
+            unreadable=self.unreadable(workspace.id, filters, groups),
+        )
+        self.expect(status, actor, workspace.id, admin=False, end_user=True)
+        if status == 200:
+            items = reply["result"]["structuredContent"]["items"]
+            found = {i["resource_id"] if tool == "search" else i["id"] for i in items}
+            readable = self.readable(workspace.id, filters, groups)
+            assert found <= readable, (actor, tool, found, filters, groups)
 
     def draw_access(
         self, data: st.DataObject, actor: Actor

@@ -115,6 +115,8 @@ TABLE: dict[tuple[str, str], dict[str, int]] = {
     ("POST", W + "sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/"): end_user(200),
     ("GET", W + "openai/v1/models"): end_user(200, mine_only=False),
     ("POST", W + "openai/v1/chat/completions"): {**end_user(200), "key_access": 200},
+    # The MCP server: a tools/call of search (its refusals are JSON-RPC errors with the same statuses).
+    ("POST", W + "mcp/"): {**end_user(200, mine_only=False), "key_access": 200},
     ("GET", W + "transcripts/"): ADMIN,
     ("DELETE", W + "end-users/<path:external_user_id>/"): ADMIN,
     ("GET", W + "webhooks/"): ADMIN,
@@ -285,6 +287,8 @@ def _path(pattern: str, ids: dict[str, str]) -> str:
 
 
 def _body(method: str, pattern: str, user: str) -> Any:
+    if pattern.endswith("mcp/"):
+        return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": MCP_SEARCH}
     if pattern.endswith("resources/batch/"):
         return [{"title": "t", "text": "some text"}]
     if pattern.endswith("chat/completions"):
@@ -320,6 +324,12 @@ def _body(method: str, pattern: str, user: str) -> Any:
     return {"external_user_id": user, "message": "hi", "session_id": None}
 
 
+# The MCP route's call: the search tool, its arguments where key_access adds its fields.
+MCP_SEARCH: dict[str, Any] = {"name": "search", "arguments": {"query": "claims"}}
+# The transport answers only a client that accepts both of its response types.
+MCP_ACCEPT = "application/json, text/event-stream"
+
+
 def _client(key: str | None) -> Any:
     # An end-user token is a JWT (its header starts "eyJ"); keys are dk_live_….
     return token_client(key) if key is not None and key.startswith("eyJ") else api_client(key)
@@ -344,11 +354,14 @@ def _call(
             body["session_id"] = ids["session_id"] if user != "alice" else None
         if pattern.endswith("chat/completions") and user != "alice":
             body["metadata"] = {"session_id": ids["session_id"]}
-        if extra:
+        if extra and pattern.endswith("mcp/"):
+            body["params"] = {**MCP_SEARCH, "arguments": {**MCP_SEARCH["arguments"], **extra}}
+        elif extra:
             body.update(extra)
         if query:
             path += f"?external_user_id={user}"
-        return getattr(client, method.lower())(path, body, format="json")
+        headers = {"HTTP_ACCEPT": MCP_ACCEPT} if pattern.endswith("mcp/") else {}
+        return getattr(client, method.lower())(path, body, format="json", **headers)
     if method == "DELETE":
         return client.delete(path + (f"?external_user_id={user}" if query else ""))
     return client.get(path, query)

@@ -39,8 +39,11 @@ def test_every_operation_documents_401_and_429_with_retry_after(schema: dict[str
 def test_error_responses_are_the_envelope_and_the_openai_shape_on_its_endpoint(
     schema: dict[str, Any],
 ) -> None:
+    """And the MCP server's errors are JSON-RPC errors (carrying the envelope's code)."""
     for name, operation in operations(schema).items():
         expected = "OpenAIError" if name.startswith("openai_") else "ErrorEnvelope"
+        if name == "mcp":
+            expected = "McpError"
         for status, response in operation["responses"].items():
             if int(status) >= 400 and status != "414":
                 ref = response["content"]["application/json"]["schema"]["$ref"]

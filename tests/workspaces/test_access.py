@@ -59,6 +59,12 @@ def _call(client: APIClient, method: str, path: str) -> Any:
     return getattr(client, method)(path)
 
 
+def _code(response: Any) -> str:
+    """The envelope's error code; the MCP route's errors carry it in the JSON-RPC error's ``data``."""
+    body = response.json()
+    return str(body["error"]["data"]["code"] if "jsonrpc" in body else body["error"]["code"])
+
+
 def test_the_urlconf_has_workspace_routes_and_every_one_uses_the_helper() -> None:
     assert len(WORKSPACE_ROUTES) >= 12
     strays = [r.pattern for r in WORKSPACE_ROUTES if not issubclass(r.view, WorkspaceApi)]
@@ -86,7 +92,7 @@ def test_key_then_workspace_then_scope(route: Route, method: str, owner: Tenant,
     for key in (outsider.admin_key, outsider.chat_key):
         response = _call(api_client(key), method, path)
         assert response.status_code == 404, (key[:12], response.content[:300])
-        assert response.json()["error"]["code"] == "not_found"
+        assert _code(response) == "not_found"
     # A key of the same organization limited to another workspace: 404 too.
     other = WorkspaceFactory.create(organization=owner.organization)
     limited = services.api_key_create(
@@ -98,6 +104,6 @@ def test_key_then_workspace_then_scope(route: Route, method: str, owner: Tenant,
     assert issubclass(route.view, WorkspaceApi)
     if method.upper() in route.view.admin_methods:
         assert response.status_code == 403, response.content[:300]
-        assert response.json()["error"]["code"] == "forbidden"
+        assert _code(response) == "forbidden"
     else:
         assert response.status_code != 403, response.content[:300]

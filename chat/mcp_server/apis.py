@@ -1,0 +1,110 @@
+"""``POST /api/v1/workspaces/{workspace_id}/mcp/``: the workspace as an MCP
+server (docs/mcp.md). The view authenticates and resolves the workspace as
+every end-user route does (``EndUserApi``: an admin or chat key, or an
+end-user token of this workspace; its ``requests`` rate limit), then hands
+the body to the SDK's transport with a server bound to that caller. Every
+refusal is a JSON-RPC error carrying the REST envelope's ``code``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse, JsonResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from chat.mcp_server.calls import Caller
+from chat.mcp_server.errors import mcp_error_body, transport_error_body
+from chat.mcp_server.server import mcp_server
+from chat.mcp_server.transport import serve
+from workspaces.access import EndUserApi
+
+
+class McpErrorSchema(serializers.Serializer[Any]):
+    """A JSON-RPC error response (the schema of this endpoint's error responses)."""
+
+    jsonrpc = serializers.CharField(help_text='"2.0"')
+    id = serializers.JSONField(allow_null=True, help_text="The request's id; null when it could not be read.")
+    error = inline_serializer(
+        "McpErrorDetail",
+        {
+            "code": serializers.IntegerField(
+                help_text="JSON-RPC: -32602 a bad argument or an unknown tool, ..."
+            ),
+            "message": serializers.CharField(),
+            "data": serializers.JSONField(
+                required=False,
+                help_text="The REST envelope's error: code (validation_error, ...), message, status, fields.",
+            ),
+        },
+    )
+
+    class Meta:
+        ref_name = "McpError"
+
+
+# Headers of the SDK's answer that the view passes on (Django sets the length).
+PASSED_HEADERS = frozenset({"content-type", "mcp-session-id", "mcp-protocol-version", "allow"})
+
+
+class McpApi(EndUserApi):
+    # Read by daneshyar.schema.AutoSchema for the documented error responses.
+    error_schema = McpErrorSchema
+    # The answer tool's end user is an argument, checked against a token's
+    # own when the tool runs (403), not a field of this route's body.
+    names_end_user = False
+
+    @extend_schema(
+        operation_id="mcp",
+        summary="MCP server (Streamable HTTP)",
+        description=(
+            "The workspace as a Model Context Protocol server, over the protocol's Streamable HTTP "
+            "transport (stateless; JSON responses): JSON-RPC messages in, JSON-RPC messages out. Tools "
+            "`search`, `answer`, `list_documents`, `read_passage` (docs/mcp.md). Authenticated as the "
+            "REST routes: `X-API-Key`, or `Authorization: Bearer` with an API key or an end-user token, "
+            "whose groups and resources apply. Errors are JSON-RPC errors whose `data` is the REST "
+            "envelope's error (`code`, `message`, `fields`)."
+        ),
+        tags=["MCP"],
+        request=OpenApiTypes.OBJECT,
+        responses={
+            (200, "application/json"): OpenApiResponse(
+                OpenApiTypes.OBJECT, description="A JSON-RPC response (a result, or an error)."
+            ),
+            (202, "application/json"): OpenApiResponse(
+                description="A notification or a response from the client, accepted."
+            ),
+            (406, "application/json"): OpenApiResponse(
+                McpErrorSchema,
+                description="The request's Accept header lacks application/json (and, for the "
+                "handshake-era protocol, text/event-stream), as the transport requires.",
+            ),
+        },
+    )
+    def post(self, request: Request, workspace_id: Any) -> HttpResponse:
+        caller = Caller(principal=self.principal, workspace=self.workspace, request=request)
+        reply = serve(mcp_server(caller), request._request, request.body)
+        headers = {name.lower(): value for name, value in reply.headers}
+        if reply.status >= 400 and not headers.get("content-type", "").startswith("application/json"):
+            # A refusal the transport words in plain text (a wrong Content-Type or
+            # Accept): the same error, in the protocol's shape as every other.
+            return JsonResponse(transport_error_body(reply.status, reply.body), status=reply.status)
+        response = HttpResponse(reply.body, status=reply.status)
+        for name, value in headers.items():
+            if name in PASSED_HEADERS:
+                response[name] = value
+        return response
+
+    def handle_exception(self, exc: Exception) -> Response:
+        """A refusal before the SDK runs (no key, an unknown workspace, a
+        rate limit) as a JSON-RPC error, status and headers kept."""
+        response = super().handle_exception(exc)
+        error = response.data.get("error") if isinstance(response.data, dict) else None
+        if isinstance(error, dict):
+            response.data = mcp_error_body(
+                response.status_code, str(error.get("code")), str(error.get("message")), error.get("fields")
+            )
+        return response

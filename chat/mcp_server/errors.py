@@ -1,0 +1,110 @@
+"""Errors in the protocol's shape: a JSON-RPC error object whose ``data`` is
+the REST envelope's error (``code``, ``message``, ``fields`` for a
+validation error, ``retry_after`` for a rate limit) and its HTTP status. The
+one exception handler (daneshyar/exceptions.py) classifies every error, so
+the codes and messages are the REST routes' own; an error raised before the
+view runs (an over-limit body) takes this shape too (registered in
+chat/apps.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+
+from daneshyar.exceptions import NotFound, exception_handler
+
+# The MCP tool routes' path: errors under it are JSON-RPC errors.
+MCP_PATH = r"^/api/v1/workspaces/[^/]+/mcp/"
+
+# JSON-RPC error code for each HTTP status (-32602: invalid params, as the
+# protocol spells a bad tool argument or an unknown tool; the others in the
+# range JSON-RPC leaves to servers, -32000 - the status's last two digits).
+JSONRPC_CODES = {
+    400: -32602,
+    401: -32001,
+    403: -32003,
+    404: -32004,
+    405: -32005,
+    409: -32009,
+    413: -32013,
+    415: -32015,
+    422: -32022,
+    429: -32029,
+    500: -32603,
+    502: -32052,
+    503: -32053,
+}
+
+
+class UnknownTool(NotFound):
+    """A tool this server does not have: ``not_found`` as the REST routes
+    answer an unknown path, with the code the protocol gives it (-32602)."""
+
+    default_message = "Unknown tool."
+
+
+def jsonrpc_code(status: int) -> int:
+    return JSONRPC_CODES.get(status, -32603)
+
+
+def error_data(
+    status: int, code: str, message: str, fields: Mapping[str, list[str]] | None = None
+) -> dict[str, Any]:
+    data: dict[str, Any] = {"code": code, "message": message, "status": status}
+    if fields:
+        data["fields"] = dict(fields)
+    return data
+
+
+def mcp_error_body(
+    status: int, code: str, message: str, fields: Mapping[str, list[str]] | None = None
+) -> dict[str, Any]:
+    """A JSON-RPC error response for a request refused before any message
+    was read (its ``id`` unknown: null, as JSON-RPC says)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": jsonrpc_code(status),
+            "message": message,
+            "data": error_data(status, code, message, fields),
+        },
+    }
+
+
+# The envelope's code for each status the transport refuses a request with itself.
+TRANSPORT_CODES = {
+    400: "validation_error",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def transport_error_body(status: int, text: bytes) -> dict[str, Any]:
+    """A refusal of the SDK's transport that is not already a JSON-RPC error."""
+    message = text.decode("utf-8", errors="replace").strip()[:500] or "The request was refused."
+    return mcp_error_body(status, TRANSPORT_CODES.get(status, "internal_error"), message)
+
+
+def envelope_of(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """The HTTP status, the envelope's error object and the headers the REST
+    routes would answer ``exc`` with (a 500 logged, its details withheld)."""
+    response = exception_handler(exc, {})
+    error: dict[str, Any] = dict(response.data["error"])  # type: ignore[index]
+    return response.status_code, error, {name: value for name, value in response.items()}
+
+
+def mcp_error(exc: Exception) -> MCPError:
+    """``exc`` as the protocol's error, carrying the REST envelope's error."""
+    status, error, headers = envelope_of(exc)
+    data = {**error, "status": status}
+    if "Retry-After" in headers:
+        data["retry_after"] = int(headers["Retry-After"])
+    code = INVALID_PARAMS if isinstance(exc, UnknownTool) else jsonrpc_code(status)
+    return MCPError(code=code, message=str(error["message"]), data=data)
