@@ -154,6 +154,7 @@ def passages_replace_many(*, items: Sequence[tuple[Resource, EmbeddedChunks]]) -
                 char_start=chunk.char_start,
                 char_end=chunk.char_end,
                 page=chunk.page,
+                bbox=list(chunk.bbox) if chunk.bbox is not None else None,
                 token_count=chunk.token_count,
                 embedding=vector,
                 embedding_model=embedded.model_name,

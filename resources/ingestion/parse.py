@@ -33,13 +33,22 @@ def resource_prepare(*, resource: Resource, data: bytes) -> list[Chunk] | None:
             interval=heartbeat_interval(),
             limit=settings.INGEST_PARSE_TIMEOUT_SECONDS,
         ):
-            document = parse_document(data, content_type=resource.content_type)
+            document = parse_document(
+                data, content_type=resource.content_type, language=ocr_language(resource)
+            )
             chunks = document_chunks(document)
     except ParseError as exc:
         resource_fail(resource_id=resource.pk, code=exc.code, message=exc.message)
         return None
     resource_title_from(resource=resource, document=document)
     return chunks
+
+
+def ocr_language(resource: Resource) -> str | None:
+    """The language a document's images are read in (docs/ocr.md): its
+    ``metadata.language`` (BCP 47, e.g. ``fa``), else OCR_LANGUAGES."""
+    language = (resource.metadata or {}).get("language")
+    return language if isinstance(language, str) else None
 
 
 def resource_title_from(*, resource: Resource, document: ParsedDocument) -> None:
