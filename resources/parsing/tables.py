@@ -1,4 +1,5 @@
-"""CSV and XLSX: tables whose passages answer by row (docs/ingestion.md, "Tables").
+"""CSV and XLSX (and DOCX's tables): tables whose passages answer by row
+(docs/ingestion.md, "Tables").
 
 A table's first non-empty row is its header. The rows after it are cut into
 groups of at most TABLE_ROWS_PER_PASSAGE rows (fewer when their text would
@@ -48,7 +49,7 @@ def parse_csv(data: bytes) -> ParsedDocument:
         dialect = csv.excel
     builder = DocumentBuilder()
     try:
-        _add_table(builder, "Table", csv.reader(io.StringIO(text), dialect))
+        add_table(builder, "Table", csv.reader(io.StringIO(text), dialect))
     except csv.Error as exc:
         raise ParseError("corrupt_file", f"The CSV file could not be read ({exc}).") from exc
     return builder.build()
@@ -65,7 +66,7 @@ def parse_xlsx(data: bytes) -> ParsedDocument:
         try:
             for sheet in workbook.worksheets:
                 rows = sheet.iter_rows(values_only=True, max_col=settings.TABLE_MAX_COLUMNS + 1)
-                _add_table(builder, str(sheet.title), rows)
+                add_table(builder, str(sheet.title), rows)
         finally:
             workbook.close()
     except PASS_THROUGH:
@@ -75,7 +76,8 @@ def parse_xlsx(data: bytes) -> ParsedDocument:
     return builder.build()
 
 
-def _add_table(builder: DocumentBuilder, name: str, rows: Iterable[Iterable[Any]]) -> None:
+def add_table(builder: DocumentBuilder, name: str, rows: Iterable[Iterable[Any]]) -> None:
+    """The rows of one table as blocks of ``builder``: groups under the header."""
     numbered = _rows(rows)
     first = next(numbered, None)
     if first is None:

@@ -128,3 +128,19 @@ def test_a_damaged_xlsx_is_corrupt() -> None:
     with pytest.raises(ParseError) as info:
         _parse(_xlsx({"Prices": [HEADER]})[:300], filename="prices.xlsx")
     assert info.value.code == "corrupt_file"
+
+
+def test_a_docx_table_of_several_rows_keeps_its_header_with_each_group(settings: Settings) -> None:
+    from tests.resources.files import make_docx
+
+    settings.TABLE_ROWS_PER_PASSAGE = 2
+    data = make_docx(
+        [("p", "Prices below.")],
+        [HEADER, ["Juicer J6", "129", "14"], ["Blender B2", "89", "3"], ["Kettle", "20", "1"]],
+    )
+    document = _parse(data)
+    assert document.text == (
+        "Prices below."
+        "\n\nTable 1, rows 2-3\nProduct | Price | Stock\nJuicer J6 | 129 | 14\nBlender B2 | 89 | 3"
+        "\n\nTable 1, row 4\nProduct | Price | Stock\nKettle | 20 | 1"
+    )
