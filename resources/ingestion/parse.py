@@ -11,10 +11,15 @@ from django.conf import settings
 from resources.chunking import Chunk, chunk_document
 from resources.heartbeat import heartbeat_while
 from resources.ingestion.claim import heartbeat
-from resources.ingestion.write import chunking_params, resource_fail
+from resources.ingestion.write import chunking_params, resource_fail, workspace_language
 from resources.models import Resource
 from resources.parsing import ParsedDocument, ParseError, parse_document
+from resources.parsing.detect import IMAGES, PDF
+from resources.parsing.ocr import MODELS as OCR_MODELS
 from resources.titles import content_title, is_untitled
+
+# The formats with pages OCR may read (images, scanned PDF pages).
+OCR_TYPES = frozenset((*IMAGES, PDF))
 
 
 def heartbeat_interval() -> float:
@@ -45,10 +50,16 @@ def resource_prepare(*, resource: Resource, data: bytes) -> list[Chunk] | None:
 
 
 def ocr_language(resource: Resource) -> str | None:
-    """The language a document's images are read in (docs/ocr.md): its
-    ``metadata.language`` (BCP 47, e.g. ``fa``), else OCR_LANGUAGES."""
+    """The language a document's images are read in (docs/ocr.md, "Which
+    language"): its ``metadata.language`` (BCP 47, e.g. ``fa``), else the
+    language most of its workspace's passages are in (for the formats OCR
+    may read), else none (OCR_LANGUAGES)."""
     language = (resource.metadata or {}).get("language")
-    return language if isinstance(language, str) else None
+    if isinstance(language, str) and language.split("-")[0].lower() in OCR_MODELS:
+        return language
+    if resource.content_type in OCR_TYPES:
+        return workspace_language(resource.workspace_id)
+    return None
 
 
 def resource_title_from(*, resource: Resource, document: ParsedDocument) -> None:

@@ -125,7 +125,5 @@ def test_a_deletion_crossing_an_ingestion_is_run_again(owner: Tenant) -> None:
     assert response.status_code == 200, response.content
     assert {row["external_id"] for row in response.json()["data"]["deleted"]} == {"one", "two"}
     assert set(Resource.objects.values_list("external_id", flat=True)) == {"three"}
-    counts = dict(
-        WorkspaceLexeme.objects.filter(workspace=owner.workspace).values_list("lexeme", "passages")
-    )
+    counts = dict(WorkspaceLexeme.objects.filter(workspace=owner.workspace).values_list("lexeme", "passages"))
     assert counts.get("alpha") == 1 and counts.get("beta", 0) == 0

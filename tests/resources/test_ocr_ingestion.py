@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (Persian letters beside Latin ones are the point)
 """Scans and tables uploaded through the API: read, searchable, each passage
 with where it sits (contract v1.4), and a clear error when OCR is missing.
 
@@ -17,7 +18,7 @@ from resources.ingestion import resource_ingest
 from resources.models import Resource
 from retrieval.models import Passage
 from tests.conftest import Tenant
-from tests.page_images import image_bytes, page_images
+from tests.page_images import character_error_rate, image_bytes, page_images
 from tests.resources.test_ocr import ENGLISH, PERSIAN, tesseract  # noqa: F401  (the fixture)
 from tests.resources.test_tables import HEADER, _xlsx
 
@@ -81,3 +82,17 @@ def test_an_xlsx_upload_answers_by_row_under_its_header(owner: Tenant) -> None:
     assert top["text"].startswith("Prices, rows ")
     assert "Product | Price | Stock" in top["text"]
     assert top["page"] is None and top["bbox"] is None
+
+
+def test_a_scan_without_a_language_is_read_in_its_workspace_s_language(owner: Tenant, settings: Any) -> None:
+    settings.OCR_LANGUAGES = "eng"
+    text = "\n\n".join(PERSIAN[::-1]) + "\n\nاین راهنما برای مشتریان فروشگاه نوشته شده است."
+    assert _upload(owner, "guide.txt", text.encode()).status == "ready"
+    scan = image_bytes(page_images(PERSIAN, dpi=300, rtl=True, language="fa"))
+    resource = _upload(owner, "refunds.png", scan)
+    assert resource.status == "ready", resource.error_message
+    read = "\n\n".join(
+        Passage.objects.filter(resource=resource).order_by("ordinal").values_list("text", flat=True)
+    )
+    # Read with fas, not with the deployment's eng (which reads no Persian letter).
+    assert character_error_rate(read, "\n\n".join(PERSIAN)) <= 0.08
