@@ -144,3 +144,16 @@ def test_a_docx_table_of_several_rows_keeps_its_header_with_each_group(settings:
         "\n\nTable 1, rows 2-3\nProduct | Price | Stock\nJuicer J6 | 129 | 14\nBlender B2 | 89 | 3"
         "\n\nTable 1, row 4\nProduct | Price | Stock\nKettle | 20 | 1"
     )
+
+
+def test_an_html_table_keeps_its_header_with_each_group(settings: Settings) -> None:
+    settings.TABLE_ROWS_PER_PASSAGE = 2
+    page = (
+        b"<h1>Prices</h1><table><caption>Kitchen</caption><tr><th>Product</th><th>Price</th></tr>"
+        b"<tr><td>Juicer</td><td>129</td></tr><tr><td>Kettle</td><td>20</td></tr>"
+        b"<tr><td>Mixer</td><td>45</td></tr></table><p>Prices include tax.</p>"
+    )
+    assert _parse(page).text == (
+        "Prices\n\nKitchen, rows 2-3\nProduct | Price\nJuicer | 129\nKettle | 20"
+        "\n\nKitchen, row 4\nProduct | Price\nMixer | 45\n\nPrices include tax."
+    )
