@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from chat.backends.scripted import ScriptedBackend
 from resources.ingestion import resource_ingest
 from resources.models import Resource
 from retrieval.models import Passage
+from tests.chat.helpers import answer
 from tests.conftest import Tenant
 from tests.page_images import character_error_rate, image_bytes, page_images
 from tests.resources.test_ocr import ENGLISH, PERSIAN, tesseract  # noqa: F401  (the fixture)
@@ -96,3 +98,25 @@ def test_a_scan_without_a_language_is_read_in_its_workspace_s_language(owner: Te
     )
     # Read with fas, not with the deployment's eng (which reads no Persian letter).
     assert character_error_rate(read, "\n\n".join(PERSIAN)) <= 0.08
+
+
+def test_a_cited_part_of_a_scan_names_its_page_and_box(owner: Tenant, scripted: ScriptedBackend) -> None:
+    """The scripted backend stands in for the generation model: it cites the first passage."""
+    _upload(owner, "refunds.png", image_bytes(page_images(ENGLISH, dpi=200)))
+    scripted.replies = [answer(("Refunds are paid within 14 days.", 1))]
+    response = owner.client("chat").post(
+        f"/api/v1/workspaces/{owner.workspace.id}/chat/",
+        {"external_user_id": "alice", "message": "How long do refunds take?"},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    data = response.json()["data"]
+    source = data["assistant_message"]["response"]["parts"][0]["source"]
+    assert source["page"] == 1 and len(source["bbox"]) == 4
+    session, message = data["session"]["id"], data["assistant_message"]["id"]
+    sources = owner.client("chat").get(
+        f"/api/v1/workspaces/{owner.workspace.id}/sessions/{session}/messages/{message}/sources/",
+        {"external_user_id": "alice"},
+    )
+    item = sources.json()["data"]["items"][0]
+    assert (item["page"], item["bbox"]) == (1, source["bbox"])
