@@ -24,6 +24,9 @@ from tests.page_images import character_error_rate, image_bytes, page_images, sc
 from tests.parts import part_missing
 from tests.resources.files import make_pdf
 
+# Each reading runs the real Tesseract: seconds, not milliseconds.
+pytestmark = pytest.mark.slow
+
 ENGLISH = [
     "The Juicer J6 presses fruit and vegetables into fresh juice in under a minute.",
     "Refunds are paid within 14 days of the return reaching our warehouse.",
@@ -32,9 +35,6 @@ PERSIAN = [
     "بازپرداخت در چهارده روز پس از رسیدن کالا به انبار انجام می‌شود.",
     "آبمیوه‌گیری جی۶ میوه و سبزی را در کمتر از یک دقیقه به آب تازه تبدیل می‌کند.",
 ]
-# Each reading runs the real Tesseract: seconds, not milliseconds.
-pytestmark = pytest.mark.slow
-
 ARABIC = [
     "يتم الاسترداد خلال أربعة عشر يوما من وصول المرتجع إلى المستودع.",
     "تعصر العصارة الفواكه والخضروات في أقل من دقيقة واحدة.",
