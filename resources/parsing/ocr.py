@@ -76,9 +76,8 @@ def ocr_budget(*, language: str | None = None) -> Iterator[None]:
 
 def _current() -> _Budget:
     budget = _budget.get()
-    if budget is None:  # a parser called outside parse_document (a bench, a test)
+    if budget is None:  # a page read outside parse_document: a budget of its own
         budget = _Budget(models=models_for(None), deadline=time.monotonic() + settings.OCR_TIMEOUT_SECONDS)
-        _budget.set(budget)
     return budget
 
 
