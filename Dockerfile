@@ -4,6 +4,12 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 DANESHYAR_DATA_DIR=/var/lib/daneshyar
 
+# OCR of scans and images (docs/ocr.md): Tesseract and its English, Persian
+# and Arabic models, Debian's packages.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-fas tesseract-ocr-ara \
+    && rm -rf /var/lib/apt/lists/*
+
 # The CPU build of torch by default; for CUDA embeddings build with
 #   --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu128
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu

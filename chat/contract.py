@@ -77,6 +77,9 @@ class Source(TypedDict):
     resource_id: str
     resource_title: str
     passage_id: str
+    # Where the passage sits (contract v1.4); absent from replies stored before.
+    page: NotRequired[int | None]
+    bbox: NotRequired[list[float] | None]
 
 
 class Part(TypedDict):

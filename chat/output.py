@@ -157,6 +157,8 @@ def source_of(passage: ScoredPassage) -> Source:
         "resource_id": str(passage.resource_id),
         "resource_title": passage.resource_title,
         "passage_id": str(passage.passage_id),
+        "page": passage.page,
+        "bbox": passage.bbox,
     }
 
 

@@ -123,7 +123,7 @@ def message_sources(
     found = {
         passage.id: passage
         for passage in passages.select_related("resource").only(
-            "id", "text", "page", "resource__id", "resource__title"
+            "id", "text", "page", "bbox", "resource__id", "resource__title"
         )
     }
     if readable is not None:
@@ -131,17 +131,18 @@ def message_sources(
         owners = {passage.resource.id for passage in found.values()}
         kept = set(Resource.objects.filter(readable, id__in=owners).values_list("id", flat=True))
         found = {pid: passage for pid, passage in found.items() if passage.resource.id in kept}
-    return [
-        {
-            "passage_id": str(pid),
-            "resource_id": str(found[pid].resource.id),
-            "resource_title": found[pid].resource.title,
-            "page": found[pid].page,
-            "text": found[pid].text,
-        }
-        for pid in cited
-        if pid in found
-    ]
+    return [_source(found[pid]) for pid in cited if pid in found]
+
+
+def _source(passage: Passage) -> dict[str, object]:
+    return {
+        "passage_id": str(passage.id),
+        "resource_id": str(passage.resource.id),
+        "resource_title": passage.resource.title,
+        "page": passage.page,
+        "bbox": passage.bbox,
+        "text": passage.text,
+    }
 
 
 def _cited_passages(response: object) -> list[uuid.UUID]:

@@ -17,6 +17,7 @@ from chat.contract import DecisionReason, FieldType, MessageData, ResponseType, 
 from chat.message_list import MAX_CONTENT_CHARS, MAX_MESSAGES
 from chat.models import CONSOLE_USER_PREFIX, Grounding, GuardAction, Message, MessageRole, Session
 from daneshyar.api import StringField, timestamp
+from retrieval.serializers import bbox_field
 
 CONSOLE_PREFIX_MESSAGE = f"Ids starting with {CONSOLE_USER_PREFIX!r} are reserved for the admin console."
 
@@ -96,6 +97,10 @@ _source = inline_serializer(
         "resource_id": serializers.UUIDField(),
         "resource_title": serializers.CharField(),
         "passage_id": serializers.UUIDField(),
+        "page": serializers.IntegerField(
+            allow_null=True, required=False, help_text="1-based page where the passage starts (v1.4)."
+        ),
+        "bbox": bbox_field(),
     },
     allow_null=True,
 )

@@ -5,7 +5,7 @@ API's upload service, with its checks (size, accepted types, the same bytes
 twice giving the existing resource). A zip of documents is unpacked with
 bounds before anything is decompressed (``resources/archives.py``), its
 ``manifest.json`` giving titles, metadata and access as on the bulk upload;
-a DOCX, which is a zip too, is a document and is stored as one.
+a DOCX or an XLSX, which is a zip too, is a document and is stored as one.
 """
 
 from __future__ import annotations

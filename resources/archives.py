@@ -3,7 +3,7 @@
 An archive is checked before anything is decompressed (:func:`open_archive`,
 with the bounds of :mod:`resources.parsing.archive`); reading an entry
 afterwards yields at most its declared size (``zipfile`` stops there and
-checks the CRC). A DOCX is a zip too, but a document:
+checks the CRC). A DOCX or an XLSX is a zip too, but a document:
 :func:`is_document_archive` tells them apart.
 
 An archive may carry a manifest, ``manifest.json`` at its root (not a
@@ -215,7 +215,7 @@ def _entry_problems(entry: Any) -> dict[str, list[str]]:
 
 
 def is_document_archive(data: bytes, *, filename: str, claimed_type: str) -> bool:
-    """A zip that is not a DOCX package."""
+    """A zip that is not a DOCX or XLSX package."""
     if not data.startswith(ZIP_MAGIC):
         return False
     try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from resources.parsing import ParsedDocument
+from resources.parsing.base import Box
 
 # Strength of a boundary *before* a token.
 MID_WORD, WORD, SENTENCE, LINE, PARAGRAPH, HEADING = range(6)
@@ -38,6 +39,8 @@ class Chunk:
     char_end: int
     page: int | None
     token_count: int
+    # Where the passage sits on its page (0 to 1, x0, y0, x1, y1), when known (OCR).
+    bbox: Box | None = None
 
 
 def token_offsets(text: str, tokenizer: Tokenizer | None) -> list[tuple[int, int]]:
@@ -111,6 +114,7 @@ def chunk_document(
                 char_end=char_end,
                 page=document.page_at(char_start),
                 token_count=end - start,
+                bbox=document.bbox_of(char_start, char_end),
             )
         )
         if end >= total:

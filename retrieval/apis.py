@@ -16,7 +16,7 @@ from daneshyar.schema import also_answers, list_envelope
 from resources.selectors import resource_get
 from retrieval.search import search
 from retrieval.selectors import passage_list
-from retrieval.serializers import FiltersField, GroupsField, access_of
+from retrieval.serializers import FiltersField, GroupsField, access_of, bbox_field
 from workspaces.access import WorkspaceApi
 
 MAX_RESOURCE_IDS = 20
@@ -51,6 +51,11 @@ class SearchApi(WorkspaceApi):
         text = serializers.CharField()
         score = serializers.FloatField(help_text="Higher is better; see docs/retrieval.md for its range.")
         rank = serializers.IntegerField(help_text="1 for the best passage.")
+        page = serializers.IntegerField(
+            allow_null=True,
+            help_text="1-based page where the passage starts; null where the format has no pages.",
+        )
+        bbox = bbox_field()
         language = serializers.CharField(
             help_text="The passage's language, detected at ingestion: en, fa, ar, de, fr, or und "
             'when it could not be told (docs/retrieval.md, "The lexical analysis").'
@@ -92,7 +97,11 @@ class PassageOutputSerializer(serializers.Serializer[Any]):
     text = serializers.CharField()
     char_start = serializers.IntegerField(help_text="Offset of the passage in the document's extracted text.")
     char_end = serializers.IntegerField()
-    page = serializers.IntegerField(allow_null=True, help_text="1-based PDF page where the passage starts.")
+    page = serializers.IntegerField(
+        allow_null=True,
+        help_text="1-based page where the passage starts (PDF, image); null where the format has none.",
+    )
+    bbox = bbox_field()
     token_count = serializers.IntegerField()
     embedding_model = serializers.CharField()
 

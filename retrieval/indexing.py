@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +70,18 @@ def chunking_params() -> ChunkingParams:
     window = int(getattr(embedder, "max_seq_length", 0) or 0) - 2  # [CLS] and [SEP]
     size = min(settings.CHUNK_SIZE_TOKENS, window) if window > 0 else settings.CHUNK_SIZE_TOKENS
     return ChunkingParams(tokenizer=getattr(embedder, "tokenizer", None), size=size)
+
+
+def workspace_language(*, workspace_id: uuid.UUID, sample: int = 500) -> str | None:
+    """The language most of a workspace's passages are in (Passage.language,
+    over up to ``sample`` of them); ``None`` for a workspace without any."""
+    languages = (
+        Passage.objects.filter(workspace_id=workspace_id)
+        .exclude(language="und")
+        .values_list("language", flat=True)[:sample]
+    )
+    counts = Counter(languages)
+    return counts.most_common(1)[0][0] if counts else None
 
 
 def chunks_embed(
@@ -154,6 +167,7 @@ def passages_replace_many(*, items: Sequence[tuple[Resource, EmbeddedChunks]]) -
                 char_start=chunk.char_start,
                 char_end=chunk.char_end,
                 page=chunk.page,
+                bbox=list(chunk.bbox) if chunk.bbox is not None else None,
                 token_count=chunk.token_count,
                 embedding=vector,
                 embedding_model=embedded.model_name,

@@ -35,6 +35,9 @@ class Passage(models.Model):
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
     page = models.PositiveIntegerField(null=True, blank=True)
+    # Where the passage sits on its page: [x0, y0, x1, y1], page-relative
+    # 0 to 1, origin top left (contract v1.4); null where unknown (a text layer).
+    bbox = models.JSONField(null=True, blank=True)
     token_count = models.PositiveIntegerField()
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
     embedding_model = models.CharField(max_length=200)

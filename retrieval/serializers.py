@@ -1,5 +1,6 @@
 """Request fields for who may read what (retrieval/filters.py): ``filters``
-and ``groups``, on search and on every chat entrance."""
+and ``groups``, on search and on every chat entrance; and a passage's
+``bbox``, wherever one is shown."""
 
 from __future__ import annotations
 
@@ -39,6 +40,18 @@ class GroupsField(serializers.JSONField):
             "Omitted: every document. An end-user token carries its own and cannot send them.",
         )
         super().__init__(**kwargs)
+
+
+def bbox_field() -> serializers.ListField:
+    """A passage's ``bbox`` (contract v1.4), on search results, passages and sources."""
+    return serializers.ListField(
+        child=serializers.FloatField(),
+        min_length=4,
+        max_length=4,
+        allow_null=True,
+        help_text="Where the passage sits on its page: [x0, y0, x1, y1], page-relative 0 to 1, "
+        "origin top left; null where unknown (known for text read by OCR, docs/ocr.md).",
+    )
 
 
 def access_of(data: dict[str, Any]) -> Access:

@@ -21,6 +21,7 @@ from daneshyar.schema import list_envelope
 from daneshyar.views import DetailMixin, ListMixin, Operation, RowMixin, SerializerClass
 from resources.models import Resource
 from retrieval.filters import Access, access_expression
+from retrieval.serializers import bbox_field
 from workspaces.access import EndUserApi, WorkspaceApi, end_user_resolve
 from workspaces.principals import EndUser
 
@@ -140,6 +141,7 @@ class SourceSchema(serializers.Serializer[Any]):
     resource_id = serializers.UUIDField()
     resource_title = serializers.CharField()
     page = serializers.IntegerField(allow_null=True, help_text="1-based, when the document has pages.")
+    bbox = bbox_field()
     text = serializers.CharField(help_text="The passage as retrieved.")
 
     class Meta:

@@ -7,9 +7,11 @@ in docs/configuration.md and .env.example.
 
 from __future__ import annotations
 
+import re
+
 from django.core.exceptions import ImproperlyConfigured
 
-from daneshyar.env import env_int
+from daneshyar.env import env_int, env_str
 
 __all__ = [
     "BATCH_UPLOAD_MAX_BYTES",
@@ -35,8 +37,16 @@ __all__ = [
     "MAX_EXTRACTED_CHARS",
     "MAX_JSON_BODY_BYTES",
     "MAX_UPLOAD_BYTES",
+    "OCR_LANGUAGES",
+    "OCR_MAX_IMAGE_PIXELS",
+    "OCR_MAX_PAGES",
+    "OCR_TIMEOUT_SECONDS",
     "ORG_QUOTA_BYTES",
     "ORG_QUOTA_DOCUMENTS",
+    "TABLE_MAX_CELL_CHARS",
+    "TABLE_MAX_COLUMNS",
+    "TABLE_MAX_ROWS",
+    "TABLE_ROWS_PER_PASSAGE",
 ]
 
 # --- Limits -------------------------------------------------------------------
@@ -93,3 +103,20 @@ INGEST_TASK_SOFT_TIME_LIMIT = env_int("INGEST_TASK_SOFT_TIME_LIMIT", 1800, minim
 INGEST_TASK_TIME_LIMIT = env_int("INGEST_TASK_TIME_LIMIT", 1920, minimum=2, maximum=3300)
 if INGEST_TASK_TIME_LIMIT <= INGEST_TASK_SOFT_TIME_LIMIT:
     raise ImproperlyConfigured("INGEST_TASK_TIME_LIMIT must be greater than INGEST_TASK_SOFT_TIME_LIMIT")
+# OCR of images and of PDF pages without a text layer (docs/ocr.md): Tesseract's
+# models when a document names no language ("eng+fas": several, joined by +),
+# and the bounds of one document's OCR (pages read, seconds, pixels of an image).
+OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng")
+OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 200, minimum=1)
+OCR_TIMEOUT_SECONDS = env_int("OCR_TIMEOUT_SECONDS", 240, minimum=1)
+OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 60_000_000, minimum=1_000_000)
+# Tables of CSV and XLSX uploads (docs/ingestion.md, "Tables"): rows under one
+# repeated header per passage, and the bounds of one table.
+TABLE_ROWS_PER_PASSAGE = env_int("TABLE_ROWS_PER_PASSAGE", 10, minimum=1, maximum=1000)
+TABLE_MAX_ROWS = env_int("TABLE_MAX_ROWS", 100_000, minimum=1)
+TABLE_MAX_COLUMNS = env_int("TABLE_MAX_COLUMNS", 100, minimum=1, maximum=16_384)
+TABLE_MAX_CELL_CHARS = env_int("TABLE_MAX_CELL_CHARS", 500, minimum=10)
+if not re.fullmatch(r"[a-z_]+(\+[a-z_]+)*", OCR_LANGUAGES):
+    raise ImproperlyConfigured(
+        f"OCR_LANGUAGES must be Tesseract model names joined by +, e.g. eng+fas: {OCR_LANGUAGES!r}"
+    )

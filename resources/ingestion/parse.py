@@ -11,10 +11,15 @@ from django.conf import settings
 from resources.chunking import Chunk, chunk_document
 from resources.heartbeat import heartbeat_while
 from resources.ingestion.claim import heartbeat
-from resources.ingestion.write import chunking_params, resource_fail
+from resources.ingestion.write import chunking_params, resource_fail, workspace_language
 from resources.models import Resource
 from resources.parsing import ParsedDocument, ParseError, parse_document
+from resources.parsing.detect import IMAGES, PDF
+from resources.parsing.ocr import MODELS as OCR_MODELS
 from resources.titles import content_title, is_untitled
+
+# The formats with pages OCR may read (images, scanned PDF pages).
+OCR_TYPES = frozenset((*IMAGES, PDF))
 
 
 def heartbeat_interval() -> float:
@@ -33,13 +38,28 @@ def resource_prepare(*, resource: Resource, data: bytes) -> list[Chunk] | None:
             interval=heartbeat_interval(),
             limit=settings.INGEST_PARSE_TIMEOUT_SECONDS,
         ):
-            document = parse_document(data, content_type=resource.content_type)
+            document = parse_document(
+                data, content_type=resource.content_type, language=ocr_language(resource)
+            )
             chunks = document_chunks(document)
     except ParseError as exc:
         resource_fail(resource_id=resource.pk, code=exc.code, message=exc.message)
         return None
     resource_title_from(resource=resource, document=document)
     return chunks
+
+
+def ocr_language(resource: Resource) -> str | None:
+    """The language a document's images are read in (docs/ocr.md, "Which
+    language"): its ``metadata.language`` (BCP 47, e.g. ``fa``), else the
+    language most of its workspace's passages are in (for the formats OCR
+    may read), else none (OCR_LANGUAGES)."""
+    language = (resource.metadata or {}).get("language")
+    if isinstance(language, str) and language.split("-")[0].lower() in OCR_MODELS:
+        return language
+    if resource.content_type in OCR_TYPES:
+        return workspace_language(resource.workspace_id)
+    return None
 
 
 def resource_title_from(*, resource: Resource, document: ParsedDocument) -> None:

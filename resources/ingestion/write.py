@@ -61,6 +61,11 @@ def chunking_params() -> ChunkingParams:
     return indexing.chunking_params()
 
 
+def workspace_language(workspace_id: uuid.UUID) -> str | None:
+    """The language most of the workspace's passages are in (docs/ocr.md, "Which language")."""
+    return indexing.workspace_language(workspace_id=workspace_id)
+
+
 def embedder_preload() -> None:
     """Load the embedding model now (a worker at start), not in its first task."""
     indexing.chunking_params()

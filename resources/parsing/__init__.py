@@ -6,10 +6,13 @@ Its modules:
 - ``base.py``: what every parser produces, and the errors that end an ingestion
 - ``detect.py``: an upload's format, from its bytes
 - ``html.py``: HTML's visible text by block
+- ``image.py``: PNG, JPEG and TIFF, read by OCR
+- ``ocr.py``: Tesseract: paragraphs of a page image, their boxes, the OCR budgets
 - ``pdf.py``: PDF's text layer, page by page
 - ``pdf_bidi.py``: a right-to-left PDF page's text in reading order
 - ``pdf_glyphs.py``: a PDF page's shown text as positioned pieces
 - ``plain.py``: plain text and Markdown
+- ``tables.py``: CSV and XLSX: rows in groups, each under its header
 - ``word.py``: DOCX: paragraphs and tables in body order
 """
 
@@ -23,8 +26,11 @@ from resources.parsing import detect
 from resources.parsing.base import ParsedDocument, ParseError, parse_deadline
 from resources.parsing.detect import ACCEPTED_MESSAGE, ACCEPTED_TYPES, detect_content_type
 from resources.parsing.html import parse_html
+from resources.parsing.image import parse_image
+from resources.parsing.ocr import ocr_budget
 from resources.parsing.pdf import parse_pdf
 from resources.parsing.plain import parse_markdown, parse_plain_text
+from resources.parsing.tables import parse_csv, parse_xlsx
 from resources.parsing.word import parse_docx
 
 __all__ = [
@@ -42,11 +48,21 @@ _PARSERS: dict[str, Callable[[bytes], ParsedDocument]] = {
     detect.HTML: parse_html,
     detect.PDF: parse_pdf,
     detect.DOCX: parse_docx,
+    detect.XLSX: parse_xlsx,
+    detect.CSV: parse_csv,
+    detect.PNG: parse_image,
+    detect.JPEG: parse_image,
+    detect.TIFF: parse_image,
 }
 
 
-def parse_document(data: bytes, *, content_type: str, timeout: float | None = None) -> ParsedDocument:
+def parse_document(
+    data: bytes, *, content_type: str, timeout: float | None = None, language: str | None = None
+) -> ParsedDocument:
     """Extract the text of ``data`` (of a type :func:`detect_content_type` returned).
+
+    Images and PDF pages without a text layer are read by OCR in
+    ``language`` (BCP 47; ``None``: OCR_LANGUAGES), docs/ocr.md.
 
     Bounded (docs/ingestion.md, "Bounds"): over a bound it raises
     :class:`ParseError` with ``file_too_large_uncompressed``,
@@ -56,5 +72,6 @@ def parse_document(data: bytes, *, content_type: str, timeout: float | None = No
     parser = _PARSERS.get(content_type)
     if parser is None:
         raise ParseError("unsupported_media_type", f"{content_type} is not accepted. {ACCEPTED_MESSAGE}")
-    with parse_deadline(settings.INGEST_PARSE_TIMEOUT_SECONDS if timeout is None else timeout):
+    seconds = settings.INGEST_PARSE_TIMEOUT_SECONDS if timeout is None else timeout
+    with parse_deadline(seconds), ocr_budget(language=language):
         return parser(data)

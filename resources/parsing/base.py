@@ -16,6 +16,8 @@ from django.conf import settings
 
 _SPACES = re.compile(r"[ \t\f\v\u00a0\u200b]+")
 _MANY_NEWLINES = re.compile(r"\n{2,}")
+_BLOCK = re.compile(r"[^\n]+(?:\n[^\n]+)*")
+Box = tuple[float, float, float, float]
 # (monotonic deadline, the timeout in seconds) of the parse in progress.
 _deadline: ContextVar[tuple[float, float] | None] = ContextVar("parse_deadline", default=None)
 
@@ -63,6 +65,12 @@ def check_deadline() -> None:
         )
 
 
+def time_left() -> float | None:
+    """Seconds left before the parse in progress is past its deadline."""
+    current = _deadline.get()
+    return None if current is None else current[0] - time.monotonic()
+
+
 @dataclass(frozen=True)
 class ParsedDocument:
     """The extracted plain text of a document.
@@ -70,12 +78,16 @@ class ParsedDocument:
     ``text`` is made of blocks (paragraphs, headings, table rows, list items)
     separated by a blank line. Passage offsets (``char_start``/``char_end``)
     index into it. ``headings`` holds the offsets where heading blocks start;
-    ``pages`` the offsets where pages start, with their 1-based numbers.
+    ``pages`` the offsets where pages start, with their 1-based numbers;
+    ``regions`` the blocks whose place on their page is known (read by
+    OCR): start and end offsets, and the box (page-relative 0 to 1, ``x0, y0,
+    x1, y1``, origin top left).
     """
 
     text: str
     headings: frozenset[int] = frozenset()
     pages: tuple[tuple[int, int], ...] = ()
+    regions: tuple[tuple[int, int, Box], ...] = ()
 
     @cached_property
     def _page_starts(self) -> list[int]:
@@ -87,6 +99,18 @@ class ParsedDocument:
             return None
         index = bisect.bisect_right(self._page_starts, offset) - 1
         return self.pages[max(index, 0)][1]
+
+    def bbox_of(self, start: int, end: int) -> Box | None:
+        """The box around the text from ``start`` to ``end``, on the page where
+        it starts: ``None`` unless every block of it on that page has one."""
+        page = self.page_at(start)
+        boxes = [box for s, e, box in self.regions if s < end and e > start and self.page_at(s) == page]
+        if not boxes:
+            return None
+        blocks = [b for b in _BLOCK.finditer(self.text, start, end) if self.page_at(b.start()) == page]
+        if len(boxes) < len(blocks):
+            return None
+        return union_box(boxes)
 
 
 @dataclass
@@ -103,12 +127,13 @@ class DocumentBuilder:
     _headings: set[int] = field(default_factory=set)
     _pages: list[tuple[int, int]] = field(default_factory=list)
     _pending_page: int | None = None
+    _regions: list[tuple[int, int, Box]] = field(default_factory=list)
 
     def start_page(self, number: int) -> None:
         # Recorded at the next block, so that empty pages take no offset.
         self._pending_page = number
 
-    def add(self, text: str, *, heading: bool = False) -> None:
+    def add(self, text: str, *, heading: bool = False, bbox: Box | None = None) -> None:
         check_deadline()
         block = normalise_block(text)
         if not block:
@@ -122,6 +147,8 @@ class DocumentBuilder:
         if heading:
             self._headings.add(self._length)
         self._parts.append(block)
+        if bbox is not None:
+            self._regions.append((self._length, self._length + len(block), bbox))
         self._length += len(block)
         if self._length > self.max_chars:
             raise ParseError(
@@ -134,7 +161,22 @@ class DocumentBuilder:
         text = "".join(self._parts)
         if not text.strip():
             raise ParseError("empty_document", "The document contains no extractable text.")
-        return ParsedDocument(text=text, headings=frozenset(self._headings), pages=tuple(self._pages))
+        return ParsedDocument(
+            text=text,
+            headings=frozenset(self._headings),
+            pages=tuple(self._pages),
+            regions=tuple(self._regions),
+        )
+
+
+def union_box(boxes: list[Box]) -> Box:
+    """The smallest box holding ``boxes``, rounded to 4 decimals."""
+    return (
+        round(min(b[0] for b in boxes), 4),
+        round(min(b[1] for b in boxes), 4),
+        round(max(b[2] for b in boxes), 4),
+        round(max(b[3] for b in boxes), 4),
+    )
 
 
 def normalise_block(text: str) -> str:

@@ -2,8 +2,10 @@
 
 The client's filename and claimed type only decide between plain text and
 Markdown (the bytes cannot tell them apart); everything else is sniffed:
-``%PDF-`` for PDF, a ZIP with ``word/document.xml`` for DOCX, the WHATWG
-HTML signatures for HTML, and valid UTF-8 (or UTF-16 with a BOM) for text.
+``%PDF-`` for PDF, a ZIP with ``word/document.xml`` for DOCX (``xl/workbook.xml``
+for XLSX), the PNG, JPEG and TIFF signatures, the WHATWG HTML signatures
+for HTML, and valid UTF-8 (or UTF-16 with a BOM) for text (CSV by its name
+or claimed type).
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ MARKDOWN = "text/markdown"
 HTML = "text/html"
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+CSV = "text/csv"
+PNG = "image/png"
+JPEG = "image/jpeg"
+TIFF = "image/tiff"
+IMAGES = (PNG, JPEG, TIFF)
 
 ACCEPTED_TYPES: dict[str, str] = {
     PLAIN_TEXT: "plain text",
@@ -26,12 +34,26 @@ ACCEPTED_TYPES: dict[str, str] = {
     HTML: "HTML",
     PDF: "PDF",
     DOCX: "DOCX",
+    XLSX: "XLSX",
+    CSV: "CSV",
+    PNG: "PNG",
+    JPEG: "JPEG",
+    TIFF: "TIFF",
 }
 ACCEPTED_MESSAGE = "Accepted types: " + ", ".join(f"{name} ({mime})" for mime, name in ACCEPTED_TYPES.items())
 
 _MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdown", ".mkd")
 _MARKDOWN_CLAIMS = ("text/markdown", "text/x-markdown")
 _DOCX_EXTENSIONS = (".docx",)
+_XLSX_EXTENSIONS = (".xlsx",)
+_CSV_CLAIMS = ("text/csv", "application/csv", "text/comma-separated-values")
+# Signatures of the image formats read by OCR (TIFF: both byte orders).
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", PNG),
+    (b"\xff\xd8\xff", JPEG),
+    (b"II*\x00", TIFF),
+    (b"MM\x00*", TIFF),
+)
 # OLE compound file (legacy .doc, or an encrypted OOXML package).
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
@@ -58,14 +80,11 @@ def detect_content_type(data: bytes, *, filename: str = "", claimed_type: str = 
     """The MIME type of ``data``; :class:`UnsupportedMediaType` (415) otherwise."""
     name = filename.lower()
     claim = claimed_type.split(";")[0].strip().lower()
-    head = data[:1024]
-    if b"%PDF-" in head:  # the header may follow a little junk (PDF 1.7, 7.5.2)
-        return PDF
+    signed = _signed_type(data)
+    if signed is not None:
+        return signed
     if data.startswith(b"PK\x03\x04"):
-        if _is_docx_zip(data) or name.endswith(_DOCX_EXTENSIONS) or claim == DOCX:
-            # A damaged package claimed as DOCX fails in the worker as corrupt_file.
-            return DOCX
-        raise UnsupportedMediaType(f"ZIP archives other than DOCX are not accepted. {ACCEPTED_MESSAGE}")
+        return _zip_type(data, name, claim)
     if data.startswith(_OLE_MAGIC):
         if is_encrypted_ooxml(data):
             # Password-protected DOCX: accepted, then fails as docx_encrypted.
@@ -81,9 +100,21 @@ def detect_content_type(data: bytes, *, filename: str = "", claimed_type: str = 
         return MARKDOWN
     if name.endswith((".html", ".htm")) or claim == HTML:
         return HTML
+    if name.endswith(".csv") or claim in _CSV_CLAIMS:
+        return CSV
     if not name and claim in ("", PLAIN_TEXT, "application/octet-stream") and _ATX_HEADING.search(text):
         return MARKDOWN
     return PLAIN_TEXT
+
+
+def _signed_type(data: bytes) -> str | None:
+    """PDF or an image format, by the signature its bytes start with."""
+    if b"%PDF-" in data[:1024]:  # the header may follow a little junk (PDF 1.7, 7.5.2)
+        return PDF
+    for magic, image_type in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return image_type
+    return None
 
 
 def decode_text(data: bytes) -> str | None:
@@ -104,9 +135,20 @@ def decode_text(data: bytes) -> str | None:
     return text
 
 
-def _is_docx_zip(data: bytes) -> bool:
+def _zip_type(data: bytes, name: str, claim: str) -> str:
+    """DOCX or XLSX; a damaged package named or claimed as one of them fails
+    in the worker as corrupt_file."""
+    names = _zip_names(data)
+    if "word/document.xml" in names or name.endswith(_DOCX_EXTENSIONS) or claim == DOCX:
+        return DOCX
+    if "xl/workbook.xml" in names or name.endswith(_XLSX_EXTENSIONS) or claim == XLSX:
+        return XLSX
+    raise UnsupportedMediaType(f"ZIP archives other than DOCX and XLSX are not accepted. {ACCEPTED_MESSAGE}")
+
+
+def _zip_names(data: bytes) -> list[str]:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return "word/document.xml" in archive.namelist()
+            return archive.namelist()
     except (zipfile.BadZipFile, OSError, ValueError):
-        return False
+        return []

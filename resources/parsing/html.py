@@ -1,4 +1,6 @@
-"""HTML: visible text by block, without scripts, styles and page chrome."""
+"""HTML: visible text by block, without scripts, styles and page chrome; a
+table of several rows (none nested) in groups of rows under its header, as
+a CSV's (resources/parsing/tables.py), named by its caption."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from bs4.element import (
 )
 
 from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError
+from resources.parsing.tables import add_table
 
 # Not document content: code, styling, and navigation repeated on every page.
 _DROPPED = ("script", "style", "noscript", "template", "nav", "header", "footer", "svg", "iframe", "head")
@@ -49,6 +52,7 @@ class _BlockText:
     def __init__(self) -> None:
         self.builder = DocumentBuilder()
         self.inline: list[str] = []
+        self.tables = 0
 
     def flush(self) -> None:
         if self.inline:
@@ -79,6 +83,8 @@ class _BlockText:
             self.flush()
             self.builder.add(tag.get_text(" ", strip=True), heading=True)
             return False
+        if name == "table" and self._table(tag):
+            return False
         if name == "br":
             self.inline.append("\n")
             return False
@@ -88,4 +94,20 @@ class _BlockText:
                 self.inline.append(" | ")
         elif name in _BLOCKS:
             self.flush()
+        return True
+
+    def _table(self, tag: Tag) -> bool:
+        """A table of two rows or more, none nested, added as groups of rows
+        under its header; whether it was (else it is walked block by block)."""
+        rows = [
+            [cell.get_text(" ", strip=True) for cell in row.find_all(("td", "th"))]
+            for row in tag.find_all("tr")
+        ]
+        if tag.find("table") is not None or sum(1 for row in rows if any(row)) < 2:
+            return False
+        self.flush()
+        self.tables += 1
+        caption = tag.find("caption")
+        name = caption.get_text(" ", strip=True) if caption is not None else ""
+        add_table(self.builder, name or f"Table {self.tables}", rows)
         return True

@@ -4,6 +4,8 @@ A page with right-to-left text (Arabic, Persian, Hebrew) is read again by
 :mod:`resources.parsing.pdf_glyphs` and put in reading order by
 :mod:`resources.parsing.pdf_bidi` when its producer marks how its runs
 read (``/ReversedChars``, ``/ActualText``); other pages keep pypdf's text.
+A page without a text layer (a scan) is read by OCR from its largest image
+(:mod:`resources.parsing.ocr`), each paragraph with its box.
 
 Bounded: at most INGEST_PDF_MAX_PAGES pages and INGEST_PDF_MAX_OBJECTS
 indirect objects (``file_too_complex``), pypdf's own limits (decompressed
@@ -23,6 +25,7 @@ from typing import Any
 from django.conf import settings
 
 from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError, check_deadline
+from resources.parsing.ocr import Region, ocr_page
 from resources.parsing.pdf_bidi import fold_presentation_forms, logical_text
 from resources.parsing.pdf_glyphs import page_pieces
 
@@ -38,6 +41,9 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         check_deadline()
         text = _page_text(number, page)
         builder.start_page(number)
+        if not text.strip():
+            for region in _scanned_page(number, page):
+                builder.add(region.text, bbox=region.bbox)
         for paragraph in _PARAGRAPH_BREAK.split(text):
             builder.add(paragraph)
     try:
@@ -46,7 +52,7 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         if exc.code == "empty_document":
             raise ParseError(
                 "empty_document",
-                "The PDF has no text layer (a scan or images only); run OCR on it first.",
+                "The PDF has no text layer, and OCR recognised no text on its pages.",
             ) from exc
         raise
 
@@ -113,6 +119,28 @@ def _page_text(number: int, page: Any) -> str:
     if _RIGHT_TO_LEFT.search(text):
         text = fold_presentation_forms(_reading_order(page) or text)
     return text
+
+
+def _scanned_page(number: int, page: Any) -> list[Region]:
+    """OCR of the page's largest image (a scan fills its page: its boxes
+    stand for the page's); no image, no text."""
+    from pypdf.errors import LimitReachedError
+
+    try:
+        images = [image.image for image in page.images]
+    except PASS_THROUGH:
+        raise
+    except LimitReachedError as exc:
+        raise _over_limit(exc) from exc
+    except Exception as exc:
+        raise ParseError(
+            "corrupt_file", f"The images of page {number} of the PDF could not be read."
+        ) from exc
+    images = [image for image in images if image is not None]
+    if not images:
+        return []
+    largest = max(images, key=lambda image: image.size[0] * image.size[1])
+    return ocr_page(largest.convert("L"))
 
 
 def _reading_order(page: Any) -> str | None:

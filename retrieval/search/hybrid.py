@@ -30,6 +30,7 @@ within one statement nothing orders a ``set_config`` before the scan).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -116,7 +117,7 @@ chosen AS (
     FROM fused f
 )
 SELECT c.id, c.resource_id, r.title, p.text, c.score, p.ordinal, p.page, c.similarity, c.normalised,
-       p.language
+       p.language, p.bbox
 FROM chosen c
 JOIN {passage} p ON p.id = c.id
 JOIN {resource} r ON r.id = c.resource_id
@@ -209,6 +210,7 @@ class HybridRow:
     dense_score: float
     lexical_score: float
     language: str
+    bbox: list[float] | None
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> HybridRow:
@@ -224,6 +226,8 @@ class HybridRow:
             dense_score=float(row[7]),
             lexical_score=float(row[8]),
             language=row[9],
+            # Django has psycopg hand jsonb over as its text.
+            bbox=json.loads(row[10]) if isinstance(row[10], str) else row[10],
         )
 
 

@@ -77,6 +77,8 @@ class ScoredPassage:
     lexical_score: float | None = None
     # The passage's language, detected at ingestion (Passage.language).
     language: str = "und"
+    # Where it sits on its page (Passage.bbox): [x0, y0, x1, y1], 0 to 1.
+    bbox: list[float] | None = None
 
 
 class CandidateScores(dict[uuid.UUID, float]):
@@ -177,6 +179,7 @@ def _hybrid(cursor: CursorWrapper, plan: Plan) -> list[ScoredPassage]:
             dense_score=row.dense_score,
             lexical_score=row.lexical_score,
             language=row.language,
+            bbox=row.bbox,
         )
         for rank, row in enumerate(rows, start=1)
     ]
@@ -259,7 +262,7 @@ def _select(
         for p in Passage.objects.using(using)
         .filter(id__in=chosen)
         .select_related("resource")
-        .only("id", "resource_id", "resource__title", "text", "ordinal", "page", "language")
+        .only("id", "resource_id", "resource__title", "text", "ordinal", "page", "bbox", "language")
     }
     chosen = [pid for pid in chosen if pid in rows]
     return [
@@ -275,6 +278,7 @@ def _select(
             dense_score=scores.dense[pid] if scores.dense is not None else None,
             lexical_score=scores.lexical[pid] if scores.lexical is not None else None,
             language=rows[pid].language,
+            bbox=rows[pid].bbox,
         )
         for rank, pid in enumerate(chosen, start=1)
     ]

@@ -43,6 +43,9 @@ def test_unavailable_generation_is_answered_by_the_extractive_engine(
             "resource_id": str(resource.id),
             "resource_title": "Claims",
             "passage_id": assistant["response"]["parts"][0]["source"]["passage_id"],
+            # A text document: no pages, no place on one.
+            "page": None,
+            "bbox": None,
         },
     }
     stored = Message.objects.get(id=assistant["id"])

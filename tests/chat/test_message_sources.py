@@ -45,7 +45,7 @@ def test_the_cited_passages_come_back_in_citation_order_each_once(
     assert [i["passage_id"] for i in items] == list(dict.fromkeys(cited))
     assert [i["text"] for i in items] == ["Shipping is free over 50 euros.", "Refunds take 30 days."]
     assert items[0]["resource_title"] == "Refunds" and items[0]["page"] is None
-    assert set(items[0]) == {"passage_id", "resource_id", "resource_title", "page", "text"}
+    assert set(items[0]) == {"passage_id", "resource_id", "resource_title", "page", "bbox", "text"}
     assert response.json()["data"]["next_cursor"] is None
 
 

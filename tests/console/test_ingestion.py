@@ -67,14 +67,14 @@ def test_a_zip_is_unpacked_into_its_documents(owner: Tenant, curator: Staff) -> 
             "handbook/": b"",
             "__MACOSX/handbook/._intro.md": b"\x00\x05\x16\x07",
             ".DS_Store": b"\x00\x00\x00\x01Bud1",
-            "logo.png": b"\x89PNG\r\n\x1a\n\x00",
+            "logo.gif": b"GIF89a\x01\x00\x01\x00\x00",
         }
     )
     outcomes = _outcomes(_upload(curator, owner, ("handbook.zip", archive)))
     assert outcomes == [
         ("handbook.zip/handbook/intro.md", "created"),
         ("handbook.zip/handbook/leave.txt", "created"),
-        ("handbook.zip/logo.png", "refused"),
+        ("handbook.zip/logo.gif", "refused"),
     ]
     titles = set(Resource.objects.filter(workspace=owner.workspace).values_list("title", "filename"))
     assert titles == {("handbook/intro.md", "intro.md"), ("handbook/leave.txt", "leave.txt")}
@@ -95,7 +95,7 @@ def test_refusals_say_why_and_store_nothing(owner: Tenant, curator: Staff, setti
         curator,
         owner,
         ("big.txt", b"x" * 3000),
-        ("image.png", b"\x89PNG\r\n\x1a\n\x00"),
+        ("image.gif", b"GIF89a\x01\x00\x01\x00\x00"),
         ("broken.zip", b"PK\x03\x04 not really a zip"),
         ("empty.zip", make_zip({"folder/": b""})),
         ("nested.zip", make_zip({"inner.zip": make_zip({"a.txt": b"A"})})),
@@ -104,14 +104,14 @@ def test_refusals_say_why_and_store_nothing(owner: Tenant, curator: Staff, setti
     results = {r["name"]: r for r in response.json()["data"]["results"]}
     assert {name: r["outcome"] for name, r in results.items()} == {
         "big.txt": "refused",
-        "image.png": "refused",
+        "image.gif": "refused",
         "broken.zip": "refused",
         "empty.zip": "refused",
         "nested.zip/inner.zip": "refused",
         "inner-big.zip/big.txt": "refused",
     }
     assert "limit is 2,048 bytes" in results["big.txt"]["message"]
-    assert "Accepted types" in results["image.png"]["message"]
+    assert "Accepted types" in results["image.gif"]["message"]
     assert "damaged" in results["broken.zip"]["message"]
     assert "no documents" in results["empty.zip"]["message"]
     assert "ZIP archives other than DOCX" in results["nested.zip/inner.zip"]["message"]
@@ -142,12 +142,12 @@ def test_an_archive_over_its_bounds_is_refused_before_anything_is_stored(
 
 def test_without_the_script_the_upload_form_posts_and_comes_back(owner: Tenant, curator: Staff) -> None:
     response = _upload(
-        curator, owner, ("a.txt", b"Some text."), ("b.png", b"\x89PNG\r\n\x1a\n\x00"), json=False
+        curator, owner, ("a.txt", b"Some text."), ("b.gif", b"GIF89a\x01\x00\x01\x00\x00"), json=False
     )
     assert response.status_code == 302
     assert response["Location"] == f"/admin/console/{owner.workspace.id}/ingestion/"
     page = curator.client.get(response["Location"]).content.decode()
-    assert "Queued for ingestion: a.txt" in page and "Refused b.png: " in page
+    assert "Queued for ingestion: a.txt" in page and "Refused b.gif: " in page
     empty = curator.client.post(
         f"/admin/console/{owner.workspace.id}/ingestion/upload/", headers={"Accept": "application/json"}
     )

@@ -38,7 +38,10 @@ def test_admin_upload_creates_a_pending_resource(staff: Client, owner: Tenant) -
 def test_admin_upload_refuses_unsupported_files(staff: Client, owner: Tenant) -> None:
     response = staff.post(
         "/admin/resources/resource/add/",
-        {"workspace": str(owner.workspace.id), "file": SimpleUploadedFile("x.png", b"\x89PNG\r\n\x1a\n\x00")},
+        {
+            "workspace": str(owner.workspace.id),
+            "file": SimpleUploadedFile("x.gif", b"GIF89a\x01\x00\x01\x00\x00"),
+        },
     )
     assert response.status_code == 200
     assert b"Accepted types" in response.content

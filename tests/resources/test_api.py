@@ -131,12 +131,21 @@ def test_same_bytes_in_another_workspace_is_a_new_resource(owner: Tenant) -> Non
 
 
 def test_unsupported_type_is_415_listing_accepted_types(owner: Tenant) -> None:
-    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
-    response = _upload(owner.client(), owner.workspace.id, "image.txt", png)
+    gif = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00"
+    response = _upload(owner.client(), owner.workspace.id, "image.txt", gif)
     assert response.status_code == 415
     error = response.json()["error"]
     assert error["code"] == "unsupported_media_type"
-    for name in ("text/plain", "text/markdown", "text/html", "application/pdf", "DOCX"):
+    for name in (
+        "text/plain",
+        "text/markdown",
+        "text/html",
+        "application/pdf",
+        "DOCX",
+        "XLSX",
+        "text/csv",
+        "image/png",
+    ):
         assert name in error["message"]
     assert not Resource.objects.exists()
 

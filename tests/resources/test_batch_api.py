@@ -81,7 +81,7 @@ def test_zip_body_stores_each_document_and_refuses_what_single_upload_refuses(ow
             "notes/a.txt": b"plain text",
             "b.md": b"# Heading\n\nbody",
             "guide.docx": make_docx([("h1", "Guide"), ("p", "Read this.")]),
-            "image.png": b"\x89PNG\r\n\x1a\n" + b"\x00" * 64,
+            "image.gif": b"GIF89a" + b"\x00" * 64,
             "__MACOSX/._a.txt": b"fork",
             ".DS_Store": b"junk",
         }
@@ -90,10 +90,10 @@ def test_zip_body_stores_each_document_and_refuses_what_single_upload_refuses(ow
     assert response.status_code == 202, response.json()
     documents = response.json()["data"]["documents"]
     by_name = {d["name"]: d for d in documents}
-    assert set(by_name) == {"notes/a.txt", "b.md", "guide.docx", "image.png"}
-    assert by_name["image.png"]["outcome"] == "rejected"
-    assert by_name["image.png"]["error"]["code"] == "unsupported_media_type"
-    assert by_name["image.png"]["resource"] is None
+    assert set(by_name) == {"notes/a.txt", "b.md", "guide.docx", "image.gif"}
+    assert by_name["image.gif"]["outcome"] == "rejected"
+    assert by_name["image.gif"]["error"]["code"] == "unsupported_media_type"
+    assert by_name["image.gif"]["resource"] is None
     types = {d["name"]: d["resource"]["content_type"] for d in documents if d["outcome"] == "created"}
     assert types == {
         "notes/a.txt": "text/plain",

@@ -60,11 +60,13 @@ def test_the_passages_of_a_resource_in_order_without_vectors(owner: Tenant, scop
         "char_start",
         "char_end",
         "page",
+        "bbox",
         "token_count",
         "embedding_model",
     }
     assert {item["resource_id"] for item in items} == {str(resource.id)}
-    assert items[0]["page"] is None and items[0]["embedding_model"] == get_embedder().model_name
+    assert items[0]["page"] is None and items[0]["bbox"] is None
+    assert items[0]["embedding_model"] == get_embedder().model_name
     assert response.json()["data"]["next_cursor"] is None
 
 

@@ -44,8 +44,12 @@ def test_chat_and_admin_keys_search(owner: Tenant, scope: str) -> None:
         "score",
         "rank",
         "language",
+        "page",
+        "bbox",
     }
     assert {i["language"] for i in items} == {"en"}  # detected at ingestion
+    # Text documents have no pages (contract v1.4).
+    assert {(i["page"], i["bbox"]) for i in items} == {(None, None)}
     assert [i["rank"] for i in items] == [1, 2, 3, 4, 5]
     assert [i["score"] for i in items] == sorted((i["score"] for i in items), reverse=True)
     assert all(i["resource_title"] == "Solar" for i in items)
