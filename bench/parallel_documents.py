@@ -137,7 +137,7 @@ def measure_family(family: Any, workspace: Any, ids: dict[str, str], verbose: bo
         options = offered(form)
         out["asked back"].append(float(len(set(options) & everyone) >= 2))
         if own in options:
-            session, chosen = runner.turn(str(options.index(own) + 1), session)
+            session, _ = runner.turn(str(options.index(own) + 1), session)
             _, follow = runner.turn(family.follow_up, session)
             strays(out, follow, own)
         # The qualified question, then the follow-up.

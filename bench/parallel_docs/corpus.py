@@ -62,7 +62,9 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-LONG = " quick reference card, covering assembly, settings, cleaning, descaling, storage and resetting the unit"
+LONG = (
+    " quick reference card, covering assembly, settings, cleaning, descaling, storage and resetting the unit"
+)
 
 FAMILIES: tuple[Family, ...] = (
     Family(
@@ -108,7 +110,10 @@ FAMILIES: tuple[Family, ...] = (
         "insurance tiers",
         "en",
         ("the {name} is a health insurance plan for individuals and families.",),
-        ("the annual deductible of the {name} is {value}.", "under the {name}, the annual deductible is {value}."),
+        (
+            "the annual deductible of the {name} is {value}.",
+            "under the {name}, the annual deductible is {value}.",
+        ),
         ("a visit to a specialist under the {name} costs {value}.",),
         "What is the annual deductible?",
         "What is the annual deductible of the {mention} plan?",
@@ -147,7 +152,9 @@ FAMILIES: tuple[Family, ...] = (
         "And how is overtime paid?",
         "What is the minimum wage in Nevada?",
         (
-            Subject("Employment notice — Oregon", "Oregon", "Oregon", "$14.70", "one and a half times the rate"),
+            Subject(
+                "Employment notice — Oregon", "Oregon", "Oregon", "$14.70", "one and a half times the rate"
+            ),
             Subject("Employment notice — Ohio", "Ohio", "Ohio", "$10.45", "time and a half after 40 hours"),
             Subject("Employment notice — Texas", "Texas", "Texas", "$7.25", "the federal overtime rate"),
         ),
@@ -155,7 +162,10 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "router faq and manual",
         "en",
-        ("this document answers common questions about the {name}.", "this manual explains how to set up the {name}."),
+        (
+            "this document answers common questions about the {name}.",
+            "this manual explains how to set up the {name}.",
+        ),
         (
             "to reset the password of the {name}, {value}.",
             "the administrator password of the {name} is reset by {value}.",
@@ -166,8 +176,20 @@ FAMILIES: tuple[Family, ...] = (
         "And how many devices can connect?",
         "How do I reset the password of the Netgear N900?",
         (
-            Subject("Router R1 frequently asked questions", "Router R1", "R1", "hold the reset button for ten seconds", "32"),
-            Subject("Router R2 user manual", "Router R2", "R2", "opening the app and choosing Forgot password", "64"),
+            Subject(
+                "Router R1 frequently asked questions",
+                "Router R1",
+                "R1",
+                "hold the reset button for ten seconds",
+                "32",
+            ),
+            Subject(
+                "Router R2 user manual",
+                "Router R2",
+                "R2",
+                "opening the app and choosing Forgot password",
+                "64",
+            ),
         ),
     ),
     Family(
@@ -262,8 +284,16 @@ FAMILIES: tuple[Family, ...] = (
         "How much checked baggage is allowed on the Premium Economy fare?",
         (
             Subject("Economy Light fare conditions", "Economy Light", "Light", "no bags", "60 euros"),
-            Subject("Economy Classic fare conditions", "Economy Classic", "Classic", "one bag of 23 kg", "30 euros"),
-            Subject("Business Flex fare conditions", "Business Flex", "Business", "two bags of 32 kg", "nothing"),
+            Subject(
+                "Economy Classic fare conditions",
+                "Economy Classic",
+                "Classic",
+                "one bag of 23 kg",
+                "30 euros",
+            ),
+            Subject(
+                "Business Flex fare conditions", "Business Flex", "Business", "two bags of 32 kg", "nothing"
+            ),
         ),
     ),
     Family(
@@ -277,7 +307,13 @@ FAMILIES: tuple[Family, ...] = (
         "And until when is breakfast served?",
         "What time is check-out in Lisbon?",
         (
-            Subject("Harbour Hotels guest information for the Amsterdam branch on the canal ring near the station", "Amsterdam", "Amsterdam", "11 am", "10:30"),
+            Subject(
+                "Harbour Hotels guest information for the Amsterdam branch on the canal ring by the station",
+                "Amsterdam",
+                "Amsterdam",
+                "11 am",
+                "10:30",
+            ),
             Subject("Harbour Hotels — Oslo", "Oslo", "Oslo", "noon", "11:00"),
             Subject("Harbour Hotels — Dublin", "Dublin", "Dublin", "10 am", "10:00"),
         ),

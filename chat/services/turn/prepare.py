@@ -123,6 +123,9 @@ def _retrieve_and_decide(
             may_clarify=not plan.generative,
             deeper=partial(candidate_passages, request.workspace, context, access),
         )
+    if decision.subject is not None:
+        own = [p for p in retrieval.passages if p.resource_id == decision.subject]
+        retrieval = replace(retrieval, passages=own, subject=decision.subject, subject_from="named")
     return retrieval, decision
 
 
