@@ -25,7 +25,13 @@
   with it). Documents that say different things are left to the
   threshold: a question's wording ("the payment" over "paid", "what the
   agent said") may name what its source never writes.
-- ``answer``: everything else.
+- ``answer``: everything else. When the question names one of several
+  documents that answer alike for their own subjects ("How often does the
+  Brio need an oil change?" over three cars' booklets, the Brio's sentence
+  not naming it: ``clarify.named_subject``), the turn answers from that
+  document only (``Decision.subject``; the prompt trace's ``subject``,
+  ``from: named``), its best sentence passing ``clarify.REFERENCE_FLOOR``:
+  the counterpart of an answer that passed the threshold.
 
 The replies are in the turn's language (``TurnContext.language``): the
 workspace's own text for that language (``Workspace.texts``), else its
@@ -124,6 +130,7 @@ def turn_decide(
     scoring_context: str | None,
     may_clarify: bool,
     deeper: Callable[[], Sequence[ScoredPassage]] | None = None,
+    in_focus: bool = False,
 ) -> Decision:
     """The decision for a grounded turn whose passages were retrieved (rules above).
 
@@ -132,7 +139,8 @@ def turn_decide(
     ask back itself (the extractive engine); ``deeper``: the question's
     passages searched deeper, for a form to offer every document that
     answers alike rather than those among the retrieved few (called only
-    when a form is offered).
+    when a form is offered); ``in_focus``: the turn is kept to a subject
+    (retrieve.py): it neither asks which one nor looks for one named.
     """
     language = workspace_language(workspace, context.language)
     if not passages:
@@ -141,7 +149,7 @@ def turn_decide(
         return no_answer(workspace, 0.0, language, reason=reason, figures={"passages": 0})
     assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
     subject = None
-    if context.chosen is None:
+    if context.chosen is None and not in_focus:
         candidates = _candidates(assessment)
         asked = _which_one(
             workspace=workspace,
@@ -157,7 +165,10 @@ def turn_decide(
             return asked
         subject, assessment = _named(workspace, context, candidates, passages, scoring_context, assessment)
     score = _answerability(assessment)
-    if score < workspace.answerability_threshold:
+    # The named one of documents that answer alike: its best sentence is the
+    # counterpart of an answer that passed the threshold (rules above).
+    floor = clarify.REFERENCE_FLOOR if subject is not None else workspace.answerability_threshold
+    if score < min(floor, workspace.answerability_threshold):
         figures = {"answerability": score, "threshold": workspace.answerability_threshold}
         return no_answer(workspace, score, language, reason=DecisionReason.BELOW_THRESHOLD, figures=figures)
     return Decision(Intent.ANSWER, answerability=score, assessment=assessment, subject=subject)

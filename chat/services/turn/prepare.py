@@ -121,6 +121,7 @@ def _retrieve_and_decide(
             passages=retrieval.passages,
             scoring_context=retrieval.scoring_context,
             may_clarify=not plan.generative,
+            in_focus=retrieval.subject is not None,
             deeper=partial(candidate_passages, request.workspace, context, access),
         )
     if decision.subject is not None:

@@ -21,7 +21,7 @@ from chat.services.turn.followup_search import RetrievalQuery, leans_on_conversa
 from chat.services.turn.history import TurnContext
 from chat.services.turn.naming import question_names, uncovered
 from chat.services.turn.subjects import document_words, parallel_documents
-from chat.text import WORD
+from chat.text import WORD, content_words
 from languages import normalize
 from retrieval.filters import OPEN, Access
 from retrieval.search import ScoredPassage, search
@@ -77,12 +77,12 @@ def turn_retrieve(
         workspace=workspace, context=context, resource_ids=named, access=access, rewriter=rewriter
     )
     passages = result.passages
-    if why == "previous_answer" and _names_another(context, [p for p in passages if p.resource_id == chosen]):
-        chosen = why = None
     if why == "choice":
         passages = [p for p in passages if p.resource_id == chosen]
     elif chosen is not None:
-        passages = _without_counterparts(chosen, passages)
+        kept = _kept_to(chosen, passages, context)
+        chosen, why = (chosen, why) if kept is not None else (None, None)
+        passages = kept if kept is not None else passages
     return Retrieval(passages=passages, queries=result.queries, subject=chosen, subject_from=why)
 
 
@@ -103,23 +103,26 @@ def subject_in_focus(context: TurnContext) -> tuple[uuid.UUID | None, str | None
     return context.cited[0], "previous_answer"
 
 
-def _without_counterparts(subject: uuid.UUID, passages: Sequence[ScoredPassage]) -> list[ScoredPassage]:
+def _kept_to(
+    subject: uuid.UUID, passages: Sequence[ScoredPassage], context: TurnContext
+) -> list[ScoredPassage] | None:
     """``passages`` without those of documents parallel to ``subject``'s
-    (the same kind of document about another subject: subjects.py)."""
+    (the same kind of document about another subject: subjects.py); None
+    when the follow-up names another subject (rules above): a word of
+    another document's names that ``subject``'s lacks, or a name its
+    passages do not have."""
+    own = [p for p in passages if p.resource_id == subject]
+    if uncovered(question_names(context.question, context.language), own):
+        return None
     words = document_words([subject, *(p.resource_id for p in passages)])
     if subject not in words:
         return list(passages)
-    counterparts = {
-        resource_id
-        for resource_id, other in words.items()
-        if resource_id != subject and parallel_documents(words[subject], other)
-    }
+    asked = content_words(context.question)
+    mine = words[subject]
+    if any(asked & (other.names - mine.names) for r, other in words.items() if r != subject):
+        return None
+    counterparts = {r for r, other in words.items() if r != subject and parallel_documents(mine, other)}
     return [p for p in passages if p.resource_id not in counterparts]
-
-
-def _names_another(context: TurnContext, own: Sequence[ScoredPassage]) -> bool:
-    """Whether the follow-up names a subject the focused document's passages do not have."""
-    return bool(uncovered(question_names(context.question, context.language), own))
 
 
 # How deep the question is searched for the documents a "which one do you
