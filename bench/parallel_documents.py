@@ -5,6 +5,8 @@ don't say" for another, and staying on the chosen subject.
     .venv/bin/python bench/parallel_documents.py              # load (first run) and measure
     .venv/bin/python bench/parallel_documents.py --reload     # load the corpus again
     .venv/bin/python bench/parallel_documents.py --family "drug leaflets" --verbose
+    .venv/bin/python bench/parallel_documents.py --half fit \
+        --sweep chat.services.turn.subjects.DOCUMENT_OVERLAP=0.5,0.6,0.7
 
 The corpus (bench/parallel_docs/corpus.py, README.md there) is loaded into
 ``daneshyar_bench_parallel``, one workspace per family, each document
@@ -24,11 +26,16 @@ Per half (the even families: fit; the odd: held back):
   qualified answer, the family's follow-up cites another document;
 - follow-up on subject: those follow-ups answered, citing the subject only;
 - p95: of every turn's time, in milliseconds.
+
+``--sweep module.NAME=v1,v2,…`` measures again at each value of a module
+constant; ``--half fit`` measures the fit half only (a rule is chosen there
+and read on the held-back half).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from collections import defaultdict
@@ -168,15 +175,32 @@ def main() -> None:
     parser.add_argument("--reload", action="store_true", help="load the corpus again")
     parser.add_argument("--family", default="", help="only this family (its key)")
     parser.add_argument("--verbose", action="store_true", help="print every turn")
+    parser.add_argument("--half", choices=("fit", "held"), default=None, help="only this half")
+    parser.add_argument("--sweep", default="", help="module.NAME=v1,v2,…: measure at each value")
     args = parser.parse_args()
     _django.setup("parallel")
+    workspaces = load(args.reload)
+    if not args.sweep:
+        table(workspaces, args)
+        return
+    name, values = args.sweep.split("=", 1)
+    module_name, attribute = name.rsplit(".", 1)
+    module = importlib.import_module(module_name)
+    configured = getattr(module, attribute)
+    for value in values.split(","):
+        setattr(module, attribute, type(configured)(value))
+        print(f"\n{name} = {value} (configured {configured})")
+        table(workspaces, args)
+    setattr(module, attribute, configured)
+
+
+def table(workspaces: dict[str, tuple[Any, dict[str, str]]], args: argparse.Namespace) -> None:
     from bench.parallel_docs.corpus import FAMILIES, half
 
-    workspaces = load(args.reload)
     totals: dict[str, dict[str, list[float]]] = {"fit": defaultdict(list), "held": defaultdict(list)}
     print(f"{'family':<26}{'half':<6}" + "".join(f"{c:>21}" for c in COLUMNS))
     for index, family in enumerate(FAMILIES):
-        if args.family and family.key != args.family:
+        if (args.family and family.key != args.family) or (args.half and half(index) != args.half):
             continue
         if args.verbose:
             print(family.key)

@@ -31,7 +31,8 @@
   not naming it: ``clarify.named_subject``), the turn answers from that
   document only (``Decision.subject``; the prompt trace's ``subject``,
   ``from: named``), its best sentence passing ``clarify.REFERENCE_FLOOR``:
-  the counterpart of an answer that passed the threshold.
+  the counterpart of an answer that passed the threshold. So is the
+  document the user chose in a form.
 
 The replies are in the turn's language (``TurnContext.language``): the
 workspace's own text for that language (``Workspace.texts``), else its
@@ -165,9 +166,10 @@ def turn_decide(
             return asked
         subject, assessment = _named(workspace, context, candidates, passages, scoring_context, assessment)
     score = _answerability(assessment)
-    # The named one of documents that answer alike: its best sentence is the
-    # counterpart of an answer that passed the threshold (rules above).
-    floor = clarify.REFERENCE_FLOOR if subject is not None else workspace.answerability_threshold
+    # The named or chosen one of documents that answer alike: its best
+    # sentence is the counterpart of an answer that passed (rules above).
+    named = subject is not None or context.chosen is not None
+    floor = clarify.REFERENCE_FLOOR if named else workspace.answerability_threshold
     if score < min(floor, workspace.answerability_threshold):
         figures = {"answerability": score, "threshold": workspace.answerability_threshold}
         return no_answer(workspace, score, language, reason=DecisionReason.BELOW_THRESHOLD, figures=figures)

@@ -35,7 +35,7 @@ from retrieval.models import Passage
 SHAPE_PASSAGES = 12
 # Two documents are parallel when, their names aside, this much of the
 # smaller one's words are the other's too.
-DOCUMENT_OVERLAP = 0.6
+DOCUMENT_OVERLAP = 0.55
 
 _SENTENCE_END = re.compile(r"(?<=[.!?\u061f\u06d4])\s+|\n+")
 
