@@ -10,13 +10,17 @@ Two signals, each measured on the MTRAG-UN development split
   (the turn's language's ``kinds``, languages/<code>/conversation.py)
   whose words appear nowhere earlier in the conversation or in the question
   itself, and that no name or "of …" pins down.
-* **Evidence that answers differently per subject.** The best sentences of
-  two or more documents answer the question almost equally well
-  (``AMBIGUITY_MARGIN``), say the same kind of thing about their own
-  subjects with different words (``PARALLEL_OVERLAP``), the documents have
-  distinct titles, and the question (a question, not a statement; with the
-  conversation) names none of the titles' distinguishing words: "How long is
-  the warranty?" with a kettle's and a toaster's manual.
+* **Evidence that answers differently per subject.** Each document's own
+  naming words set aside (its title's, its metadata's, the names it
+  repeats: subjects.py), the best sentences of two or more documents say
+  the same kind of thing (``PARALLEL_OVERLAP``) and answer the question
+  almost equally well (``AMBIGUITY_MARGIN``), or the documents are the
+  same kind of document (``subjects.DOCUMENT_OVERLAP``) and each answers
+  (``REFERENCE_FLOOR``); and the question (a question, not a statement;
+  with the conversation) names none of their distinguishing names: "How
+  long is the warranty?" with a kettle's and a toaster's manual, whether
+  their sentences say "The Kettle K1 comes with …" or "The warranty …".
+  One it names is answered from its document (:func:`named_subject`).
 
 The form has one ``select`` field whose options are the candidate
 documents — every one of them, up to the contract's bound on a field's
@@ -40,7 +44,7 @@ from typing import Any
 from chat import output
 from chat.contract import DecisionReason, Form, FormChoice, Part, Reply, ResponseType
 from chat.output import ParsedReply
-from chat.services.turn.choice import FIELD_NAME, numbered
+from chat.services.turn.choice import FIELD_NAME, labels_told_apart, numbered
 from chat.services.turn.subjects import NO_WORDS, DocumentWords, parallel_documents
 from chat.text import content_words
 from languages import ENGLISH, Language, normalize
@@ -346,17 +350,5 @@ def clarification_reply(candidates: Sequence[Candidate], language: Language = EN
 
 
 def option_labels(candidates: Sequence[Candidate]) -> list[str]:
-    """The candidates' labels, told apart: two labels that a cut made the same
-    are cut at the contract's bound instead, and numbered if still the same."""
-    labels = [c.label for c in candidates]
-    folded = [label.casefold() for label in labels]
-    labels = [
-        shorten(c.name, output.MAX_LABEL_CHARS) if folded.count(key) > 1 else label
-        for c, label, key in zip(candidates, labels, folded, strict=True)
-    ]
-    seen: dict[str, int] = {}
-    out = []
-    for label in labels:
-        count = seen[label.casefold()] = seen.get(label.casefold(), 0) + 1
-        out.append(label if count == 1 else f"{shorten(label, output.MAX_LABEL_CHARS - 8)} ({count})")
-    return out
+    """The candidates' labels, told apart (choice.labels_told_apart)."""
+    return labels_told_apart([c.label for c in candidates], [c.name for c in candidates])

@@ -166,9 +166,7 @@ def turn_decide(
             return asked
         subject, assessment = _named(workspace, context, candidates, passages, scoring_context, assessment)
     score = _answerability(assessment)
-    # The named or chosen one of documents that answer alike: its best
-    # sentence is the counterpart of an answer that passed (rules above).
-    named = subject is not None or context.chosen is not None
+    named = subject is not None or context.chosen is not None  # its floor: rules above
     floor = clarify.REFERENCE_FLOOR if named else workspace.answerability_threshold
     if score < min(floor, workspace.answerability_threshold):
         figures = {"answerability": score, "threshold": workspace.answerability_threshold}
