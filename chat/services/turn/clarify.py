@@ -266,11 +266,13 @@ def _pointed(
     question: str, earlier_questions: Sequence[str], candidates: Sequence[Candidate], language: Language
 ) -> list[Candidate]:
     """The candidates to ask about for a question that points at an unnamed
-    subject (two or more scoring ``REFERENCE_FLOOR``), or ``[]``."""
-    if not unresolved_reference(question, earlier_questions, language):
+    subject (two or more scoring ``REFERENCE_FLOOR``), or ``[]``: none when
+    the pointing phrase itself names one of them ("the bronze plan")."""
+    phrase = unresolved_reference(question, earlier_questions, language)
+    if not phrase:
         return []
     pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])
-    if len(pointed) < 2 or _named(question, earlier_questions, pointed[:MAX_OPTIONS]):
+    if len(pointed) < 2 or _named(phrase, [], pointed[:MAX_OPTIONS]):
         return []
     return pointed[:MAX_OPTIONS]
 

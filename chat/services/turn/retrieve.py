@@ -2,13 +2,17 @@
 conversation (``followup_search.py``).
 
 **The subject in focus.** After the user chose a document in a "which one
-do you mean?" form, the turn answers from that document only. So does a
-follow-up ("And for patients over 70?", "How do I clean it?": it refers
-back or goes on, followup_search.py) when the previous reply answered from
-one document — unless it asks to compare (the language's ``comparisons``:
-"compare", "both", "the others") or names a subject that document does
-not have (naming.py: "And the toaster's?"). The prompt trace names the
-subject and why (``subject``)."""
+do you mean?" form, the turn answers from that document only. A follow-up
+("And for patients over 70?", "How do I clean it?": it refers back or goes
+on, followup_search.py) of a reply that answered from one document reads
+none of the documents parallel to that one (the same kind of document
+about another subject, subjects.py: the other drugs' leaflets, not a
+leaflet of advice for older patients) — unless it asks to compare (the
+language's ``comparisons``: "compare", "both", "the others"), names a
+subject that document does not have (naming.py, or a word of another
+document's names: "And for paracetamol?"), or points at one the
+conversation never named (clarify.py). The prompt trace names the subject
+and why (``subject``)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chat.backends import BaseGenerativeBackend
+from chat.services.turn.clarify import unresolved_reference
 from chat.services.turn.followup_search import RetrievalQuery, leans_on_conversation, turn_search
 from chat.services.turn.history import TurnContext
 from chat.services.turn.naming import question_names, uncovered
@@ -100,6 +105,8 @@ def subject_in_focus(context: TurnContext) -> tuple[uuid.UUID | None, str | None
         word in language.conversation.comparisons for word in words
     ):
         return None, None
+    if unresolved_reference(context.question, context.earlier_questions, language):
+        return None, None  # "this animal": which one is asked back (clarify.py)
     return context.cited[0], "previous_answer"
 
 
