@@ -190,6 +190,9 @@ class PromptTrace(TypedDict):
     figures: NotRequired[dict[str, Any]]
     # Who may read what (retrieval.filters.Access.as_json): filters, groups, resource_ids.
     access: NotRequired[dict[str, Any]]
+    # The subject in focus, when the turn was kept to one document:
+    # {"resource_id", "from": "choice" | "previous_answer" | "named"}.
+    subject: NotRequired[dict[str, str]]
 
 
 class SessionRef(TypedDict):

@@ -105,6 +105,9 @@ class Conversation:
     # not which thing: after a pointing word they name no subject
     # (chat/services/turn/naming.py).
     qualifiers: frozenset[str] = frozenset()
+    # Words by which a follow-up asks to compare ("compare", "both", "the
+    # others"): it is not kept to the subject in focus (chat/services/turn/history.py).
+    comparisons: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

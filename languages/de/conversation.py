@@ -59,4 +59,8 @@ CONVERSATION = Conversation(
         wöchentliche monatliche jährliche erste ersten letzte letzten nächste nächsten aktuelle
         aktuellen neue neuen genaue genauen richtige richtigen"""
     ),
+    comparisons=words(
+        """vergleich vergleiche vergleichen unterschied unterschiede beide
+        beiden alle jede jeder andere anderen"""
+    ),
 )

@@ -68,4 +68,8 @@ CONVERSATION = Conversation(
         daily weekly monthly yearly annual hourly extra additional general official whole entire new old
         common single"""
     ),
+    comparisons=words(
+        """compare comparison comparing difference differences differ
+        versus vs both all each other others"""
+    ),
 )

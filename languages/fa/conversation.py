@@ -56,4 +56,5 @@ CONVERSATION = Conversation(
         چطور کدام آیا چیست کیست چند چقدر کی""",
         FOLDING,
     ),
+    comparisons=words("مقایسه تفاوت فرق تفاوتها همه هردو دیگری بقیه", FOLDING),
 )

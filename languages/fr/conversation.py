@@ -57,4 +57,8 @@ CONVERSATION = Conversation(
         quotidienne hebdomadaire mensuel mensuelle annuel annuelle premier première dernier dernière
         prochain prochaine actuel actuelle nouveau nouvelle exact exacte"""
     ),
+    comparisons=words(
+        """comparer compare comparaison différence différences
+        versus tous toutes chaque autre autres"""
+    ),
 )

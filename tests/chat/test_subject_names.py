@@ -84,12 +84,16 @@ def test_a_question_naming_one_drug_answers_from_its_leaflet(owner: Tenant, dose
     assert "1,200 mg" in assistant["content"]
 
 
-def test_an_unqualified_question_one_leaflet_answers_best_is_answered(owner: Tenant) -> None:
-    """Worded apart, the leaflets' sentences are no parallel answers: the
-    threshold decides, and "maximum" is no uncovered subject either way."""
+def test_an_unqualified_question_over_leaflets_worded_apart_asks_which_one(owner: Tenant) -> None:
+    """Worded apart, the leaflets' dose sentences share few words, but the
+    leaflets are the same kind of document about different drugs
+    (chat/services/turn/subjects.py): a question naming neither asks which
+    one rather than answering with the dose its wording finds first, and
+    "maximum" is no uncovered subject."""
     assistant, trace = ask(leaflets(owner, *WORDED_APART), UNQUALIFIED)
-    assert trace["reason"] != DecisionReason.UNCOVERED_SUBJECT
-    assert trace["decision"] == "answer" and cited_titles(assistant) == {"Ibuprofen leaflet"}
+    assert trace["decision"] == "clarify" and trace["reason"] == DecisionReason.PARALLEL_CANDIDATES
+    [field] = assistant["response"]["form"]["fields"]
+    assert set(field["options"]) == {"Paracetamol leaflet", "Ibuprofen leaflet"}
 
 
 def test_a_drug_neither_leaflet_covers_is_not_answered(parallel: Tenant) -> None:

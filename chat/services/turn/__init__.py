@@ -20,6 +20,8 @@
 - ``decide``: answer, no answer, ask which one (``Decision``);
 - ``clarify``: the "which one do you mean?" form;
 - ``naming``: what a question names, and whether the documents cover it;
+- ``subjects``: each document's own naming words and the shape of what it
+  says, which make documents parallel;
 - ``compose``: the prompt fitted into the model's window, the
   :class:`PreparedTurn` and its trace;
 - ``generate``: :func:`turn_generate`, the model (no database), retries,

@@ -26,11 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chat.contract import CHOICE_TYPES, FormChoice, FormField, Reply, ResponseType
-from chat.output import ParsedReply
+from chat.output import MAX_LABEL_CHARS, ParsedReply
 from chat.prompting import HistoryTurn
 from chat.text import content_words
 from resources.models import Resource
 from resources.selectors import ready_resources_labelled
+from resources.titles import shorten
 from retrieval.filters import OPEN, Access, access_expression
 from retrieval.search import ScoredPassage
 from workspaces.models import Workspace
@@ -215,3 +216,20 @@ def with_document_choices(reply: ParsedReply, passages: Sequence[ScoredPassage])
     fields: list[FormField] = [{**field, "choices": choices}]
     response: Reply = {**reply.response, "form": {**form, "fields": fields}}
     return replace(reply, response=response, content=numbered(reply.content, labels))
+
+
+def labels_told_apart(labels: Sequence[str], names: Sequence[str]) -> list[str]:
+    """Options' ``labels`` (each cut from its whole ``names``) told apart: two
+    labels that a cut made the same are cut at the contract's bound instead,
+    and numbered if still the same."""
+    folded = [label.casefold() for label in labels]
+    labels = [
+        shorten(name, MAX_LABEL_CHARS) if folded.count(key) > 1 else label
+        for name, label, key in zip(names, labels, folded, strict=True)
+    ]
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        count = seen[label.casefold()] = seen.get(label.casefold(), 0) + 1
+        out.append(label if count == 1 else f"{shorten(label, MAX_LABEL_CHARS - 8)} ({count})")
+    return out

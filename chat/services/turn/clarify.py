@@ -10,13 +10,17 @@ Two signals, each measured on the MTRAG-UN development split
   (the turn's language's ``kinds``, languages/<code>/conversation.py)
   whose words appear nowhere earlier in the conversation or in the question
   itself, and that no name or "of …" pins down.
-* **Evidence that answers differently per subject.** The best sentences of
-  two or more documents answer the question almost equally well
-  (``AMBIGUITY_MARGIN``), say the same kind of thing about their own
-  subjects with different words (``PARALLEL_OVERLAP``), the documents have
-  distinct titles, and the question (a question, not a statement; with the
-  conversation) names none of the titles' distinguishing words: "How long is
-  the warranty?" with a kettle's and a toaster's manual.
+* **Evidence that answers differently per subject.** Each document's own
+  naming words set aside (its title's, its metadata's, the names it
+  repeats: subjects.py), the best sentences of two or more documents say
+  the same kind of thing (``PARALLEL_OVERLAP``) and answer the question
+  almost equally well (``AMBIGUITY_MARGIN``), or the documents are the
+  same kind of document (``subjects.DOCUMENT_OVERLAP``) and each answers
+  (``REFERENCE_FLOOR``); and the question (a question, not a statement;
+  with the conversation) names none of their distinguishing names: "How
+  long is the warranty?" with a kettle's and a toaster's manual, whether
+  their sentences say "The Kettle K1 comes with …" or "The warranty …".
+  One it names is answered from its document (:func:`named_subject`).
 
 The form has one ``select`` field whose options are the candidate
 documents — every one of them, up to the contract's bound on a field's
@@ -40,7 +44,8 @@ from typing import Any
 from chat import output
 from chat.contract import DecisionReason, Form, FormChoice, Part, Reply, ResponseType
 from chat.output import ParsedReply
-from chat.services.turn.choice import FIELD_NAME, numbered
+from chat.services.turn.choice import FIELD_NAME, labels_told_apart, numbered
+from chat.services.turn.subjects import NO_WORDS, DocumentWords, parallel_documents
 from chat.text import content_words
 from languages import ENGLISH, Language, normalize
 from resources.titles import shorten
@@ -80,6 +85,13 @@ class Candidate:
     title: str
     score: float
     sentence: str
+    # Its own naming words and its shape (subjects.py); empty: its title's words only.
+    words: DocumentWords = NO_WORDS
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The words by which the document names its subject."""
+        return content_words(self.title) | self.words.names
 
     @property
     def name(self) -> str:
@@ -189,35 +201,80 @@ def ambiguous(
     pointed = _pointed(question, earlier_questions, candidates, language)
     if pointed:
         return pointed
-    viable = [c for c in candidates if c.score >= threshold]
-    if len(viable) < 2 or not is_question(question, language):
+    if not candidates or not is_question(question, language):
         return []
-    best = viable[0].score
-    close = _distinct([c for c in viable if c.score >= best - AMBIGUITY_MARGIN])
-    if len(close) < 2:
+    lead = candidates[0]
+    if lead.score < REFERENCE_FLOOR:
         return []
-    close = [close[0], *(c for c in close[1:] if _parallel(close[0], c))]
-    if len(close) < 2:
+    alike = [c for c in candidates[1:] if _alike(lead, c, threshold)]
+    close = _distinct([lead, *alike])
+    if len(close) < 2 or _named(question, earlier_questions, close, apart=True):
         return []
-    asked = _words(" ".join([question, *earlier_questions]))
-    titles = [content_words(c.title) for c in close]
-    for index, words in enumerate(titles):
-        others = set().union(*(t for i, t in enumerate(titles) if i != index))
-        distinguishing = words - others
-        if not distinguishing or distinguishing & asked:
-            return []  # a title the question cannot be told apart by, or one it names
     return close[:MAX_OPTIONS]
+
+
+def named_subject(
+    question: str, earlier_questions: Sequence[str], candidates: Sequence[Candidate], *, threshold: float
+) -> Candidate | None:
+    """The one document, among those that answer alike for their own
+    subjects (:func:`_alike`), whose subject the question names — by a word
+    of its names no other of them has (the question's own words first, then
+    the conversation's) — or None."""
+    if not candidates:
+        return None
+    group = _distinct([candidates[0], *(c for c in candidates[1:] if _alike(candidates[0], c, threshold))])
+    if len(group) < 2:
+        return None
+    names = [c.names for c in group]
+    own = [words - set().union(*(t for j, t in enumerate(names) if j != i)) for i, words in enumerate(names)]
+    for text in (question, " ".join(earlier_questions)):
+        asked = _words(text)
+        named = [c for c, words in zip(group, own, strict=True) if words & asked]
+        if named:
+            return named[0] if len(named) == 1 else None
+    return None
+
+
+def _alike(lead: Candidate, other: Candidate, threshold: float) -> bool:
+    """Whether ``other`` answers as ``lead`` does, for its own subject: its
+    best sentence says the same kind of thing and scores as well (both
+    answerable), or the two are the same kind of document and it scores
+    ``REFERENCE_FLOOR``; below the threshold, both."""
+    sentences = _parallel(lead, other)
+    documents = parallel_documents(lead.words, other.words) and other.score >= REFERENCE_FLOOR
+    if lead.score < threshold:
+        return sentences and documents
+    return (sentences and other.score >= max(threshold, lead.score - AMBIGUITY_MARGIN)) or documents
+
+
+def _named(
+    question: str, earlier_questions: Sequence[str], candidates: Sequence[Candidate], *, apart: bool = False
+) -> bool:
+    """Whether the question (with the conversation) names one of the
+    candidates' subjects, or (``apart``) the candidates cannot be told apart by name."""
+    asked = _words(" ".join([question, *earlier_questions]))
+    names = [c.names for c in candidates]
+    for index, words in enumerate(names):
+        others = set().union(*(t for i, t in enumerate(names) if i != index))
+        distinguishing = words - others
+        if (apart and not distinguishing) or distinguishing & asked:
+            return True  # a subject the question cannot be told apart by, or one it names
+    return False
 
 
 def _pointed(
     question: str, earlier_questions: Sequence[str], candidates: Sequence[Candidate], language: Language
 ) -> list[Candidate]:
     """The candidates to ask about for a question that points at an unnamed
-    subject (two or more scoring ``REFERENCE_FLOOR``), or ``[]``."""
-    if not unresolved_reference(question, earlier_questions, language):
+    subject (two or more scoring ``REFERENCE_FLOOR``), or ``[]``: none when
+    the pointing phrase itself names one of them ("the bronze plan")."""
+    phrase = unresolved_reference(question, earlier_questions, language)
+    if not phrase:
         return []
     pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])
-    return pointed[:MAX_OPTIONS] if len(pointed) >= 2 else []
+    if len(pointed) < 2 or _named(phrase, [], pointed[:MAX_OPTIONS]):
+        return []
+    return pointed[:MAX_OPTIONS]
 
 
 def ask_reason(
@@ -260,7 +317,7 @@ def _distinct(candidates: Sequence[Candidate]) -> list[Candidate]:
 def _parallel(first: Candidate, other: Candidate) -> bool:
     """Whether two documents' best sentences say the same kind of thing about
     their own subjects (rule above)."""
-    own = (content_words(first.title) ^ content_words(other.title)) | {""}
+    own = (first.names ^ other.names) | {""}
     a = content_words(first.sentence) - own
     b = content_words(other.sentence) - own
     if not a or not b or a == b:
@@ -295,17 +352,5 @@ def clarification_reply(candidates: Sequence[Candidate], language: Language = EN
 
 
 def option_labels(candidates: Sequence[Candidate]) -> list[str]:
-    """The candidates' labels, told apart: two labels that a cut made the same
-    are cut at the contract's bound instead, and numbered if still the same."""
-    labels = [c.label for c in candidates]
-    folded = [label.casefold() for label in labels]
-    labels = [
-        shorten(c.name, output.MAX_LABEL_CHARS) if folded.count(key) > 1 else label
-        for c, label, key in zip(candidates, labels, folded, strict=True)
-    ]
-    seen: dict[str, int] = {}
-    out = []
-    for label in labels:
-        count = seen[label.casefold()] = seen.get(label.casefold(), 0) + 1
-        out.append(label if count == 1 else f"{shorten(label, output.MAX_LABEL_CHARS - 8)} ({count})")
-    return out
+    """The candidates' labels, told apart (choice.labels_told_apart)."""
+    return labels_told_apart([c.label for c in candidates], [c.name for c in candidates])

@@ -165,6 +165,9 @@ class PreparedTurn:
         if self.retrieval.queries:
             trace["retrieval_queries"] = [query.text for query in self.retrieval.queries]
         trace["access"] = self.access.as_json()
+        if self.retrieval.subject is not None:
+            subject = str(self.retrieval.subject)
+            trace["subject"] = {"resource_id": subject, "from": self.retrieval.subject_from or ""}
         prompt = self.prompt
         max_tokens = self.plan.backend.max_tokens
         if prompt.budget is not None:

@@ -25,7 +25,14 @@
   with it). Documents that say different things are left to the
   threshold: a question's wording ("the payment" over "paid", "what the
   agent said") may name what its source never writes.
-- ``answer``: everything else.
+- ``answer``: everything else. When the question names one of several
+  documents that answer alike for their own subjects ("How often does the
+  Brio need an oil change?" over three cars' booklets, the Brio's sentence
+  not naming it: ``clarify.named_subject``), the turn answers from that
+  document only (``Decision.subject``; the prompt trace's ``subject``,
+  ``from: named``), its best sentence passing ``clarify.REFERENCE_FLOOR``:
+  the counterpart of an answer that passed the threshold. So is the
+  document the user chose in a form.
 
 The replies are in the turn's language (``TurnContext.language``): the
 workspace's own text for that language (``Workspace.texts``), else its
@@ -52,6 +59,7 @@ and checked on SciFact (``bench/conversation_quality.py``,
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -63,6 +71,7 @@ from chat.contract import DecisionReason
 from chat.output import ParsedReply, text_reply
 from chat.services.turn import clarify, naming
 from chat.services.turn.history import TurnContext
+from chat.services.turn.subjects import DocumentWords, document_words
 from chat.wording import workspace_language
 from languages import Language
 from resources.selectors import ready_resources_exist
@@ -90,6 +99,9 @@ class Decision:
     # figures that decided it (rules above).
     reason: DecisionReason | None = None
     figures: Mapping[str, Any] = field(default_factory=dict)
+    # The document the question names among several that answer alike for
+    # their own subjects: the turn answers from it only (None: no such).
+    subject: uuid.UUID | None = None
 
 
 def no_answer_text(workspace: Workspace, language: Language) -> str:
@@ -119,6 +131,7 @@ def turn_decide(
     scoring_context: str | None,
     may_clarify: bool,
     deeper: Callable[[], Sequence[ScoredPassage]] | None = None,
+    in_focus: bool = False,
 ) -> Decision:
     """The decision for a grounded turn whose passages were retrieved (rules above).
 
@@ -127,7 +140,8 @@ def turn_decide(
     ask back itself (the extractive engine); ``deeper``: the question's
     passages searched deeper, for a form to offer every document that
     answers alike rather than those among the retrieved few (called only
-    when a form is offered).
+    when a form is offered); ``in_focus``: the turn is kept to a subject
+    (retrieve.py): it neither asks which one nor looks for one named.
     """
     language = workspace_language(workspace, context.language)
     if not passages:
@@ -135,24 +149,50 @@ def turn_decide(
         reason = DecisionReason.FILTERED_OUT if ready else DecisionReason.NO_DOCUMENTS
         return no_answer(workspace, 0.0, language, reason=reason, figures={"passages": 0})
     assessment = assess(context.focus, passages, context=scoring_context, model=workspace.embedding_model)
-    score = _answerability(assessment)
-    if context.chosen is None:
+    subject = None
+    if context.chosen is None and not in_focus:
+        candidates = _candidates(assessment)
         asked = _which_one(
             workspace=workspace,
             context=context,
             passages=passages,
             assessment=assessment,
+            candidates=candidates,
             scoring_context=scoring_context,
-            language=language,
             may_clarify=may_clarify,
             deeper=deeper,
         )
         if asked is not None:
             return asked
-    if score < workspace.answerability_threshold:
+        subject, assessment = _named(workspace, context, candidates, passages, scoring_context, assessment)
+    score = _answerability(assessment)
+    named = subject is not None or context.chosen is not None  # its floor: rules above
+    floor = clarify.REFERENCE_FLOOR if named else workspace.answerability_threshold
+    if score < min(floor, workspace.answerability_threshold):
         figures = {"answerability": score, "threshold": workspace.answerability_threshold}
         return no_answer(workspace, score, language, reason=DecisionReason.BELOW_THRESHOLD, figures=figures)
-    return Decision(Intent.ANSWER, answerability=score, assessment=assessment)
+    return Decision(Intent.ANSWER, answerability=score, assessment=assessment, subject=subject)
+
+
+def _named(
+    workspace: Workspace,
+    context: TurnContext,
+    candidates: Sequence[clarify.Candidate],
+    passages: Sequence[ScoredPassage],
+    scoring_context: str | None,
+    assessment: Assessment,
+) -> tuple[uuid.UUID | None, Assessment]:
+    """The document the question names among those answering alike, and
+    the turn's sentences scored from it only (``Decision.subject``); else
+    none and ``assessment``."""
+    named = clarify.named_subject(
+        context.focus, context.earlier_questions, candidates, threshold=workspace.answerability_threshold
+    )
+    if named is None:
+        return None, assessment
+    own = [p for p in passages if p.resource_id == named.resource_id]
+    model = workspace.embedding_model
+    return named.resource_id, assess(context.focus, own, context=scoring_context, model=model)
 
 
 def _which_one(
@@ -161,17 +201,17 @@ def _which_one(
     context: TurnContext,
     passages: Sequence[ScoredPassage],
     assessment: Assessment,
+    candidates: list[clarify.Candidate],
     scoring_context: str | None,
-    language: Language,
     may_clarify: bool,
     deeper: Callable[[], Sequence[ScoredPassage]] | None,
 ) -> Decision | None:
     """Before the user chose a subject: a form asking which one, or no
     answer for a subject none of the documents covers (rules above); None
     when the turn is neither (the threshold decides)."""
+    language = workspace_language(workspace, context.language)
     score = _answerability(assessment)
     threshold = workspace.answerability_threshold
-    candidates = _candidates(assessment)
     asked = clarify.ambiguous(
         context.focus, context.earlier_questions, candidates, threshold=threshold, language=language
     )
@@ -223,10 +263,19 @@ def _answerability(assessment: Assessment) -> float:
 
 
 def _candidates(assessment: Assessment) -> list[clarify.Candidate]:
-    """Each document's best sentence, best first, as a form's candidate."""
+    """Each document's best sentence, best first, as a form's candidate,
+    with its own naming words and its shape (subjects.py)."""
+    best = assessment.per_document()
+    words = document_words(c.resource_id for c in best if c.score >= clarify.REFERENCE_FLOOR)
     return [
-        clarify.Candidate(resource_id=c.resource_id, title=c.title, score=c.score, sentence=c.sentence)
-        for c in assessment.per_document()
+        clarify.Candidate(
+            resource_id=c.resource_id,
+            title=c.title,
+            score=c.score,
+            sentence=c.sentence,
+            words=words.get(c.resource_id, DocumentWords()),
+        )
+        for c in best
     ]
 
 

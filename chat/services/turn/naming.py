@@ -22,7 +22,18 @@ things:
   "the dog named Rex": ``pinned``), the word after the pin;
 * a proper name inside the question (the language's ``proper_name``, not a
   sentence's first word): "in Argentina";
-* a word of letters and digits, as models and codes are written: "K9", "401k".
+* a word of letters and digits, as models and codes are written: "K9",
+  "401k"; a number of four digits or more, as years and codes are: "the
+  2019 policy";
+* in a language whose script has no capitals (Persian, Arabic: no
+  ``proper_name``), when the documents answer alike for their own subjects
+  (decide.py asks only then), any word of the question that no passage has
+  — neither as a word nor inside one, as an article or a preposition is
+  written onto a word ("الضمان", "لمدة") — other than the language's
+  qualifiers, kinds and words that refer back: the question's wording is
+  the documents', so a word they never use names a subject they lack
+  ("ناپروکسن" over the leaflets of three other drugs). A question worded
+  with a synonym none of them uses reads as one naming another subject.
 
 A name is **covered** when one of the retrieved passages, or its
 document's title, has the word (as chat/text.py compares words).
@@ -44,12 +55,17 @@ from chat.services.turn.clarify import is_kind, noun_phrase, unresolved_referenc
 from chat.services.turn.followup_search import leans_on_conversation
 from chat.text import content_words
 from languages import Language, normalize
+from languages.base import NEVER
 from retrieval.search import ScoredPassage
 from retrieval.units import WORD
 
 # Where a sentence starts inside a question (its first word is capitalised
 # whatever it is).
 _SENTENCE_START = re.compile(r"(?:^|[.!?\u061f]\s+)\W*")
+# A number this long names (a year, a code); a word this long is compared
+# inside another (an article or preposition written onto it).
+_LONG_NUMBER = 4
+_MIN_WRITTEN = 3
 # A word from where it starts (the one after a pin).
 _WORD_AT = re.compile(r"[^\W\d_][\w'\u2019-]*")
 
@@ -61,7 +77,7 @@ def question_names(question: str, language: Language) -> frozenset[str]:
     found = [name for match in rules.pointer.finditer(text) for name in _pointed_names(text, match, language)]
     starts = {m.end() for m in _SENTENCE_START.finditer(text)}
     found.extend(m.group(0) for m in rules.proper_name.finditer(text) if m.start() not in starts)
-    found.extend(word for word in WORD.findall(text) if _letters_and_digits(word))
+    found.extend(word for word in WORD.findall(text) if _letters_and_digits(word) or _long_number(word))
     return frozenset().union(*(content_words(word) for word in found)) if found else frozenset()
 
 
@@ -95,7 +111,23 @@ def uncovered_subject(
     retrieved documents covers (empty: none, as :func:`names_another_subject`)."""
     if unresolved_reference(question, earlier_questions, language):
         return frozenset()
-    return uncovered(question_names(question, language), passages)
+    return uncovered(question_names(question, language), passages) | _unwritten(question, language, passages)
+
+
+def _unwritten(question: str, language: Language, passages: Sequence[ScoredPassage]) -> frozenset[str]:
+    """In a script without capitals, the question's words that no passage
+    has, as a word or inside one (rules above)."""
+    if language.conversation.proper_name.pattern != NEVER.pattern:
+        return frozenset()
+    asked = {word for word in content_words(question) if len(word) >= _MIN_WRITTEN and _names(word, language)}
+    if not asked:
+        return frozenset()
+    written = set().union(*(content_words(p.text) | content_words(p.resource_title) for p in passages))
+    return frozenset(
+        w
+        for w in asked
+        if not any(w in other or other in w for other in written if len(other) >= _MIN_WRITTEN)
+    )
 
 
 def uncovered(names: Iterable[str], passages: Sequence[ScoredPassage]) -> frozenset[str]:
@@ -130,6 +162,10 @@ def _names(word: str, language: Language) -> bool:
     if lower in rules.stop_words or lower in rules.anaphora or lower in rules.qualifiers:
         return False
     return not is_kind(lower, language)
+
+
+def _long_number(word: str) -> bool:
+    return word.isdigit() and len(word) >= _LONG_NUMBER
 
 
 def _letters_and_digits(word: str) -> bool:

@@ -121,8 +121,12 @@ def _retrieve_and_decide(
             passages=retrieval.passages,
             scoring_context=retrieval.scoring_context,
             may_clarify=not plan.generative,
+            in_focus=retrieval.subject is not None,
             deeper=partial(candidate_passages, request.workspace, context, access),
         )
+    if decision.subject is not None:
+        own = [p for p in retrieval.passages if p.resource_id == decision.subject]
+        retrieval = replace(retrieval, passages=own, subject=decision.subject, subject_from="named")
     return retrieval, decision
 
 

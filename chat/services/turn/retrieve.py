@@ -1,5 +1,18 @@
 """A turn's retrieval: the passages its prompt may cite, found with the
-conversation (``followup_search.py``)."""
+conversation (``followup_search.py``).
+
+**The subject in focus.** After the user chose a document in a "which one
+do you mean?" form, the turn answers from that document only. A follow-up
+("And for patients over 70?", "How do I clean it?": it refers back or goes
+on, followup_search.py) of a reply that answered from one document reads
+none of the documents parallel to that one (the same kind of document
+about another subject, subjects.py: the other drugs' leaflets, not a
+leaflet of advice for older patients) — unless it asks to compare (the
+language's ``comparisons``: "compare", "both", "the others"), names a
+subject that document does not have (naming.py, or a word of another
+document's names: "And for paracetamol?"), or points at one the
+conversation never named (clarify.py). The prompt trace names the subject
+and why (``subject``)."""
 
 from __future__ import annotations
 
@@ -8,8 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chat.backends import BaseGenerativeBackend
-from chat.services.turn.followup_search import RetrievalQuery, turn_search
+from chat.services.turn.clarify import unresolved_reference
+from chat.services.turn.followup_search import RetrievalQuery, leans_on_conversation, turn_search
 from chat.services.turn.history import TurnContext
+from chat.services.turn.naming import question_names, uncovered
+from chat.services.turn.subjects import document_words, parallel_documents
+from chat.text import WORD, content_words
+from languages import normalize
 from retrieval.filters import OPEN, Access
 from retrieval.search import ScoredPassage, search
 from workspaces.models import Workspace
@@ -19,6 +37,10 @@ from workspaces.models import Workspace
 class Retrieval:
     passages: list[ScoredPassage]
     queries: list[RetrievalQuery]
+    # The document the turn was kept to, and why: "choice" (the form's) or
+    # "previous_answer" (a follow-up of a reply from it); None: none.
+    subject: uuid.UUID | None = None
+    subject_from: str | None = None
 
     @property
     def scoring_context(self) -> str | None:
@@ -44,7 +66,7 @@ def turn_retrieve(
     generative backend that may make a follow-up standalone first
     (followup_search.py)."""
     named = list(resource_ids)
-    chosen = context.chosen
+    chosen, why = subject_in_focus(context)
     if allowed is not None and access.resource_ids is None:
         access = replace(access, resource_ids=tuple(allowed))
     if allowed is not None:
@@ -52,6 +74,7 @@ def turn_retrieve(
         # a request-level choice each allowed resource is named, so each is
         # represented (the search reads no other: ``access``).
         chosen = chosen if chosen in allowed else None
+        why = why if chosen is not None else None
         named = named or list(allowed)
     if chosen is not None:
         named = [chosen]
@@ -59,9 +82,54 @@ def turn_retrieve(
         workspace=workspace, context=context, resource_ids=named, access=access, rewriter=rewriter
     )
     passages = result.passages
-    if chosen is not None:
+    if why == "choice":
         passages = [p for p in passages if p.resource_id == chosen]
-    return Retrieval(passages=passages, queries=result.queries)
+    elif chosen is not None:
+        kept = _kept_to(chosen, passages, context)
+        chosen, why = (chosen, why) if kept is not None else (None, None)
+        passages = kept if kept is not None else passages
+    return Retrieval(passages=passages, queries=result.queries, subject=chosen, subject_from=why)
+
+
+def subject_in_focus(context: TurnContext) -> tuple[uuid.UUID | None, str | None]:
+    """The document the turn is kept to, and why (rules above), before
+    its passages are read."""
+    if context.chosen is not None:
+        return context.chosen, "choice"
+    last = context.turns[-1] if context.turns else None
+    if last is None or last.form_fields or len(set(context.cited)) != 1:
+        return None, None
+    language = context.language
+    words = WORD.findall(normalize(context.question, language.code).lower())
+    if not leans_on_conversation(context.question, language) or any(
+        word in language.conversation.comparisons for word in words
+    ):
+        return None, None
+    if unresolved_reference(context.question, context.earlier_questions, language):
+        return None, None  # "this animal": which one is asked back (clarify.py)
+    return context.cited[0], "previous_answer"
+
+
+def _kept_to(
+    subject: uuid.UUID, passages: Sequence[ScoredPassage], context: TurnContext
+) -> list[ScoredPassage] | None:
+    """``passages`` without those of documents parallel to ``subject``'s
+    (the same kind of document about another subject: subjects.py); None
+    when the follow-up names another subject (rules above): a word of
+    another document's names that ``subject``'s lacks, or a name its
+    passages do not have."""
+    own = [p for p in passages if p.resource_id == subject]
+    if uncovered(question_names(context.question, context.language), own):
+        return None
+    words = document_words([subject, *(p.resource_id for p in passages)])
+    if subject not in words:
+        return list(passages)
+    asked = content_words(context.question)
+    mine = words[subject]
+    if any(asked & (other.names - mine.names) for r, other in words.items() if r != subject):
+        return None
+    counterparts = {r for r, other in words.items() if r != subject and parallel_documents(mine, other)}
+    return [p for p in passages if p.resource_id not in counterparts]
 
 
 # How deep the question is searched for the documents a "which one do you
