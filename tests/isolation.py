@@ -58,6 +58,7 @@ from rest_framework.test import APIClient
 from evaluations.items import test_set_create
 from resources.ingestion import resource_ingest
 from resources.models import Resource
+from retrieval.models import Passage
 from tests.access_model import (
     access_strategy,
     filters_strategy,
@@ -551,31 +552,76 @@ class IsolationMachine(RuleBasedStateMachine):
                 Item("session", workspace.org, workspace.id, session_id, user=actor.user, tokens={session_id})
             )
 
-    @rule(data=st.data(), who=actor_index, tool=st.sampled_from(["search", "list_documents"]))
+    @rule(
+        data=st.data(),
+        who=actor_index,
+        tool=st.sampled_from(["search", "list_documents", "answer", "read_passage"]),
+    )
     def mcp(self, data: st.DataObject, who: int, tool: str) -> None:
-        """The MCP server's search and document list (chat/mcp_server/), with
-        filters and groups as tool arguments: what /search/ may read, no more."""
+        """The MCP server's tools (chat/mcp_server/), with filters and groups
+        as tool arguments: what /search/ and /chat/ may read, no more."""
         self.tally.steps += 1
         actor = self.actors[who]
         workspace = self.pick_workspace(data, actor)
+        if tool == "read_passage":
+            self.mcp_read_passage(data, actor, workspace)
+            return
         filters, groups, fields = self.draw_access(data, actor)
-        arguments = {"query": "How are claims paid?", "top_k": 50} if tool == "search" else {"limit": 100}
-        call = {"name": tool, "arguments": {**arguments, **fields}}
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
-        status, reply = self.call(
-            actor,
-            "post",
-            f"workspaces/{workspace.id}/mcp/",
-            workspace.id,
-            body,
-            unreadable=self.unreadable(workspace.id, filters, groups),
+        arguments = {
+            "search": {"query": "How are claims paid?", "top_k": 50},
+            "list_documents": {"limit": 100},
+            "answer": {
+                "message": f"How are claims paid? {marker('question')}",
+                "external_user_id": actor.user,
+            },
+        }[tool]
+        status, reply = self.mcp_call(
+            actor, workspace, tool, {**arguments, **fields}, self.unreadable(workspace.id, filters, groups)
         )
         self.expect(status, actor, workspace.id, admin=False, end_user=True)
+        if status != 200:
+            return
+        result = reply["result"]["structuredContent"]
+        readable = self.readable(workspace.id, filters, groups)
+        if tool == "answer":
+            parts = result["assistant_message"]["response"].get("parts") or []
+            found = {p["source"]["resource_id"] for p in parts if p.get("source")}
+        else:
+            found = {i["resource_id"] if tool == "search" else i["id"] for i in result["items"]}
+        assert found <= readable, (actor, tool, found, filters, groups)
+
+    def mcp_read_passage(self, data: st.DataObject, actor: Actor, workspace: Item) -> None:
+        """A passage of any document of the workspace, read or not by the
+        caller's groups: one it may not read is 404, its text nowhere."""
+        candidates = [r for r in self.live("resource") if r.workspace == workspace.id]
+        resource = data.draw(st.sampled_from(candidates), label="resource") if candidates else None
+        passage = Passage.objects.filter(resource_id=resource.id).first() if resource else None
+        if passage is None:
+            return
+        groups = actor.groups or [] if actor.token else data.draw(groups_strategy(), label="groups")
+        fields = {} if actor.token or groups is None else {"groups": groups}
+        readable = self.readable(workspace.id, None, groups)
+        status, reply = self.mcp_call(
+            actor,
+            workspace,
+            "read_passage",
+            {"passage_id": str(passage.id), **fields},
+            self.unreadable(workspace.id, None, groups),
+        )
+        self.expect(status, actor, workspace.id, admin=False, end_user=True, found=resource.id in readable)
         if status == 200:
-            items = reply["result"]["structuredContent"]["items"]
-            found = {i["resource_id"] if tool == "search" else i["id"] for i in items}
-            readable = self.readable(workspace.id, filters, groups)
-            assert found <= readable, (actor, tool, found, filters, groups)
+            result = reply["result"]["structuredContent"]
+            around = [result["passage"], *result["before"], *result["after"]]
+            assert {p["resource_id"] for p in around} == {resource.id}, (actor, resource, groups)
+
+    def mcp_call(
+        self, actor: Actor, workspace: Item, tool: str, arguments: dict[str, Any], unreadable: set[str]
+    ) -> tuple[int, Any]:
+        call = {"name": tool, "arguments": arguments}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+        return self.call(
+            actor, "post", f"workspaces/{workspace.id}/mcp/", workspace.id, body, unreadable=unreadable
+        )
 
     def draw_access(
         self, data: st.DataObject, actor: Actor

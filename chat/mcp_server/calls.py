@@ -91,6 +91,7 @@ def search_call(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
             "title": r.resource_title,
             "text": r.text,
             "page": r.page,
+            "bbox": r.bbox,
             "score": r.score,
             "rank": r.rank,
             "metadata": metadata.get(r.resource_id, {}),
@@ -157,6 +158,7 @@ def _passage(passage: Passage, title: str) -> dict[str, Any]:
         "title": title,
         "ordinal": passage.ordinal,
         "page": passage.page,
+        "bbox": passage.bbox,
         "text": passage.text,
     }
 

@@ -68,7 +68,7 @@ def _search_tool() -> types.Tool:
     return types.Tool(
         name="search",
         description="The workspace's passages closest to `query` (hybrid dense and lexical search, "
-        "the retrieval chat uses), best first: title, passage id, page, score and the document's "
+        "the retrieval chat uses), best first: title, passage id, page, bbox, score and the document's "
         "metadata.",
         input_schema=_schema(properties, ["query"]),
         annotations=_READ_ONLY,
