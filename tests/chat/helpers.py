@@ -106,6 +106,22 @@ def chat_data(tenant: Any, path: str = "chat/", **body: Any) -> dict[str, Any]:
     return data
 
 
+def traced_turn(
+    tenant: Any, message: str, session: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The reply, the prompt trace and the session of one turn (``session``: continue it)."""
+    body: dict[str, Any] = {"message": message, "include_prompt_trace": True}
+    if session is not None:
+        body["session_id"] = session
+    data = chat_data(tenant, **body)
+    return data["assistant_message"], data["prompt_trace"], data["session"]["id"]
+
+
+def cited_resources(assistant: dict[str, Any]) -> set[str]:
+    """The ids of the documents a reply cites."""
+    return {p["source"]["resource_id"] for p in assistant["response"]["parts"] if p["source"]}
+
+
 def stream_events(tenant: Any, **body: Any) -> list[tuple[str, dict[str, Any]]]:
     """A turn streamed like :func:`chat_data`: its (event, data) pairs, the
     last of them checked to be the final ``message``."""

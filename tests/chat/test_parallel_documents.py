@@ -19,7 +19,9 @@ import pytest
 from chat.contract import DecisionReason
 from resources.ingestion import resource_ingest
 from resources.services import Upload, resource_create
-from tests.chat.helpers import chat_data, ingest_text
+from tests.chat.helpers import cited_resources as cited
+from tests.chat.helpers import ingest_text
+from tests.chat.helpers import traced_turn as ask
 from tests.conftest import Tenant
 from workspaces.models import DEFAULT_ANSWERABILITY_THRESHOLD, Workspace
 
@@ -76,21 +78,6 @@ def leaflets(owner: Tenant) -> dict[str, str]:
         )
         ids[drug] = str(ingest_text(owner.workspace, f"{drug} leaflet", text).id)
     return ids
-
-
-def ask(
-    tenant: Tenant, message: str, session: str | None = None
-) -> tuple[dict[str, Any], dict[str, Any], str]:
-    """The reply, the prompt trace and the session of one turn."""
-    body: dict[str, Any] = {"message": message, "include_prompt_trace": True}
-    if session is not None:
-        body["session_id"] = session
-    data = chat_data(tenant, **body)
-    return data["assistant_message"], data["prompt_trace"], data["session"]["id"]
-
-
-def cited(assistant: dict[str, Any]) -> set[str]:
-    return {p["source"]["resource_id"] for p in assistant["response"]["parts"] if p["source"]}
 
 
 def choices(assistant: dict[str, Any]) -> list[str]:
