@@ -4,28 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("chat", "0005_review_item"),
+        ('chat', '0005_review_item'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="message",
-            name="answerability",
+            model_name='message',
+            name='answerability',
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name="message",
-            name="grounding",
-            field=models.CharField(
-                blank=True,
-                choices=[
-                    ("documents", "documents"),
-                    ("general_knowledge", "general_knowledge"),
-                    ("none", "none"),
-                ],
-                default="",
-                max_length=20,
-            ),
+            model_name='message',
+            name='grounding',
+            field=models.CharField(blank=True, choices=[('documents', 'documents'), ('general_knowledge', 'general_knowledge'), ('none', 'none')], default='', max_length=20),
         ),
     ]

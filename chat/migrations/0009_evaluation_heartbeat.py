@@ -4,14 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("chat", "0008_evaluation"),
+        ('chat', '0008_evaluation'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="evaluationrun",
-            name="heartbeat_at",
+            model_name='evaluationrun',
+            name='heartbeat_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -5,25 +5,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("chat", "0009_evaluation_heartbeat"),
+        ('chat', '0009_evaluation_heartbeat'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="evaluationresult",
-            name="reply_language_right",
+            model_name='evaluationresult',
+            name='reply_language_right',
             field=models.BooleanField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="testitem",
-            name="source_message",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="test_items",
-                to="chat.message",
-            ),
+            model_name='testitem',
+            name='source_message',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='test_items', to='chat.message'),
         ),
     ]

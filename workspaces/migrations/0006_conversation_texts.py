@@ -5,42 +5,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("workspaces", "0005_staff_membership"),
+        ('workspaces', '0005_staff_membership'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="workspace",
-            name="answerability_threshold",
-            field=models.FloatField(
-                default=0.38,
-                validators=[
-                    django.core.validators.MinValueValidator(0.0),
-                    django.core.validators.MaxValueValidator(1.0),
-                ],
-            ),
+            model_name='workspace',
+            name='answerability_threshold',
+            field=models.FloatField(default=0.38, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)]),
         ),
         migrations.AddField(
-            model_name="workspace",
-            name="no_answer_text",
-            field=models.CharField(
-                default="The documents in this workspace don't say. Try asking in other words, or about something they cover.",
-                max_length=2000,
-            ),
+            model_name='workspace',
+            name='no_answer_text',
+            field=models.CharField(default="The documents in this workspace don't say. Try asking in other words, or about something they cover.", max_length=2000),
         ),
         migrations.AddField(
-            model_name="workspace",
-            name="small_talk_text",
-            field=models.CharField(
-                default="Hello! Ask me anything about the documents in this workspace.", max_length=2000
-            ),
+            model_name='workspace',
+            name='small_talk_text',
+            field=models.CharField(default='Hello! Ask me anything about the documents in this workspace.', max_length=2000),
         ),
         migrations.AddConstraint(
-            model_name="workspace",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("answerability_threshold__gte", 0), ("answerability_threshold__lte", 1)),
-                name="workspace_answerability_threshold_range",
-            ),
+            model_name='workspace',
+            constraint=models.CheckConstraint(condition=models.Q(('answerability_threshold__gte', 0), ('answerability_threshold__lte', 1)), name='workspace_answerability_threshold_range'),
         ),
     ]

@@ -5,6 +5,7 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
         ("workspaces", "0014_webhook_source_events"),
         ("resources", "0008_ingest_turns"),
