@@ -32,4 +32,9 @@ TAGS: list[dict[str, str]] = [
     {"name": "Certificates", "description": "Signed replies: the public keys and verification."},
     {"name": "Models", "description": "The generation models this deployment serves."},
     {"name": "OpenAI-compatible", "description": "OpenAI's chat API per workspace, for SDKs and front ends."},
+    {
+        "name": "MCP",
+        "description": "The workspace as a Model Context Protocol server (Streamable HTTP): search, answer, "
+        "list documents, read passages, for agents and desktop assistants (docs/mcp.md).",
+    },
 ]
