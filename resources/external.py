@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 from rest_framework import serializers
+from rest_framework.utils import html
 
 from daneshyar.exceptions import ApplicationError, NotFound, ValidationFailed
 from resources.attributes import Metadata
@@ -188,7 +189,16 @@ class ExternalIdField(serializers.CharField):
     def __init__(self, **kwargs: Any):
         super().__init__(trim_whitespace=False, max_length=MAX_EXTERNAL_ID_CHARS, **kwargs)
 
+    def get_value(self, dictionary: Any) -> Any:
+        # A form (multipart upload) that sends the field empty: refused as
+        # JSON's "" is, not read as leaving it out (DRF's default for forms).
+        if html.is_html_input(dictionary) and dictionary.get(self.field_name) == "":
+            return ""
+        return super().get_value(dictionary)
+
     def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
         value = super().to_internal_value(data)
         problem = external_id_problem(value)
         if problem:

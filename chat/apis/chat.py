@@ -34,7 +34,7 @@ from chat.services.turn import (
     turn_resume_data,
 )
 from chat.streaming import EventStreamNegotiation, NativeEvents, replay_stream, stream_response, turn_stream
-from daneshyar.api import UUIDField, ok
+from daneshyar.api import StringField, UUIDField, ok
 from daneshyar.schema import also_answers, envelope
 from retrieval.serializers import FiltersField, GroupsField, access_of
 from workspaces.access import EndUserApi, WorkspaceApi
@@ -47,7 +47,7 @@ class ChatInputSerializer(serializers.Serializer[Any]):
         help_text="The end user. With an end-user token it may be omitted (the token's) and, when sent, "
         "must be the token's (403 otherwise).",
     )
-    message = serializers.CharField(
+    message = StringField(
         min_length=1,
         max_length=32_000,
         trim_whitespace=False,
@@ -59,7 +59,7 @@ class ChatInputSerializer(serializers.Serializer[Any]):
     resource_ids = serializers.ListField(child=UUIDField(), required=False, max_length=20)
     filters = FiltersField()
     groups = GroupsField()
-    model = serializers.CharField(required=False, allow_null=True, max_length=200)
+    model = StringField(required=False, allow_null=True, max_length=200)
     include_prompt_trace = serializers.BooleanField(required=False, default=False)
     certificate = serializers.BooleanField(
         required=False,

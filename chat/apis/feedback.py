@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from chat.models import Feedback, FeedbackRating
 from chat.serializers import ExternalUserIdField
 from chat.services import feedback as feedback_services
-from daneshyar.api import ok
+from daneshyar.api import StringField, ok
 from daneshyar.schema import also_answers, envelope
 from workspaces.access import EndUserApi, with_end_user
 from workspaces.idempotency import idempotency_stored, idempotent
@@ -43,7 +43,7 @@ class FeedbackApi(EndUserApi):
             help_text="The end user. With an end-user token it may be omitted (the token's)."
         )
         rating = serializers.ChoiceField(choices=FeedbackRating.choices)
-        comment = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
+        comment = StringField(required=False, allow_blank=True, max_length=4000, default="")
 
         class Meta:
             ref_name = "FeedbackInput"

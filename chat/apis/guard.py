@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from chat.models import GuardAction, GuardRule, GuardScope
 from chat.output_guard import MAX_CLAIMS, MAX_PATTERN_CHARS, MAX_RULES
 from chat.services import guard_policies
-from daneshyar.api import UUIDField, ok
+from daneshyar.api import StringField, UUIDField, ok
 from daneshyar.exceptions import ValidationFailed
 from daneshyar.schema import envelope
 from workspaces.access import WorkspaceApi
@@ -48,7 +48,7 @@ class GuardRulesApi(WorkspaceApi):
 
     class RuleSerializer(serializers.Serializer[Any]):
         id = UUIDField(required=False, help_text="Keep an existing rule's id.")
-        pattern = serializers.CharField(
+        pattern = StringField(
             max_length=MAX_PATTERN_CHARS,
             trim_whitespace=False,
             help_text="A regular expression, searched in the reply's text (time-bounded).",
@@ -61,7 +61,7 @@ class GuardRulesApi(WorkspaceApi):
 
     class InputSerializer(serializers.Serializer[Any]):
         rules = serializers.ListField(child=serializers.DictField(), max_length=MAX_RULES)
-        safe_reply = serializers.CharField(
+        safe_reply = StringField(
             required=False,
             allow_blank=True,
             max_length=2000,
@@ -69,7 +69,7 @@ class GuardRulesApi(WorkspaceApi):
             "the built-in one, in the question's language.",
         )
         claims = serializers.ListField(
-            child=serializers.CharField(max_length=300), required=False, max_length=MAX_CLAIMS
+            child=StringField(max_length=300), required=False, max_length=MAX_CLAIMS
         )
 
         class Meta:

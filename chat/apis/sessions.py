@@ -15,7 +15,7 @@ from chat import selectors
 from chat.models import Message, Session
 from chat.serializers import MessageSchema, SessionSchema, end_user_id_errors, message_data, session_detail
 from chat.services import sessions as session_services
-from daneshyar.api import ok
+from daneshyar.api import StringField, ok
 from daneshyar.exceptions import ValidationFailed
 from daneshyar.schema import list_envelope
 from daneshyar.views import DetailMixin, ListMixin, Operation, RowMixin, SerializerClass
@@ -86,7 +86,7 @@ class SessionListApi(ListMixin, SessionApi):
 
 class SessionDetailApi(DetailMixin, SessionApi):
     class UpdateSerializer(serializers.Serializer[Any]):
-        title = serializers.CharField(min_length=1, max_length=200)
+        title = StringField(min_length=1, max_length=200)
 
         class Meta:
             ref_name = "SessionUpdateInput"

@@ -13,7 +13,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from chat.serializers import ExternalUserIdField
-from daneshyar.api import DEFAULT_LIMIT, MAX_LIMIT, UUIDField
+from daneshyar.api import DEFAULT_LIMIT, MAX_LIMIT, StringField, UUIDField
 from daneshyar.exceptions import ValidationFailed, flatten_fields
 from retrieval.serializers import FiltersField, GroupsField
 
@@ -134,7 +134,7 @@ def tool_list() -> list[types.Tool]:
 
 
 class SearchArguments(serializers.Serializer[Any]):
-    query = serializers.CharField()
+    query = StringField()
     top_k = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TOP_K)
     filters = FiltersField()
     groups = GroupsField()
@@ -149,7 +149,7 @@ class SearchArguments(serializers.Serializer[Any]):
 
 
 class AnswerArguments(serializers.Serializer[Any]):
-    message = serializers.CharField(min_length=1, max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    message = StringField(min_length=1, max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
     external_user_id = ExternalUserIdField(trim_whitespace=False)
     session_id = UUIDField(required=False, allow_null=True)
     filters = FiltersField()
@@ -164,7 +164,7 @@ class AnswerArguments(serializers.Serializer[Any]):
 
 
 class ListDocumentsArguments(serializers.Serializer[Any]):
-    cursor = serializers.CharField(required=False, allow_blank=True, max_length=1000)
+    cursor = StringField(required=False, allow_blank=True, max_length=1000)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT)
     filters = FiltersField()
     groups = GroupsField()
