@@ -567,14 +567,15 @@ class IsolationMachine(RuleBasedStateMachine):
             self.mcp_read_passage(data, actor, workspace)
             return
         filters, groups, fields = self.draw_access(data, actor)
-        arguments = {
+        by_tool: dict[str, dict[str, Any]] = {
             "search": {"query": "How are claims paid?", "top_k": 50},
             "list_documents": {"limit": 100},
             "answer": {
                 "message": f"How are claims paid? {marker('question')}",
                 "external_user_id": actor.user,
             },
-        }[tool]
+        }
+        arguments = by_tool[tool]
         status, reply = self.mcp_call(
             actor, workspace, tool, {**arguments, **fields}, self.unreadable(workspace.id, filters, groups)
         )
@@ -594,8 +595,10 @@ class IsolationMachine(RuleBasedStateMachine):
         """A passage of any document of the workspace, read or not by the
         caller's groups: one it may not read is 404, its text nowhere."""
         candidates = [r for r in self.live("resource") if r.workspace == workspace.id]
-        resource = data.draw(st.sampled_from(candidates), label="resource") if candidates else None
-        passage = Passage.objects.filter(resource_id=resource.id).first() if resource else None
+        if not candidates:
+            return
+        resource = data.draw(st.sampled_from(candidates), label="resource")
+        passage = Passage.objects.filter(resource_id=resource.id).first()
         if passage is None:
             return
         groups = actor.groups or [] if actor.token else data.draw(groups_strategy(), label="groups")
