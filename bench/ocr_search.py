@@ -15,6 +15,10 @@ its metadata. Every topic's question in that language then goes through
 default); recall@5 is the share of questions whose own document is among
 the first five distinct documents of the results (recall@1: is the first).
 
+Measured (docs/ocr.md, "Measured"; multilingual-e5-small ONNX int8):
+recall@5 and recall@1 1.00 for text and for OCR at 300 and 150 dpi, in
+English, Persian and Arabic (the set's ceiling).
+
 Writes bench/results/ocr_search.json.
 """
 

@@ -16,6 +16,10 @@ language, as a chat turn on the extractive engine (``turn_prepare`` and
 is right when its first cited part comes from a passage holding that row
 (a line with the row's name and the asked value).
 
+Measured (docs/ocr.md, "Measured"): 99.2 % right in English and Persian
+(CSV and XLSX), 95.0 % (CSV) and 95.8 % (XLSX) in Arabic, 120 questions
+each, every turn cited.
+
 Writes bench/results/table_chat.json.
 """
 
