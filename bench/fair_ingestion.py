@@ -5,6 +5,8 @@ another organization's bulk ingestion.
 Usage:
   .venv/bin/python bench/fair_ingestion.py [--documents 2000] [--batch 1000] [--concurrency 1]
       [--no-backlog-wait] [--deadline 1800]
+  .venv/bin/python bench/fair_ingestion.py --scan-pages 200 --dataset ../shared/datasets/multilingual-dev
+      --deadline 700
 
 What runs: a private ``redis-server`` on a free port (the shared Redis is
 never touched) and a ``celery worker`` (prefork, --concurrency children, as
@@ -24,6 +26,15 @@ upload: what B would have waited with the FIFO claim this replaced (every
 message named its own documents, in upload order; issue 23 measured
 2 min 43 s on a loaded machine). With the machine's load average before and
 after and its cores: figures from a shared machine vary with its load.
+
+With --scan-pages N, organization A's load is instead one scanned PDF of N
+pages (the topics set's English passages drawn by tests/page_images.py at
+300 dpi, bilevel, CCITT G4, no text layer) uploaded through
+``POST …/resources/``; B uploads five seconds later, while the worker reads
+A's scan by OCR. Measured (docs/ocr.md, "Measured"), one pool child, two
+shared cores: B's document ready after 236.8 s, A's scan ended
+``ingest_timeout`` at the same time; the one child read A's scan for the
+whole OCR budget (240 s) before it took B's message.
 """
 
 from __future__ import annotations
@@ -54,6 +65,10 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=1, help="worker pool children")
     parser.add_argument("--no-backlog-wait", action="store_true", help="stop once B's document is ready")
     parser.add_argument("--deadline", type=float, default=1800.0, help="seconds to wait for the end")
+    parser.add_argument(
+        "--scan-pages", type=int, default=0, help="A uploads one scanned PDF of this many pages instead"
+    )
+    parser.add_argument("--dataset", type=Path, help="multilingual-dev, whose passages the scan draws")
     args = parser.parse_args()
 
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
@@ -136,14 +151,23 @@ def _run(args: argparse.Namespace, tenants: dict[str, tuple[str, str]], scratch:
     from resources.models import Resource, ResourceStatus
 
     finished = (ResourceStatus.READY, ResourceStatus.FAILED)
-    corpus = scifact.load().corpus[: args.documents]
+    corpus = [] if args.scan_pages else scifact.load().corpus[: args.documents]
     documents = [{"title": doc["title"] or doc["_id"], "text": scifact.document_text(doc)} for doc in corpus]
     load_before = os.getloadavg()
     a_workspace, a_key = tenants["A"]
     b_workspace, b_key = tenants["B"]
 
     began = time.monotonic()
-    for start in range(0, len(documents), args.batch):
+    if args.scan_pages:
+        response = _client(a_key).post(
+            f"/api/v1/workspaces/{a_workspace}/resources/",
+            {"file": _scan(args.scan_pages, args.dataset), "metadata": '{"language": "en"}'},
+            format="multipart",
+        )
+        assert response.status_code == 202, response.content[:300]
+        time.sleep(5)  # the worker has claimed the scan and is reading it
+        documents = [{"title": "scan"}]
+    for start in range(0, 0 if args.scan_pages else len(documents), args.batch):
         response = _client(a_key).post(
             f"/api/v1/workspaces/{a_workspace}/resources/batch/",
             documents[start : start + args.batch],
@@ -181,15 +205,22 @@ def _run(args: argparse.Namespace, tenants: dict[str, tuple[str, str]], scratch:
     load_after = os.getloadavg()
     a_states = _states(a_workspace)
 
+    what = (
+        f"uploaded a {args.scan_pages}-page scanned PDF"
+        if args.scan_pages
+        else f"bulk-uploaded {len(documents)} SciFact abstracts, {args.batch} per request"
+    )
     print(
-        f"fair ingestion: A bulk-uploaded {len(documents)} SciFact abstracts ({args.batch} per request, "
-        f"{a_uploaded:.1f} s); B uploaded one sentence with {backlog} of A's documents unfinished; "
+        f"fair ingestion: A {what} ({a_uploaded:.1f} s); B uploaded one sentence with {backlog} "
+        "of A's documents unfinished; "
         f"ingest batch {settings.INGEST_BATCH_SIZE}, worker concurrency {args.concurrency}, "
         f"cores {os.cpu_count()}, load average {load_before[0]:.2f} -> {load_after[0]:.2f}"
     )
     print(f"B's document ready after {b_wait:6.1f} s (goal <= 15 s; {b.status}, in a batch with "
           f"{batch_mates} of A's documents)")  # fmt: skip
-    if a_wait is not None:
+    if a_wait is not None and args.scan_pages:
+        print(f"A's scan finished {a_wait:6.1f} s after B's upload ({a_states})")
+    elif a_wait is not None:
         print(
             f"A's backlog finished {a_wait:6.1f} s after B's upload ({a_states}): what B would have "
             "waited with the FIFO claim (issue 23: 2 min 43 s)"
@@ -197,13 +228,43 @@ def _run(args: argparse.Namespace, tenants: dict[str, tuple[str, str]], scratch:
     return 0 if b.status == ResourceStatus.READY and b_wait <= 15 else 1
 
 
+def _scan(pages: int, dataset: Path | None) -> Any:
+    """A PDF of ``pages`` scanned pages (the topics set's English passages
+    drawn by tests/page_images.py at 300 dpi, bilevel, CCITT G4 as a
+    scanner writes them), without a text layer."""
+    import io
+
+    from bench.multilingual import load_topics
+    from tests.page_images import page_images
+
+    passages = [topic.passages["en"] for topic in (load_topics(dataset) if dataset else load_topics())]
+
+    def drawn() -> Any:
+        for page in range(pages):
+            group = [passages[(page * 5 + n) % len(passages)] for n in range(5)]
+            yield page_images(group, dpi=300)[0].convert("1")
+
+    images = drawn()
+    out = io.BytesIO()
+    next(images).save(out, format="PDF", save_all=True, append_images=images, resolution=300)
+    out.name = "scan.pdf"
+    out.seek(0)
+    print(f"A's scan: {pages} pages, {len(out.getvalue()) / 1e6:.1f} MB")
+    return out
+
+
 def _states(workspace: str) -> str:
     from django.db.models import Count
 
     from resources.models import Resource
 
-    rows = Resource.objects.filter(workspace_id=workspace).values("status").annotate(n=Count("pk"))
-    return ", ".join(f"{row['n']} {row['status']}" for row in rows.order_by("status"))
+    rows = (
+        Resource.objects.filter(workspace_id=workspace).values("status", "error_code").annotate(n=Count("pk"))
+    )
+    return ", ".join(
+        f"{row['n']} {row['status']}" + (f" ({row['error_code']})" if row["error_code"] else "")
+        for row in rows.order_by("status")
+    )
 
 
 if __name__ == "__main__":
