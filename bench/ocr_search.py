@@ -1,7 +1,7 @@
 """Search over OCR'd documents against the same documents uploaded as text
 (docs/ocr.md, "Measured").
 
-    .venv/bin/python bench/ocr_search.py --dataset /work/shared/datasets/multilingual-dev [--dpi 300 150]
+    .venv/bin/python bench/ocr_search.py --dataset ../shared/datasets/multilingual-dev [--dpi 300 150]
 
 For each language (English, Persian, Arabic) the 30 passages of the
 multilingual development set's topics.jsonl (read in place, never copied)
