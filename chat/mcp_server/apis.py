@@ -7,6 +7,7 @@ refusal is a JSON-RPC error carrying the REST envelope's ``code``."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.http import HttpResponse, JsonResponse
@@ -86,7 +87,7 @@ class McpApi(EndUserApi):
     )
     def post(self, request: Request, workspace_id: Any) -> HttpResponse:
         caller = Caller(principal=self.principal, workspace=self.workspace, request=request)
-        reply = serve(mcp_server(caller), request._request, request.body)
+        reply = serve(partial(mcp_server, caller), request._request, request.body)
         headers = {name.lower(): value for name, value in reply.headers}
         if reply.status >= 400 and not headers.get("content-type", "").startswith("application/json"):
             # A refusal the transport words in plain text (a wrong Content-Type or

@@ -1,16 +1,16 @@
 """One request's MCP server: the official SDK's low-level ``Server`` with
 the tools of chat/mcp_server/tools.py, bound to the caller the view
 resolved. The SDK speaks the protocol; each tool call runs synchronously
-in the request's own thread (``sync_to_async(thread_sensitive=True)`` under
-the view's ``async_to_sync``), with its database connection, like any view."""
+in the request's own thread (through the ``run`` the transport lends,
+chat/mcp_server/transport.py), with its database connection, like any view."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
-from asgiref.sync import sync_to_async
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
@@ -47,8 +47,9 @@ def _tool_call_sync(
         return None, mcp_error(exc)
 
 
-def mcp_server(caller: Caller) -> Server[Any]:
-    """The server that answers ``caller``'s messages of one HTTP request."""
+def mcp_server(caller: Caller, run: Callable[[Callable[[], Any]], Awaitable[Any]]) -> Server[Any]:
+    """The server that answers ``caller``'s messages of one HTTP request;
+    ``run`` runs a tool's synchronous work in the request's thread."""
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -58,8 +59,8 @@ def mcp_server(caller: Caller) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        run = sync_to_async(_tool_call_sync, thread_sensitive=True)
-        result, error = await run(caller, params.name, dict(params.arguments or {}))
+        arguments = dict(params.arguments or {})
+        result, error = await run(lambda: _tool_call_sync(caller, params.name, arguments))
         if error is not None:
             raise error
         assert result is not None
@@ -68,10 +69,13 @@ def mcp_server(caller: Caller) -> Server[Any]:
             content=[types.TextContent(type="text", text=text)], structured_content=result
         )
 
-    return Server(
+    server: Server[Any] = Server(
         "daneshyar",
         version="1",
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # No OpenTelemetry span per message: the service exports no traces.
+    server.middleware = []
+    return server
