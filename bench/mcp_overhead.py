@@ -123,7 +123,6 @@ async def measure(
         Client(streamable_http_client(mcp_url, http_client=http2), cache=None) as client,
     ):
 
-
         def arguments(query: str) -> dict[str, Any]:
             if tool == "search":
                 return {"query": query, "top_k": 5}
@@ -170,7 +169,9 @@ def main() -> None:
 
     workspace = workspace_with_documents(args.docs)
     key = services.api_key_create(organization=workspace.organization, name="bench", scope=ApiKeyScope.CHAT)
-    print(f"{workspace.resources.count()} documents; {args.requests} calls of {args.tool} each way, alternating")
+    print(
+        f"{workspace.resources.count()} documents; {args.requests} calls of {args.tool} each way, alternating"
+    )
     # The server process works on this database (live_server reads the connection's).
     with live_server(RATE_LIMIT_ENABLED="false") as base:
         rest, mcp = anyio.run(measure, base, str(workspace.id), key.plaintext, args.requests, args.tool)
