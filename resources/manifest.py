@@ -162,10 +162,18 @@ def external_ids_delete(
     deleted ``(external_id, resource id)`` pairs and the ids not found."""
 
     def delete() -> dict[str, uuid.UUID]:
+        # The documents' rows are locked first, in one order. An ingestion
+        # writing one of their passages checks its foreign key at commit
+        # (Django's constraints are deferred), which needs that row: it waits
+        # until this deletion is done, and then fails, the document gone.
+        # Unlocked, it could commit between the DELETE of passages, which did
+        # not see its uncommitted one, and this transaction's commit, whose
+        # own check would then find a passage of a deleted document.
         rows = list(
-            Resource.objects.filter(workspace=workspace, external_id__in=list(external_ids)).only(
-                "id", "workspace_id", "external_id", "title", "status", "error_code", "passage_count"
-            )
+            Resource.objects.select_for_update()
+            .filter(workspace=workspace, external_id__in=list(external_ids))
+            .order_by("id")
+            .only("id", "workspace_id", "external_id", "title", "status", "error_code", "passage_count")
         )
         Resource.objects.filter(pk__in=[row.id for row in rows]).delete()
         for row in rows:  # each subscriber hears of each document gone (workspaces/webhooks)

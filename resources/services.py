@@ -226,7 +226,9 @@ def resource_delete(*, resource: Resource) -> None:
     transaction: their foreign key cascades (one DELETE, no rows loaded)."""
 
     def delete() -> None:
-        if Resource.objects.filter(pk=resource.pk).delete()[0]:
+        # Its row first (resources/manifest.py says why), then the rows.
+        if list(Resource.objects.select_for_update().filter(pk=resource.pk).values_list("pk")):
+            Resource.objects.filter(pk=resource.pk).delete()
             resource_deleted_emit(resource)
 
     # Run again when it crossed an ingestion's passage writes (daneshyar/transactions.py).

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +20,26 @@ from django.db import connection
 from pytest_django import DjangoDbBlocker
 
 from tests.rate_limits import GENEROUS_RATE_LIMITS
+
+# Each running server's log, by its base URL (server_errors reads it).
+_LOGS: dict[str, Any] = {}
+
+
+def server_errors(base: str, *, limit: int = 8000) -> str:
+    """The errors the server at ``base`` logged so far (tracebacks included),
+    for a failing test's message: a 500 says nothing of its cause."""
+    log = _LOGS.get(base)
+    if log is None:
+        return ""
+    position = log.tell()
+    try:
+        log.seek(0)
+        text = log.read().decode(errors="replace")
+    finally:
+        log.seek(position)
+    start = text.find(" ERROR ")
+    return text[start:][-limit:] if start >= 0 else ""
+
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,8 +92,10 @@ def live_server(**env: str) -> Iterator[str]:
                     pass
                 assert time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.2)
+            _LOGS[base] = log
             yield base
         finally:
+            _LOGS.pop(base, None)
             process.terminate()
             process.wait(timeout=60)
             connection.close()

@@ -34,6 +34,7 @@ from tests.doc_examples import (
     indented_blocks,
     scratch,
 )
+from tests.live import server_errors
 from tests.parts import part_missing
 from tests.worker import all_queues, purge_queue, stop_process, worker_process
 
@@ -168,7 +169,12 @@ def run_document(path: Path, workdir: Path, env: dict[str, str]) -> list[tuple[B
 def test_documented_examples_run(
     path: Path, transactional_db: None, live_server_real: str, doc_worker: None, tmp_path: Path
 ) -> None:
-    ran = run_document(path, tmp_path, doc_environment(live_server_real))
+    try:
+        ran = run_document(path, tmp_path, doc_environment(live_server_real))
+    except BlockFailed as failed:
+        raise BlockFailed(
+            f"{failed}\n--- the server's errors:\n{server_errors(live_server_real)}"
+        ) from failed
     assert ran, f"{path.name} has no example to run"
     # An example may upload without waiting: let the worker finish before the
     # database is emptied for the next document.

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from daneshyar.exceptions import ValidationFailed
+from daneshyar.transactions import atomic_retried
 from workspaces.keys import display_prefix, generate_key, hash_key
 from workspaces.models import ApiKey, ApiKeyScope, Organization, Workspace
 
@@ -63,8 +64,18 @@ def workspace_update(*, workspace: Workspace, **fields: Any) -> Workspace:
 
 
 def workspace_delete(*, workspace: Workspace) -> None:
-    # Resources, passages, sessions and messages go with it (ON DELETE CASCADE).
-    workspace.delete()
+    """Delete the workspace with its resources, passages, sessions and
+    messages. Its row is locked first: an ingestion's new passages check
+    their workspace at commit (deferred constraints), so none can commit
+    between the DELETE of passages and this commit (resources/manifest.py,
+    ``external_ids_delete``, says why that matters); run again when it
+    crossed an ingestion's writes (daneshyar/transactions.py)."""
+
+    def delete() -> None:
+        if list(Workspace.objects.select_for_update().filter(pk=workspace.pk).values_list("pk")):
+            workspace.delete()
+
+    atomic_retried(delete)
 
 
 def api_key_create(

@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import IntegrityError, OperationalError, connection, connections, transaction
 
 from resources.models import Resource, ResourceStatus
 from retrieval.models import Passage, WorkspaceLexeme
@@ -45,11 +45,11 @@ def document(tenant: Tenant, external_id: str, word: str) -> Resource:
     return resource
 
 
-def passage(resource: Resource, word: str) -> Passage:
+def passage(resource: Resource, word: str, ordinal: int = 0) -> Passage:
     return Passage.objects.create(
         workspace_id=resource.workspace_id,
         resource=resource,
-        ordinal=0,
+        ordinal=ordinal,
         text=word,
         char_start=0,
         char_end=len(word),
@@ -127,3 +127,69 @@ def test_a_deletion_crossing_an_ingestion_is_run_again(owner: Tenant) -> None:
     assert set(Resource.objects.values_list("external_id", flat=True)) == {"three"}
     counts = dict(WorkspaceLexeme.objects.filter(workspace=owner.workspace).values_list("lexeme", "passages"))
     assert counts.get("alpha") == 1 and counts.get("beta", 0) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("route", ["sync/delete", "resource", "workspace"])
+def test_an_ingestion_cannot_commit_passages_of_a_document_being_deleted(owner: Tenant, route: str) -> None:
+    """The document being deleted is the one an ingestion is writing. Its new
+    passage is inserted but not committed (the foreign key is checked at
+    commit: Django's constraints are deferred), so the deletion's DELETE of
+    passages does not see it. Had the ingestion committed before the
+    deletion did, the deletion's own check at commit would find a passage of
+    a deleted document: a 500. The deletion takes the documents' rows first,
+    so the ingestion's commit waits for it, and then fails (the document is
+    gone; ingestion gives up on a deleted document). Deleting the workspace
+    locks the workspace's row, which the passage's other key needs."""
+    ingested = document(owner, "one", "alpha")
+    inserted = threading.Event()
+    commit = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def ingestion() -> None:
+        try:
+            with transaction.atomic():
+                passage(ingested, "beta", ordinal=1)
+                inserted.set()
+                commit.wait(30)
+            outcome["ingestion"] = "committed"
+        except Exception as exc:  # reported to the test below
+            outcome["ingestion"] = exc
+        finally:
+            connections.close_all()
+
+    def at_the_documents_delete(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if sql.startswith(('DELETE FROM "resources_resource"', 'DELETE FROM "workspaces_workspace"')) and (
+            not commit.is_set()
+        ):
+            # The deletion's passages are gone, its document not yet: the
+            # ingestion tries to commit now, and either does or waits.
+            commit.set()
+            deadline = time.monotonic() + 30
+            while "ingestion" not in outcome and not waiting_on_a_lock():
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        return execute(sql, params, many, context)
+
+    writer = threading.Thread(target=ingestion)
+    writer.start()
+    assert inserted.wait(30)
+    base = f"/api/v1/workspaces/{owner.workspace.id}"
+    client = owner.client("admin")
+    with connection.execute_wrapper(at_the_documents_delete):
+        if route == "resource":
+            response = client.delete(f"{base}/resources/{ingested.id}/")
+        elif route == "workspace":
+            response = client.delete(f"{base}/")
+        else:
+            response = client.post(f"{base}/sync/delete/", {"external_ids": ["one"]}, format="json")
+    writer.join(60)
+
+    assert response.status_code in (200, 204), response.content
+    # The document gone; or, deleting the whole workspace, its commit was the
+    # loser of a deadlock (ingestion runs again, and finds nothing to write).
+    assert isinstance(outcome["ingestion"], IntegrityError | OperationalError), outcome
+    assert not Resource.objects.filter(pk=ingested.pk).exists()
+    assert not Passage.objects.filter(resource_id=ingested.pk).exists()
+    counts = dict(WorkspaceLexeme.objects.filter(workspace=owner.workspace).values_list("lexeme", "passages"))
+    assert counts.get("alpha", 0) == 0 and counts.get("beta", 0) == 0
