@@ -14,7 +14,8 @@ uploaded and ingested as the service ingests a file. Every question is a
 chat turn (``TurnRequest`` → ``turn_prepare`` → ``turn_complete``, what
 ``POST …/chat/`` runs) on the extractive engine, in a session, so that a
 form's choice and the documents a reply cited carry to the next turn.
-Per half (the even families: fit; the odd: held back):
+Per half (the even families: fit; the odd: held back; ``fresh``: the
+families of bench/parallel_docs/fresh.py, written after the rules):
 
 - asked back: the unqualified question gets a form offering two or more
   of the family's documents;
@@ -53,6 +54,7 @@ ORGANIZATION = "bench-parallel"
 def load(reload: bool) -> dict[str, tuple[Any, dict[str, str]]]:
     """Each family's workspace, and its documents' ids by subject name."""
     from bench.parallel_docs.corpus import FAMILIES
+    from bench.parallel_docs.fresh import FRESH
     from resources.ingestion import resource_ingest
     from resources.models import Resource
     from resources.services import Upload, resource_create
@@ -60,7 +62,7 @@ def load(reload: bool) -> dict[str, tuple[Any, dict[str, str]]]:
 
     organization, _ = Organization.objects.get_or_create(name=ORGANIZATION)
     out = {}
-    for family in FAMILIES:
+    for family in FAMILIES + FRESH:
         workspace, created = Workspace.objects.get_or_create(organization=organization, name=family.key)
         if reload and not created:
             Resource.objects.filter(workspace=workspace).delete()
@@ -175,7 +177,7 @@ def main() -> None:
     parser.add_argument("--reload", action="store_true", help="load the corpus again")
     parser.add_argument("--family", default="", help="only this family (its key)")
     parser.add_argument("--verbose", action="store_true", help="print every turn")
-    parser.add_argument("--half", choices=("fit", "held"), default=None, help="only this half")
+    parser.add_argument("--half", choices=("fit", "held", "fresh"), default=None, help="only this half")
     parser.add_argument("--sweep", default="", help="module.NAME=v1,v2,…: measure at each value")
     args = parser.parse_args()
     _django.setup("parallel")
@@ -196,19 +198,21 @@ def main() -> None:
 
 def table(workspaces: dict[str, tuple[Any, dict[str, str]]], args: argparse.Namespace) -> None:
     from bench.parallel_docs.corpus import FAMILIES, half
+    from bench.parallel_docs.fresh import FRESH
 
-    totals: dict[str, dict[str, list[float]]] = {"fit": defaultdict(list), "held": defaultdict(list)}
+    totals: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    halves = [(family, half(index)) for index, family in enumerate(FAMILIES)] + [(f, "fresh") for f in FRESH]
     print(f"{'family':<26}{'half':<6}" + "".join(f"{c:>21}" for c in COLUMNS))
-    for index, family in enumerate(FAMILIES):
-        if (args.family and family.key != args.family) or (args.half and half(index) != args.half):
+    for family, part in halves:
+        if (args.family and family.key != args.family) or (args.half and part != args.half):
             continue
         if args.verbose:
             print(family.key)
         figures = measure_family(family, *workspaces[family.key], args.verbose)
         for name, values in figures.items():
-            totals[half(index)][name] += values
+            totals[part][name] += values
         row = "".join(f"{_mean(figures[c]):>21}" for c in COLUMNS)
-        print(f"{family.key:<26}{half(index):<6}{row}", flush=True)
+        print(f"{family.key:<26}{part:<6}{row}", flush=True)
     for name, figures in totals.items():
         row = "".join(f"{_mean(figures[c]):>21}" for c in COLUMNS)
         print(f"{'all':<26}{name:<6}{row}   p95 {_p95(figures['seconds']) * 1000:.0f} ms")

@@ -13,7 +13,8 @@ Two signals, each measured on the MTRAG-UN development split
 * **Evidence that answers differently per subject.** Each document's own
   naming words set aside (its title's, its metadata's, the names it
   repeats: subjects.py), the best sentences of two or more documents say
-  the same kind of thing (``PARALLEL_OVERLAP``) and answer the question
+  the same kind of thing (``PARALLEL_OVERLAP``) or answer it with the same
+  of its words (``SAME_ANSWER_WORDS``), and answer the question
   almost equally well (``AMBIGUITY_MARGIN``), or the documents are the
   same kind of document (``subjects.DOCUMENT_OVERLAP``) and each answers
   (``REFERENCE_FLOOR``); and the question (a question, not a statement;
@@ -65,6 +66,9 @@ AMBIGUITY_MARGIN = 0.07
 # (and are not the same words): "The Kettle K1 has a two-year warranty" /
 # "The Toaster T2 has a one-year warranty".
 PARALLEL_OVERLAP = 0.7
+# Or when each has the same of the question's words, at least this many
+# (and half of them): both answer it, each for its subject.
+SAME_ANSWER_WORDS = 2
 # A question that points at an unnamed subject asks back when two documents
 # score at least this (below the answerability threshold: such a question
 # retrieves poorly because its subject is missing).
@@ -206,7 +210,8 @@ def ambiguous(
     lead = candidates[0]
     if lead.score < REFERENCE_FLOOR:
         return []
-    alike = [c for c in candidates[1:] if _alike(lead, c, threshold)]
+    asked = _words(question)
+    alike = [c for c in candidates[1:] if _alike(lead, c, threshold, asked=asked)]
     close = _distinct([lead, *alike])
     if len(close) < 2 or _named(question, earlier_questions, close, apart=True):
         return []
@@ -222,7 +227,10 @@ def named_subject(
     the conversation's) — or None."""
     if not candidates:
         return None
-    group = _distinct([candidates[0], *(c for c in candidates[1:] if _alike(candidates[0], c, threshold))])
+    # Alike by the narrower tests (no ``asked``): answering from one document
+    # is the narrower reply, kept to the surer signals.
+    lead = candidates[0]
+    group = _distinct([lead, *(c for c in candidates[1:] if _alike(lead, c, threshold))])
     if len(group) < 2:
         return None
     names = [c.names for c in group]
@@ -235,13 +243,21 @@ def named_subject(
     return None
 
 
-def _alike(lead: Candidate, other: Candidate, threshold: float) -> bool:
+def _alike(
+    lead: Candidate, other: Candidate, threshold: float, *, asked: frozenset[str] | None = None
+) -> bool:
     """Whether ``other`` answers as ``lead`` does, for its own subject: its
     best sentence says the same kind of thing and scores as well (both
     answerable), or the two are the same kind of document and it scores
-    ``REFERENCE_FLOOR``; below the threshold, both."""
-    sentences = _parallel(lead, other)
-    documents = parallel_documents(lead.words, other.words) and other.score >= REFERENCE_FLOOR
+    ``REFERENCE_FLOOR``; below the threshold, both. Asking back (``asked``,
+    the question's words, given), also when the two sentences answer it
+    with the same of its words, and the documents' shapes compared with
+    their numbers aside (subjects.py)."""
+    wide = asked is not None
+    sentences = _parallel(lead, other) or (wide and _same_answer(lead, other, asked or frozenset()))
+    documents = (
+        parallel_documents(lead.words, other.words, numbers=not wide) and other.score >= REFERENCE_FLOOR
+    )
     if lead.score < threshold:
         return sentences and documents
     return (sentences and other.score >= max(threshold, lead.score - AMBIGUITY_MARGIN)) or documents
@@ -323,6 +339,21 @@ def _parallel(first: Candidate, other: Candidate) -> bool:
     if not a or not b or a == b:
         return False
     return len(a & b) / min(len(a), len(b)) >= PARALLEL_OVERLAP
+
+
+def _same_answer(first: Candidate, other: Candidate, asked: frozenset[str]) -> bool:
+    """Whether two documents' best sentences answer the question with the
+    same of its words, however else they are worded: "To reset the password
+    of the Router R1, hold …" and "The administrator password of the Router
+    R2 is reset by …" for "How do I reset the password?". Their names aside,
+    the words each shares with the question are the same, at least
+    ``SAME_ANSWER_WORDS`` of them and half the question's (the rest may name
+    a subject neither covers: naming.py)."""
+    question = asked - first.names - other.names
+    shared = content_words(first.sentence) & question
+    if len(shared) < SAME_ANSWER_WORDS or 2 * len(shared) < len(question):
+        return False
+    return shared == content_words(other.sentence) & question
 
 
 def clarification_reply(candidates: Sequence[Candidate], language: Language = ENGLISH) -> ParsedReply:

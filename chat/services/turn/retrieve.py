@@ -7,7 +7,8 @@ do you mean?" form, the turn answers from that document only. A follow-up
 on, followup_search.py) of a reply that answered from one document reads
 none of the documents parallel to that one (the same kind of document
 about another subject, subjects.py: the other drugs' leaflets, not a
-leaflet of advice for older patients) — unless it asks to compare (the
+leaflet of advice for older patients; and those a form offered beside it)
+— unless it asks to compare (the
 language's ``comparisons``: "compare", "both", "the others"), names a
 subject that document does not have (naming.py, or a word of another
 document's names: "And for paracetamol?"), or points at one the
@@ -129,7 +130,27 @@ def _kept_to(
     if any(asked & (other.names - mine.names) for r, other in words.items() if r != subject):
         return None
     counterparts = {r for r, other in words.items() if r != subject and parallel_documents(mine, other)}
+    counterparts |= offered_beside(subject, context)
     return [p for p in passages if p.resource_id not in counterparts]
+
+
+def offered_beside(subject: uuid.UUID, context: TurnContext) -> set[uuid.UUID]:
+    """The documents the conversation's last "which one do you mean?" form
+    offered beside ``subject``: answering alike for their own subjects
+    (clarify.py), they are its counterparts however differently written."""
+    for turn in reversed(context.turns):
+        values = [value for value, _ in turn.form_options]
+        if values:
+            offered = {_uuid(value) for value in values} - {None}
+            return {r for r in offered if r is not None and r != subject} if subject in offered else set()
+    return set()
+
+
+def _uuid(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
 
 
 # How deep the question is searched for the documents a "which one do you

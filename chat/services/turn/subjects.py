@@ -16,7 +16,9 @@ Its **shape** is the rest of its words (of its first ``SHAPE_PASSAGES``
 passages): two documents whose shapes share ``DOCUMENT_OVERLAP`` of their
 words are the same kind of document about different subjects (a tier's
 plan beside another's, a state's rules beside another's), however each
-words the one sentence a question finds.
+words the one sentence a question finds. Deciding whether to ask back,
+the shapes are compared with their numbers aside too: the values that
+differ from one subject to the next ("weighs 1.2 kg" / "at 1.7 kg").
 """
 
 from __future__ import annotations
@@ -86,13 +88,21 @@ def words_of(
     return out
 
 
-def parallel_documents(first: DocumentWords, other: DocumentWords) -> bool:
-    """Whether two documents, their names aside, are the same kind of document."""
+def parallel_documents(first: DocumentWords, other: DocumentWords, *, numbers: bool = True) -> bool:
+    """Whether two documents, their names aside (and without ``numbers``,
+    their numbers too), are the same kind of document."""
     own = first.names | other.names
     a, b = first.shape - own, other.shape - own
+    if not numbers:
+        a, b = frozenset(w for w in a if not _has_digit(w)), frozenset(w for w in b if not _has_digit(w))
     if not a or not b:
         return False
     return len(a & b) / min(len(a), len(b)) >= DOCUMENT_OVERLAP
+
+
+def _has_digit(word: str) -> bool:
+    """A number, or a word with one ("1.2", "k1"): a slot's value or a name, not the shape."""
+    return any(c.isdigit() for c in word)
 
 
 def _sentences(text: str) -> list[str]:
