@@ -99,6 +99,14 @@ class McpApi(EndUserApi):
                 response[name] = value
         return response
 
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        """JSON whatever the Accept header: a client opening the protocol's
+        event stream (``GET``, ``Accept: text/event-stream``) is told 405, as
+        the transport says a server without one answers (clients then go on
+        without it), not 406; a POST's Accept header is the transport's to
+        check."""
+        return super().perform_content_negotiation(request, force=True)
+
     def handle_exception(self, exc: Exception) -> Response:
         """A refusal before the SDK runs (no key, an unknown workspace, a
         rate limit) as a JSON-RPC error, status and headers kept."""

@@ -209,6 +209,12 @@ def test_an_oversized_or_malformed_body_is_a_jsonrpc_error_not_a_500(server: str
     for refused in ({"Content-Type": "text/plain"}, {"Accept": "text/html"}):
         response = httpx.post(url, headers={**headers, **refused}, content=b"{}", timeout=60)
         assert 400 <= response.status_code < 500 and response.json()["error"]["data"]["code"], response.text
+    # A client opening the server's event stream, as the TypeScript SDK does
+    # after its handshake, is told there is none (405, which it expects), not 406.
+    for method in ("GET", "DELETE"):
+        stream = httpx.request(method, url, headers={**headers, "Accept": "text/event-stream"}, timeout=60)
+        assert stream.status_code == 405 and "POST" in stream.headers["allow"], (method, stream.text)
+        assert stream.json()["error"]["data"]["code"] == "method_not_allowed"
     # Stateless: no session is opened, so a client opening many holds nothing here.
     opened = httpx.post(url, headers=headers, json=INITIALIZE, timeout=60)
     assert opened.status_code == 200 and "mcp-session-id" not in opened.headers, opened.text
