@@ -12,6 +12,8 @@ always, those of the languages of another script always (their script
 shares no word with English's), and another Latin-script language's when
 the text has one of their function words and is in that language
 (``languages.detect``: "de novo" in an English abstract keeps its "de").
+In a text of a language that writes words onto the next (Arabic's article
+and "and": ``Language.proclitics``), each word is taken without them.
 """
 
 from __future__ import annotations
@@ -41,13 +43,26 @@ _ENGLISH_SCRIPT_ANY = frozenset().union(*_ENGLISH_SCRIPT.values()) - _ALWAYS
 def content_words(text: str) -> frozenset[str]:
     """Lower-cased, crudely stemmed words without stop words (the recent
     texts' from a cache: a turn compares the same passages' sentences again)."""
+    proclitics: tuple[str, ...] = ()
     if not text.isascii():
+        language = LANGUAGES.get(detect(text))
+        proclitics = language.proclitics if language is not None else ()
         text = normalize_any(text)
     words = WORD.findall(text.lower())
+    if proclitics:
+        words = [_bare(word, proclitics) for word in words]
     stop = _ALWAYS
     if any(word in _ENGLISH_SCRIPT_ANY for word in words):
         stop = stop | _ENGLISH_SCRIPT.get(detect(text), frozenset())
     return frozenset(stem(w) for w in words if w not in stop and len(w) > 1)
+
+
+def _bare(word: str, proclitics: tuple[str, ...]) -> str:
+    """``word`` without what its language writes onto it (``Language.proclitics``)."""
+    for proclitic in proclitics:
+        if word.startswith(proclitic) and len(word) - len(proclitic) >= 3:
+            return word[len(proclitic) :]
+    return word
 
 
 def stem(word: str) -> str:

@@ -182,6 +182,11 @@ class Language:
     # Abbreviations a sentence does not end at ("e.g.", "Dr."), lower-case,
     # without their last period (retrieval/units.py).
     abbreviations: frozenset[str] = frozenset()
+    # What the language writes onto the next word ("and", the article, "for"),
+    # longest first, as folded (languages/normalize.py): a word compared
+    # (chat/text.py) is taken without one when three letters or more remain,
+    # so "الضمان" and "ضمان", "لمدة" and "مدة" are one word.
+    proclitics: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

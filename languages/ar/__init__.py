@@ -32,4 +32,5 @@ LANGUAGE = Language(
     lexical=Lexical(stemmer="arabic", stopwordsiso="ar"),
     conversation=conversation.CONVERSATION,
     texts=texts.TEXTS,
+    proclitics=letters.PROCLITICS,
 )

@@ -20,3 +20,9 @@ FOLDING: Folding = str.maketrans(
         "\u0671": "\u0627",  # ٱ -> ا
     }
 )
+
+
+# Written onto the next word: "and"/"so"/"with"/"as"/"for" + the article, "for
+# the", the article; "and", "with", "for", "so", "as" alone (languages/base.py,
+# ``Language.proclitics``), longest first.
+PROCLITICS = ("وال", "بال", "كال", "فال", "لل", "ال", "و", "ب", "ل", "ف", "ك")

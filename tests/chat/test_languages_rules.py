@@ -245,7 +245,11 @@ def test_persian_and_arabic_words_compare_across_keyboards_and_marks() -> None:
     assert content_words("مُدَّة الضَّمَان") == content_words("مدة الضمان")
     # Function words are not content words.
     assert content_words("کتری در خانه است") == {"کتری", "خانه"}
-    assert content_words("الضمان في الغلاية") == {"الضمان", "الغلایه"}
+    # Arabic's article and "for", written onto the word, are not the word.
+    assert content_words("الضمان في الغلاية") == {"ضمان", "غلایه"}
+    assert content_words("تأتي الغلاية مع ضمان لمدة سنتين") >= content_words("ما مدة الضمان؟")
+    # Persian writes no article onto a word: its words stay whole.
+    assert content_words("بزرگسالان در البرز") == {"بزرگسالان", "البرز"}
     assert content_words("Wie lange gilt die Garantie für den Wasserkocher?") == {
         "lange",
         "gilt",
