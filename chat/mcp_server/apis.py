@@ -7,6 +7,7 @@ refusal is a JSON-RPC error carrying the REST envelope's ``code``."""
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from typing import Any
 
@@ -21,7 +22,9 @@ from chat.mcp_server.calls import Caller
 from chat.mcp_server.errors import mcp_error_body, transport_error_body
 from chat.mcp_server.server import mcp_server
 from chat.mcp_server.transport import serve
+from daneshyar.schema import IDEMPOTENT_ATTRIBUTE
 from workspaces.access import EndUserApi
+from workspaces.idempotency import idempotency_begin, idempotency_finish, idempotency_release
 
 
 class McpErrorSchema(serializers.Serializer[Any]):
@@ -51,6 +54,21 @@ class McpErrorSchema(serializers.Serializer[Any]):
 PASSED_HEADERS = frozenset({"content-type", "mcp-session-id", "mcp-protocol-version", "allow"})
 
 
+def _result(response: HttpResponse) -> Any:
+    """The JSON-RPC answer of a successful response, or None (an error, a
+    tool's error result, an accepted notification)."""
+    if not 200 <= response.status_code < 300 or not response.content:
+        return None
+    try:
+        answer = json.loads(response.content)
+    except ValueError:
+        return None
+    if not isinstance(answer, dict) or "result" not in answer:
+        return None
+    result = answer["result"]
+    return answer if not (isinstance(result, dict) and result.get("isError")) else None
+
+
 class McpApi(EndUserApi):
     # Read by daneshyar.schema.AutoSchema for the documented error responses.
     error_schema = McpErrorSchema
@@ -67,7 +85,8 @@ class McpApi(EndUserApi):
             "`search`, `answer`, `list_documents`, `read_passage` (docs/mcp.md). Authenticated as the "
             "REST routes: `X-API-Key`, or `Authorization: Bearer` with an API key or an end-user token, "
             "whose groups and resources apply. Errors are JSON-RPC errors whose `data` is the REST "
-            "envelope's error (`code`, `message`, `fields`)."
+            "envelope's error (`code`, `message`, `fields`). With an `Idempotency-Key`, a successful "
+            "reply is replayed to a retry with the same key and body, as on the REST routes."
         ),
         tags=["MCP"],
         request=OpenApiTypes.OBJECT,
@@ -86,8 +105,32 @@ class McpApi(EndUserApi):
         },
     )
     def post(self, request: Request, workspace_id: Any) -> HttpResponse:
+        body = request.body  # read first: an Idempotency-Key's fingerprint parses it again
+        claim, replayed = idempotency_begin(request, self.principal, self.workspace)
+        if replayed is not None:
+            return replayed
+        request.idempotency = claim  # type: ignore[attr-defined]  # the answer tool's (calls.py)
+        try:
+            response = self._served(request, body)
+        except Exception:
+            idempotency_release(claim)
+            raise
+        # A result is replayed to a retry with the same key; an error is not
+        # (a turn that failed after storing its question stays resumable).
+        if claim.record is not None:
+            result = _result(response)
+            if result is not None:
+                idempotency_finish(claim, status=response.status_code, body=result)
+            else:
+                idempotency_finish(claim, status=max(response.status_code, 400), body=None)
+        return response
+
+    # Documented as every idempotent route's (daneshyar/schema.py).
+    setattr(post, IDEMPOTENT_ATTRIBUTE, True)
+
+    def _served(self, request: Request, body: bytes) -> HttpResponse:
         caller = Caller(principal=self.principal, workspace=self.workspace, request=request)
-        reply = serve(partial(mcp_server, caller), request._request, request.body)
+        reply = serve(partial(mcp_server, caller), request._request, body)
         headers = {name.lower(): value for name, value in reply.headers}
         if reply.status >= 400 and not headers.get("content-type", "").startswith("application/json"):
             # A refusal the transport words in plain text (a wrong Content-Type or

@@ -18,7 +18,14 @@ from rest_framework.request import Request
 
 from chat.message_list import Conversation
 from chat.serializers import session_summary
-from chat.services.turn import TurnRequest, reply_data, turn_complete, turn_prepare
+from chat.services.turn import (
+    TurnRequest,
+    TurnResume,
+    reply_data,
+    turn_complete,
+    turn_prepare,
+    turn_resume_data,
+)
 from chat.services.turn.scope import turn_access
 from daneshyar.api import keyset_page, timestamp
 from daneshyar.exceptions import NotFound
@@ -29,6 +36,7 @@ from retrieval.models import Passage
 from retrieval.search import search
 from retrieval.selectors import passage_get, passage_list
 from retrieval.serializers import access_of
+from workspaces.idempotency import idempotency_stored, request_claim
 from workspaces.models import Workspace
 from workspaces.principals import Principal
 from workspaces.ratelimit import rate_limit_turn
@@ -103,7 +111,9 @@ def search_call(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
 
 def answer_call(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     """One chat turn (rate limits of a turn, as ``POST …/chat/``), answered
-    at once."""
+    at once. With an ``Idempotency-Key`` (chat/mcp_server/apis.py), as on
+    that route: once the question is stored, a retry of a turn that failed
+    answers it rather than storing another."""
     args = _parsed(args)
     principal = caller.principal
     end_user = args["external_user_id"]  # a token's own (with_end_user, before the arguments are checked)
@@ -119,10 +129,18 @@ def answer_call(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
             filters=args["filters"],
             groups=args["groups"],
             certificate=args["certificate"],
+            resume=TurnResume.from_json(request_claim(caller.request).resume),
         )
     )
-    reply = turn_complete(prepared)
     question = prepared.question
+    stored = idempotency_stored(
+        caller.request,
+        external_user_id=end_user,
+        session_id=question.session.id,
+        resume=turn_resume_data(prepared),
+    )
+    with stored:
+        reply = turn_complete(prepared)
     return {
         "session": session_summary(question.session, created=question.created),
         "assistant_message": reply_data(prepared, reply),

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from chat.models import Message, Session
 from resources.models import Resource
 from tests.chat.helpers import ingest_text
 from tests.chat.mcp_client import bearer_headers, key_headers, mcp_call, mcp_error, mcp_session, mcp_url
@@ -220,3 +221,47 @@ def test_an_oversized_or_malformed_body_is_a_jsonrpc_error_not_a_500(server: str
     assert opened.status_code == 200 and "mcp-session-id" not in opened.headers, opened.text
     missing = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=60)
     assert missing.status_code == 401 and missing.json()["error"]["data"]["code"] == "unauthenticated"
+
+
+def test_an_idempotency_key_replays_an_answer_and_refuses_another_body(
+    server: str, owner: Tenant, documents: tuple[Resource, Resource]
+) -> None:
+    """As on ``POST …/chat/``: a retry with the same key and body gets the
+    stored reply (one session, one turn stored), another body with the key
+    a 422 in the protocol's shape; a request that failed is not replayed."""
+    url = mcp_url(server, owner.workspace.id)
+    headers = {
+        **key_headers(owner.chat_key),
+        "Accept": "application/json, text/event-stream",
+        "Idempotency-Key": "retry-1",
+    }
+    call: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "answer",
+            "arguments": {"external_user_id": "u9", "message": "When are claims filed?"},
+        },
+    }
+    first = httpx.post(url, headers=headers, json=call, timeout=60)
+    again = httpx.post(url, headers=headers, json=call, timeout=60)
+    assert first.status_code == again.status_code == 200, first.text
+    assert again.headers.get("idempotent-replayed") == "true"
+    assert again.json() == first.json()
+    session = first.json()["result"]["structuredContent"]["session"]["id"]
+    assert Session.objects.filter(external_user_id="u9").count() == 1
+    assert Message.objects.filter(session_id=session).count() == 2
+
+    other = {
+        **call,
+        "params": {"name": "answer", "arguments": {"external_user_id": "u9", "message": "Other?"}},
+    }
+    reused = httpx.post(url, headers=headers, json=other, timeout=60)
+    assert reused.status_code == 422 and reused.json()["error"]["data"]["code"] == "idempotency_key_reused"
+
+    refused = {**call, "params": {"name": "answer", "arguments": {"message": "no end user"}}}
+    failed = httpx.post(url, headers={**headers, "Idempotency-Key": "retry-2"}, json=refused, timeout=60)
+    retried = httpx.post(url, headers={**headers, "Idempotency-Key": "retry-2"}, json=refused, timeout=60)
+    assert "error" in failed.json() and "error" in retried.json()
+    assert "idempotent-replayed" not in retried.headers
