@@ -29,7 +29,7 @@ from daneshyar.celery import QueuedOnceScheduler, app, queue_waiting
 from daneshyar.markers import marker_claim, marker_release
 from resources import services
 from resources.models import Resource, ResourceStatus
-from resources.tasks import ingest_wake, sweep_stale_resources
+from resources.tasks import ingest_next, ingest_wake, sweep_stale_resources
 from retrieval import indexing
 from tests.conftest import Tenant
 from tests.worker import all_queues, batch_upload, purge_queue, running_worker, wait_for
@@ -193,5 +193,25 @@ def test_a_wake_with_a_message_already_waiting_queues_nothing_more(owner: Tenant
     services.resource_create_from_text(workspace=owner.workspace, text="one document")
     for _ in range(10):
         ingest_wake()
+    assert queue_waiting(settings.INGEST_QUEUE) == 1
+    purge_queue()
+
+
+def test_run_at_once_an_upload_is_ingested_whatever_waits_in_the_queue(
+    owner: Tenant, settings: Settings
+) -> None:
+    """CELERY_TASK_ALWAYS_EAGER (a bench, a command that ingests in its own
+    process): a "work is waiting" message left in the broker's queue by
+    someone else does not stop the wake, which queues nothing."""
+    purge_queue()
+    ingest_next.apply_async(queue=settings.INGEST_QUEUE)  # left behind: no worker takes it
+    assert queue_waiting(settings.INGEST_QUEUE) == 1
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    app.conf.task_always_eager = True
+    try:
+        resource_id = _upload(owner, "a document ingested at once")
+    finally:
+        app.conf.task_always_eager = False
+    assert Resource.objects.get(pk=resource_id).status == ResourceStatus.READY
     assert queue_waiting(settings.INGEST_QUEUE) == 1
     purge_queue()
