@@ -43,7 +43,7 @@ def test_the_passage_page_outlines_the_passage_over_its_page_image(
     _curator(owner)
     resource = _uploaded(owner, "scan.png", image_bytes(page_images([SHORT, LONG], dpi=150)))
     passage = Passage.objects.filter(resource=resource, bbox__isnull=False).order_by("-ordinal").first()
-    assert passage is not None and passage.page == 1
+    assert passage is not None and passage.page == 1 and passage.bbox is not None
 
     log_in(browser, live_server.url, "curator", PASSWORD)
     browser.get(f"{live_server.url}/admin/console/{owner.workspace.id}/passages/{passage.id}/")
