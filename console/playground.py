@@ -33,6 +33,7 @@ from chat.models import CONSOLE_USER_PREFIX, Message, Session
 from chat.services.turn import TurnRequest, turn_complete, turn_prepare
 from console.dashboard import access_summary
 from console.highlight import highlight_terms
+from console.page_figures import PageFigure, page_figure
 from retrieval.filters import OPEN, Access
 from retrieval.search import ScoredPassage
 from workspaces.models import ApiKey, ApiKeyScope, Workspace
@@ -61,6 +62,7 @@ class ShownPassage:
     text: SafeString  # escaped, the query's terms in <mark>
     in_prompt: bool = True
     cited_by: list[int] = field(default_factory=list)  # 1-based part numbers
+    figure: PageFigure | None = None  # its page, the passage outlined
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ def playground_turn(
     trace = prepared.trace(reply)
     if not settings.PROMPT_TRACE_ENABLED:
         trace["messages"] = []
-    shown = _shown_passages(question, prepared.passages, prepared.retrieval.passages)
+    shown = _shown_passages(question, prepared.passages, prepared.retrieval.passages, workspace.id)
     response = reply.reply or {"type": "answer", "parts": [], "form": None}
     return PlaygroundTurn(
         session=prepared.question.session,
@@ -138,18 +140,29 @@ def playground_turn(
 
 
 def _shown_passages(
-    question: str, in_prompt: Sequence[ScoredPassage], retrieved: Sequence[ScoredPassage]
+    question: str,
+    in_prompt: Sequence[ScoredPassage],
+    retrieved: Sequence[ScoredPassage],
+    workspace_id: uuid.UUID,
 ) -> list[ShownPassage]:
     """The passages of the prompt, numbered as the model saw them, then those
     retrieved but left out of the prompt by its budget; each with the
-    question's terms highlighted."""
+    question's terms highlighted and its page's figure."""
     in_prompt = list(in_prompt)
     prompt_ids = {p.passage_id for p in in_prompt}
     # Retrieved but left out of the prompt by its budget: shown after the others.
     left_out = [p for p in retrieved if p.passage_id not in prompt_ids]
     highlighted = highlight_terms(question, [p.text for p in in_prompt + left_out])
     return [
-        ShownPassage(number=i, passage=p, text=text, in_prompt=i <= len(in_prompt))
+        ShownPassage(
+            number=i,
+            passage=p,
+            text=text,
+            in_prompt=i <= len(in_prompt),
+            figure=page_figure(
+                workspace_id=workspace_id, resource_id=p.resource_id, page=p.page, bbox=p.bbox
+            ),
+        )
         for i, (p, text) in enumerate(zip(in_prompt + left_out, highlighted, strict=True), start=1)
     ]
 

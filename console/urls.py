@@ -31,6 +31,11 @@ urlpatterns: list[URLPattern] = [
     path(f"{WORKSPACE}transcripts/", transcripts.transcript_search, name="transcripts"),
     path(f"{WORKSPACE}transcripts/<uuid:session_id>/", transcripts.transcript, name="transcript"),
     path(f"{WORKSPACE}passages/<uuid:passage_id>/", passages.passage, name="passage"),
+    path(
+        f"{WORKSPACE}resources/<uuid:resource_id>/pages/<int:page>.png",
+        passages.page_image,
+        name="page-image",
+    ),
     path(f"{WORKSPACE}sources/", sources.sources, name="sources"),
     path(f"{WORKSPACE}sources/<uuid:source_id>/sync/", sources.sync_now, name="source-sync"),
     path(f"{WORKSPACE}webhooks/", webhooks.webhooks, name="webhooks"),

@@ -21,6 +21,7 @@ Its modules:
 - ``manifest_apis.py``: the sync manifest's endpoints
 - ``metadata_keys.py``: what a workspace may declare of its resources' metadata
 - ``models.py``: ``Resource``, ``ResourceFile``, ``IngestTurn``, ``Source``, ``SourceRun``, ``SourcePage``
+- ``page_images.py``: a page of a resource drawn as a PNG, for the console
 - ``parsing/``: one module per format, the type detected from the bytes
 - ``quotas.py``: an organization's quotas of documents and bytes
 - ``selectors.py``: reads for resources

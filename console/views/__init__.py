@@ -7,7 +7,7 @@ Its modules:
 - ``dashboard.py``: the dashboard
 - ``evaluations.py``: test sets, runs and their comparison
 - ``index.py``: the start page, the workspaces this account curates
-- ``passages.py``: one passage, where a citation leads
+- ``passages.py``: one passage, where a citation leads, and its page's image
 - ``playground.py``: the playground
 - ``progress.py``: ingestion progress, uploads, retries
 - ``sources.py``: web sources and "Sync now"

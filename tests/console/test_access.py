@@ -75,6 +75,7 @@ def _url(pattern: URLPattern, values: dict[str, uuid.UUID]) -> str:
     path = str(pattern.pattern)
     for name, value in values.items():
         path = path.replace(f"<uuid:{name}>", str(value))
+    path = path.replace("<int:page>", "1")  # a page of the resource
     assert "<" not in path, path
     return f"/admin/console/{path}"
 
