@@ -195,13 +195,16 @@ def _run(args: argparse.Namespace, tenants: dict[str, tuple[str, str]], scratch:
     batch_mates = neighbours.count() if b.ingest_claimed_by else 0
 
     a_wait = None
+    pages_read = 0  # of A's scan, by OCR (its kept pages' count while it is read in turns)
     if not args.no_backlog_wait:
         unfinished = Resource.objects.filter(workspace_id=a_workspace).exclude(status__in=finished)
         while unfinished.exists():
             if time.monotonic() > deadline:
                 raise SystemExit(f"A's backlog not finished after {args.deadline:.0f} s; see {scratch}")
+            pages_read = max(pages_read, _pages_read(a_workspace))
             time.sleep(0.5)
         a_wait = time.monotonic() - b_began
+        a_seconds = time.monotonic() - began
     load_after = os.getloadavg()
     a_states = _states(a_workspace)
 
@@ -219,7 +222,11 @@ def _run(args: argparse.Namespace, tenants: dict[str, tuple[str, str]], scratch:
     print(f"B's document ready after {b_wait:6.1f} s (goal <= 15 s; {b.status}, in a batch with "
           f"{batch_mates} of A's documents)")  # fmt: skip
     if a_wait is not None and args.scan_pages:
-        print(f"A's scan finished {a_wait:6.1f} s after B's upload ({a_states})")
+        if "ready" in a_states:
+            pages_read = args.scan_pages
+        print(f"A's scan finished {a_wait:6.1f} s after B's upload ({a_states}): {pages_read} pages "
+              f"read by OCR in {a_seconds:.1f} s from its upload, {60 * pages_read / a_seconds:.0f} "
+              f"pages a minute; OCR_PAGES_PER_TURN {settings.OCR_PAGES_PER_TURN}")  # fmt: skip
     elif a_wait is not None:
         print(
             f"A's backlog finished {a_wait:6.1f} s after B's upload ({a_states}): what B would have "
@@ -251,6 +258,16 @@ def _scan(pages: int, dataset: Path | None) -> Any:
     out.seek(0)
     print(f"A's scan: {pages} pages, {len(out.getvalue()) / 1e6:.1f} MB")
     return out
+
+
+def _pages_read(workspace: str) -> int:
+    """The pages read so far of the scans being read in turns (docs/ocr.md)."""
+    from django.db.models import Sum
+
+    from resources.models import OcrScan
+
+    total = OcrScan.objects.filter(resource__workspace_id=workspace).aggregate(n=Sum("pages_read"))["n"]
+    return int(total or 0)
 
 
 def _states(workspace: str) -> str:

@@ -92,12 +92,15 @@ def test_another_organizations_upload_is_claimed_between_two_turns_of_a_scan(
     scan = _upload(owner, _scan(3))
     _, requeue = _requeued()
     # The scan's first turn, taken by the fair claim as a task takes it.
-    assert resources_ingest(resource_ids=[], requeue=requeue, fill=1) == {scan: IngestResult.CONTINUING}
+    assert resources_ingest(resource_ids=[], requeue=requeue, fill=4) == {scan: IngestResult.CONTINUING}
     small = services.resource_create_from_text(workspace=outsider.workspace, text="Opening hours: eight.")
-    # The next claim serves the organization waiting, not the scan's next turn.
-    assert resources_ingest(resource_ids=[], requeue=requeue, fill=1) == {small.resource.id: "ready"}
-    assert resources_ingest(resource_ids=[], requeue=requeue, fill=1) == {scan: IngestResult.CONTINUING}
-    assert resources_ingest(resource_ids=[], requeue=requeue, fill=1) == {scan: IngestResult.READY}
+    # The next claim serves the organization waiting, not the scan's next
+    # turn, and in a batch without it: the turn runs alone after it.
+    assert resources_ingest(resource_ids=[], requeue=requeue, fill=4) == {small.resource.id: "ready"}
+    also = services.resource_create_from_text(workspace=owner.workspace, text="Delivery is free.")
+    assert resources_ingest(resource_ids=[], requeue=requeue, fill=4) == {scan: IngestResult.CONTINUING}
+    assert resources_ingest(resource_ids=[], requeue=requeue, fill=4) == {also.resource.id: "ready"}
+    assert resources_ingest(resource_ids=[], requeue=requeue, fill=4) == {scan: IngestResult.READY}
     assert Resource.objects.get(pk=scan).attempts == 1
 
 
