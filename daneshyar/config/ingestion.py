@@ -114,7 +114,7 @@ OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 60_000_000, minimum=1_000
 # Pages one ingestion attempt reads by OCR before it hands the document back
 # to the queue's fair claim (its pages kept), so that other organizations'
 # documents are taken between turns; 0: the whole document in one attempt.
-OCR_PAGES_PER_TURN = env_int("OCR_PAGES_PER_TURN", 3, minimum=0)
+OCR_PAGES_PER_TURN = env_int("OCR_PAGES_PER_TURN", 2, minimum=0)
 # Tables of CSV and XLSX uploads (docs/ingestion.md, "Tables"): rows under one
 # repeated header per passage, and the bounds of one table.
 TABLE_ROWS_PER_PASSAGE = env_int("TABLE_ROWS_PER_PASSAGE", 10, minimum=1, maximum=1000)
