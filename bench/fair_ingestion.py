@@ -37,7 +37,9 @@ minute. Measured (docs/ocr.md, "Measured"), one pool child, two shared
 cores, OCR_PAGES_PER_TURN 2: B's document ready after 3.7 s (before turns:
 236.8 s, the whole OCR budget); A's 200-page scan read 70 pages in its
 240-s OCR budget at 16 pages a minute (load average 3.4 -> 7.5) and ended
-``ingest_timeout``; a 20-page scan was ready 64 s after its upload.
+``ingest_timeout``; with OCR_TIMEOUT_SECONDS=1200 it was ready 996.6 s
+after its upload (12 pages a minute, B ready after 5.8 s); a 20-page scan
+was ready 64 s after its upload.
 """
 
 from __future__ import annotations
