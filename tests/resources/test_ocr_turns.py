@@ -169,3 +169,30 @@ def test_the_console_shows_a_scans_pages_read(owner: Tenant, settings: Settings)
     status = curator.client.get(f"/admin/console/{owner.workspace.id}/ingestion/status/").json()
     assert 'data-read="1" data-total="2"' in status["html"]
     assert "OCR: 1 of 2 pages read" in status["html"]
+
+
+def test_an_attempt_that_breaks_mid_turn_loses_only_the_page_it_was_reading(
+    owner: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from resources.parsing import pdf
+
+    settings.OCR_PAGES_PER_TURN = 2
+    real = pdf.ocr_page
+    broken: list[int] = []
+
+    def ocr_page(image: Any, *, page: int | None = None) -> Any:
+        if page == 2 and not broken:  # the worker's trouble on the turn's second page
+            broken.append(page)
+            raise RuntimeError("the worker broke")
+        return real(image, page=page)
+
+    monkeypatch.setattr(pdf, "ocr_page", ocr_page)
+    resource_id = _upload(owner, _scan(3))
+    _, requeue = _requeued()
+    assert resource_ingest(resource_id=resource_id, requeue=requeue) == IngestResult.RETRYING
+    assert list(OcrPage.objects.values_list("page", flat=True)) == [1]
+    # The retry reads on from page 2, and has read every page at the end of its turn.
+    assert resource_ingest(resource_id=resource_id, requeue=requeue) == IngestResult.READY
+    assert Resource.objects.get(pk=resource_id).attempts == 2
+    text = " ".join(text for text, _, _ in _passages(resource_id))
+    assert "Juicer J6" in text and "warranty covers" in text
