@@ -174,10 +174,10 @@ def test_the_console_shows_a_scans_pages_read(owner: Tenant, settings: Settings)
 def test_an_attempt_that_breaks_mid_turn_loses_only_the_page_it_was_reading(
     owner: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from resources.parsing import pdf
+    from resources.parsing import ocr, pdf
 
     settings.OCR_PAGES_PER_TURN = 2
-    real = pdf.ocr_page
+    real = ocr.ocr_page
     broken: list[int] = []
 
     def ocr_page(image: Any, *, page: int | None = None) -> Any:
