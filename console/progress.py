@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Case, Count, IntegerField, Q, Value, When
+from django.db.models import Case, Count, F, IntegerField, Q, Value, When
 
 from resources.models import Resource, ResourceStatus
 from resources.selectors import resource_list
@@ -61,7 +61,9 @@ def workspace_progress(*, workspace: Workspace, limit: int = ROW_LIMIT) -> Progr
     counts = resources.aggregate(
         **{status.value: Count("id", filter=Q(status=status)) for status in ResourceStatus}
     )
-    rows = list(resources.order_by(_ORDER.asc(), "-created_at", "-id")[:limit])
+    # A document read by OCR in turns: its pages read of its pages (docs/ocr.md).
+    ocr = {"ocr_pages_read": F("ocr_scan__pages_read"), "ocr_pages_total": F("ocr_scan__pages_total")}
+    rows = list(resources.annotate(**ocr).order_by(_ORDER.asc(), "-created_at", "-id")[:limit])
     return Progress(
         counts={status: int(counts[status]) for status in counts},
         rows=rows,

@@ -136,6 +136,43 @@ class IngestTurn(models.Model):
         return f"ingestion turn of {self.organization_id}"
 
 
+class OcrScan(models.Model):
+    """A document's OCR in progress, read a few pages per ingestion attempt
+    (docs/ocr.md, "In turns"): of which bytes and with which Tesseract
+    models, its pages read of its pages, and the seconds spent reading
+    them. Deleted when the ingestion ends, and with the resource; a reingest
+    starts it again."""
+
+    resource = models.OneToOneField(
+        Resource, on_delete=models.CASCADE, primary_key=True, related_name="ocr_scan"
+    )
+    sha256 = models.CharField(max_length=64)
+    models_used = models.CharField(max_length=100)
+    pages_read = models.PositiveIntegerField(default=0)
+    # The document's pages (None until known).
+    pages_total = models.PositiveIntegerField(null=True, blank=True)
+    seconds = models.FloatField(default=0.0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"OCR of {self.resource_id}: {self.pages_read} of {self.pages_total} pages"
+
+
+class OcrPage(models.Model):
+    """A page an earlier turn read by OCR: its paragraphs, each ``[text,
+    x0, y0, x1, y1]`` (resources/parsing/ocr.py, Region)."""
+
+    scan = models.ForeignKey(OcrScan, on_delete=models.CASCADE, related_name="pages")
+    page = models.PositiveIntegerField()
+    regions = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["scan", "page"], name="ocr_page_unique")]
+
+    def __str__(self) -> str:
+        return f"page {self.page} of {self.scan_id}"
+
+
 class SourceKind(models.TextChoices):
     PAGE = "page", "page"
     PAGES = "pages", "pages"

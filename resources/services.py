@@ -38,7 +38,7 @@ from resources.external import (
     resource_by_external_id,
     resource_replace,
 )
-from resources.models import Resource, ResourceFile, ResourceStatus
+from resources.models import OcrScan, Resource, ResourceFile, ResourceStatus
 from resources.parsing import detect_content_type
 from resources.quotas import quota_reserve
 from resources.tasks import ingest_wake_on_commit
@@ -248,6 +248,7 @@ def resource_reingest(*, resource: Resource) -> Resource:
             locked.error_code = ""
             locked.error_message = ""
         locked.attempts = 0
+        OcrScan.objects.filter(resource=locked).delete()  # its OCR starts again (docs/ocr.md)
         locked.ingest_heartbeat_at = now
         locked.ingest_retry_at = None
         locked.save()

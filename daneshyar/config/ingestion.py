@@ -40,6 +40,7 @@ __all__ = [
     "OCR_LANGUAGES",
     "OCR_MAX_IMAGE_PIXELS",
     "OCR_MAX_PAGES",
+    "OCR_PAGES_PER_TURN",
     "OCR_TIMEOUT_SECONDS",
     "ORG_QUOTA_BYTES",
     "ORG_QUOTA_DOCUMENTS",
@@ -110,6 +111,10 @@ OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng")
 OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 200, minimum=1)
 OCR_TIMEOUT_SECONDS = env_int("OCR_TIMEOUT_SECONDS", 240, minimum=1)
 OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 60_000_000, minimum=1_000_000)
+# Pages one ingestion attempt reads by OCR before it hands the document back
+# to the queue's fair claim (its pages kept), so that other organizations'
+# documents are taken between turns; 0: the whole document in one attempt.
+OCR_PAGES_PER_TURN = env_int("OCR_PAGES_PER_TURN", 2, minimum=0)
 # Tables of CSV and XLSX uploads (docs/ingestion.md, "Tables"): rows under one
 # repeated header per passage, and the bounds of one table.
 TABLE_ROWS_PER_PASSAGE = env_int("TABLE_ROWS_PER_PASSAGE", 10, minimum=1, maximum=1000)

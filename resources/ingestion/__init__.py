@@ -22,6 +22,8 @@ By phase:
   (:class:`IngestResult`), another attempt or failing for good.
 - :mod:`~resources.ingestion.run`: a batch through those phases.
 - :mod:`~resources.ingestion.sweep`: stale ingestions re-queued or failed.
+- :mod:`~resources.ingestion.turns`: OCR a few pages per attempt, the
+  pages kept between attempts (docs/ocr.md, "In turns").
 
 Its modules:
 
@@ -30,6 +32,7 @@ Its modules:
 - ``parse.py``: parse and chunk one resource, titling it from its text
 - ``run.py``: one run over a claimed batch
 - ``sweep.py``: the stale sweep
+- ``turns.py``: OCR in turns: pages kept, the document handed back to the queue
 - ``write.py``: embed and write
 """
 

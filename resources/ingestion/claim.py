@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from resources.ingestion.outcome import max_attempts, worker_lost_message
 from resources.ingestion.write import resource_fail
-from resources.models import IngestTurn, Resource, ResourceStatus
+from resources.models import IngestTurn, OcrScan, Resource, ResourceStatus
 from workspaces.models import Organization
 
 # pg_advisory_xact_lock key of the fair claim ("fair" in ASCII): claims take
@@ -212,18 +212,19 @@ def _claim_fair(*, limit: int, now: datetime, claimant: str) -> list[Resource]:
     )
     claimed: list[Resource] = []
     served: list[uuid.UUID] = []
+    # Scans read in turns whose next turn waits: each runs alone, so a batch
+    # never holds another document behind a turn of OCR (docs/ocr.md).
+    continuing = set(OcrScan.objects.filter(resource__in=waiting).values_list("resource_id", flat=True))
     for organization_id in turns[:limit]:
         rows = (
             waiting.filter(workspace__organization_id=organization_id)
             .select_for_update(skip_locked=True, of=("self",))
             .order_by("status_changed_at", "pk")[: limit - len(claimed)]
         )
-        for resource in rows:
-            _claim(resource, now, claimant)
-            claimed.append(resource)
-        if rows:
+        taken, alone = _take(rows, continuing=continuing, batch=claimed, now=now, claimant=claimant)
+        if taken:
             served.append(organization_id)
-        if len(claimed) >= limit:
+        if alone or len(claimed) >= limit:
             break
     IngestTurn.objects.bulk_create(
         [IngestTurn(organization_id=pk, served_at=now) for pk in served],
@@ -232,6 +233,29 @@ def _claim_fair(*, limit: int, now: datetime, claimant: str) -> list[Resource]:
         update_fields=["served_at"],
     )
     return claimed
+
+
+def _take(
+    rows: QuerySet[Resource],
+    *,
+    continuing: set[uuid.UUID],
+    batch: list[Resource],
+    now: datetime,
+    claimant: str,
+) -> tuple[int, bool]:
+    """Claim ``rows`` into ``batch`` in order, up to a scan's next turn: that
+    one alone, in a batch of its own. How many were taken, and whether the
+    batch ends here."""
+    taken = 0
+    for resource in rows:
+        if resource.pk in continuing and batch:
+            return taken, True
+        _claim(resource, now, claimant)
+        batch.append(resource)
+        taken += 1
+        if resource.pk in continuing:
+            return taken, True
+    return taken, False
 
 
 def resources_claimed_by(claimant: str) -> list[uuid.UUID]:

@@ -34,6 +34,8 @@ class IngestResult(enum.StrEnum):
     FAILED = "failed"
     # Handed to another attempt after its backoff (back to ``pending``).
     RETRYING = "retrying"
+    # A turn of its OCR done, back in the queue for the next (docs/ocr.md).
+    CONTINUING = "continuing"
     # Nothing done: deleted meanwhile, or not this run's to do.
     SKIPPED = "skipped"
 

@@ -11,9 +11,10 @@ from django.conf import settings
 from resources.chunking import Chunk, chunk_document
 from resources.heartbeat import heartbeat_while
 from resources.ingestion.claim import heartbeat
+from resources.ingestion.turns import turn_start
 from resources.ingestion.write import chunking_params, resource_fail, workspace_language
 from resources.models import Resource
-from resources.parsing import ParsedDocument, ParseError, parse_document
+from resources.parsing import ParsedDocument, ParseError, TurnOver, parse_document
 from resources.parsing.detect import IMAGES, PDF
 from resources.parsing.ocr import MODELS as OCR_MODELS
 from resources.titles import content_title, is_untitled
@@ -31,17 +32,20 @@ def resource_prepare(*, resource: Resource, data: bytes) -> list[Chunk] | None:
     """The per-document part of an ingestion: parse and chunk, or fail the
     document (``None``) when it cannot be read. One resource at a time, in
     the single path and in batches alike; anything but a document error
-    propagates (a retry)."""
+    propagates (a retry), :class:`TurnOver` too (a turn of its OCR done:
+    resources/ingestion/turns.py)."""
+    language = ocr_language(resource)
     try:
         with heartbeat_while(
             functools.partial(heartbeat, resource.pk),
             interval=heartbeat_interval(),
             limit=settings.INGEST_PARSE_TIMEOUT_SECONDS,
         ):
-            document = parse_document(
-                data, content_type=resource.content_type, language=ocr_language(resource)
-            )
+            turn = turn_start(resource, language=language) if resource.content_type in OCR_TYPES else None
+            document = parse_document(data, content_type=resource.content_type, language=language, turn=turn)
             chunks = document_chunks(document)
+    except TurnOver:
+        raise
     except ParseError as exc:
         resource_fail(resource_id=resource.pk, code=exc.code, message=exc.message)
         return None

@@ -21,6 +21,7 @@ from django.conf import settings
 from resources.ingestion.claim import heartbeat, heartbeat_many, resources_ingest_claim
 from resources.ingestion.outcome import IngestResult, Requeue, Results, retry_or_fail, timeout_message
 from resources.ingestion.parse import resource_prepare
+from resources.ingestion.turns import scans_end, turn_hand_back
 from resources.ingestion.write import (
     EmbeddedChunks,
     Prepared,
@@ -30,6 +31,7 @@ from resources.ingestion.write import (
     resources_passages_store,
 )
 from resources.models import Resource, ResourceFile
+from resources.parsing import TurnOver
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +118,7 @@ def resources_ingest(
         _store_all(run, embedded)
     except SoftTimeLimitExceeded:
         _soft_time_limit(run)
+    scans_end(pk for pk, result in run.results.items() if result == IngestResult.READY)
     return run.results
 
 
@@ -139,6 +142,9 @@ def _prepare_all(run: _Run) -> list[Prepared]:
             chunks = resource_prepare(resource=resource, data=bytes(stored.pop(resource.pk)))
         except SoftTimeLimitExceeded:
             raise
+        except TurnOver:  # a turn of its OCR read: back to the queue (turns.py)
+            run.results[resource.pk] = turn_hand_back(resource.pk, run.requeue)
+            continue
         except Exception as exc:  # retried or failed per resource
             run.retry_or_fail(resource.pk, exc)
             continue

@@ -27,7 +27,7 @@ from daneshyar.exceptions import EmbeddingUnavailable
 from daneshyar.transactions import atomic_retried
 from resources.chunking import Chunk
 from resources.events import resource_failed_emit, resources_ready_emit
-from resources.models import Resource, ResourceStatus
+from resources.models import OcrScan, Resource, ResourceStatus
 from retrieval import indexing
 
 logger = logging.getLogger(__name__)
@@ -240,6 +240,7 @@ def resource_fail(*, resource_id: uuid.UUID, code: str, message: str) -> None:
         if resource is None:
             return
         indexing.passages_delete(resource_id=resource_id)
+        OcrScan.objects.filter(resource_id=resource_id).delete()  # its kept pages (docs/ocr.md)
         resource.status = ResourceStatus.FAILED
         resource.status_changed_at = timezone.now()
         resource.error_code = code[:64]

@@ -27,7 +27,7 @@ from resources.parsing.base import ParsedDocument, ParseError, parse_deadline
 from resources.parsing.detect import ACCEPTED_MESSAGE, ACCEPTED_TYPES, detect_content_type
 from resources.parsing.html import parse_html
 from resources.parsing.image import parse_image
-from resources.parsing.ocr import ocr_budget
+from resources.parsing.ocr import Turn, TurnOver, ocr_budget
 from resources.parsing.pdf import parse_pdf
 from resources.parsing.plain import parse_markdown, parse_plain_text
 from resources.parsing.tables import parse_csv, parse_xlsx
@@ -38,6 +38,8 @@ __all__ = [
     "ACCEPTED_TYPES",
     "ParseError",
     "ParsedDocument",
+    "Turn",
+    "TurnOver",
     "detect_content_type",
     "parse_document",
 ]
@@ -57,12 +59,19 @@ _PARSERS: dict[str, Callable[[bytes], ParsedDocument]] = {
 
 
 def parse_document(
-    data: bytes, *, content_type: str, timeout: float | None = None, language: str | None = None
+    data: bytes,
+    *,
+    content_type: str,
+    timeout: float | None = None,
+    language: str | None = None,
+    turn: Turn | None = None,
 ) -> ParsedDocument:
     """Extract the text of ``data`` (of a type :func:`detect_content_type` returned).
 
     Images and PDF pages without a text layer are read by OCR in
-    ``language`` (BCP 47; ``None``: OCR_LANGUAGES), docs/ocr.md.
+    ``language`` (BCP 47; ``None``: OCR_LANGUAGES), docs/ocr.md; with
+    ``turn``, a few pages at a time (:class:`TurnOver` when the turn has read
+    its pages and more are left).
 
     Bounded (docs/ingestion.md, "Bounds"): over a bound it raises
     :class:`ParseError` with ``file_too_large_uncompressed``,
@@ -73,5 +82,5 @@ def parse_document(
     if parser is None:
         raise ParseError("unsupported_media_type", f"{content_type} is not accepted. {ACCEPTED_MESSAGE}")
     seconds = settings.INGEST_PARSE_TIMEOUT_SECONDS if timeout is None else timeout
-    with parse_deadline(seconds), ocr_budget(language=language):
+    with parse_deadline(seconds), ocr_budget(language=language, turn=turn):
         return parser(data)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError, check_deadline
-from resources.parsing.ocr import check_image, ocr_page
+from resources.parsing.ocr import check_image, ocr_page, ocr_pages_total
 
 
 def parse_image(data: bytes) -> ParsedDocument:
@@ -17,7 +17,7 @@ def parse_image(data: bytes) -> ParsedDocument:
     for number, frame in enumerate(_frames(data), start=1):
         check_deadline()
         builder.start_page(number)
-        for region in ocr_page(frame):
+        for region in ocr_page(frame, page=number):
             builder.add(region.text, bbox=region.bbox)
     try:
         return builder.build()
@@ -37,6 +37,7 @@ def _frames(data: bytes) -> Iterator[Any]:
             # Pillow's own bomb check warns below twice its limit; ours is check_image.
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(data))
+            ocr_pages_total(int(getattr(image, "n_frames", 1)))
             for frame in ImageSequence.Iterator(image):
                 check_image(frame)
                 yield frame.convert("L")

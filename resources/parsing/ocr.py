@@ -8,12 +8,17 @@ Tesseract or without a model fails the document with ``ocr_unavailable``,
 saying what to install; the bounds (``OCR_MAX_PAGES``, ``OCR_TIMEOUT_SECONDS``,
 ``OCR_MAX_IMAGE_PIXELS``) fail it with ``file_too_complex`` or
 ``ingest_timeout``.
+
+In turns (:class:`Turn`, OCR_PAGES_PER_TURN): an ingestion attempt reads a
+few pages, keeps them, and ends with :class:`TurnOver` at the next page it
+would read; the next attempt reads the pages kept instead of running
+Tesseract again, and the budgets count the pages and seconds of every turn.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -45,12 +50,40 @@ class Region:
     bbox: Box
 
 
+class TurnOver(ParseError):
+    """The turn has read its pages: the document goes back to the queue,
+    its pages kept, to be continued by another attempt (not a failure)."""
+
+    def __init__(self, pages: int):
+        super().__init__("ocr_turn_over", f"{pages} pages read by OCR in this turn; more to read.")
+
+
+# Keeps a page read in this turn: its number, its paragraphs, the seconds it
+# took, and the document's number of pages (None when not known).
+Keep = Callable[[int, list["Region"], float, int | None], None]
+
+
+@dataclass
+class Turn:
+    """One turn of a document's OCR: the pages earlier turns read (by page
+    number) and the seconds they spent, the new pages this turn may read
+    (``None``: all), and where a page read now is kept."""
+
+    kept: dict[int, list[Region]]
+    spent: float
+    pages: int | None
+    keep: Keep
+    read: int = 0
+    pages_total: int | None = None
+
+
 @dataclass
 class _Budget:
     models: str
     deadline: float
     pages: int = 0
     models_checked: bool = False
+    turn: Turn | None = None
 
 
 _budget: ContextVar[_Budget | None] = ContextVar("ocr_budget", default=None)
@@ -64,9 +97,11 @@ def models_for(language: str | None) -> str:
 
 
 @contextmanager
-def ocr_budget(*, language: str | None = None) -> Iterator[None]:
-    """The OCR of one document: its models and its page and time budgets."""
-    budget = _Budget(models=models_for(language), deadline=time.monotonic() + settings.OCR_TIMEOUT_SECONDS)
+def ocr_budget(*, language: str | None = None, turn: Turn | None = None) -> Iterator[None]:
+    """The OCR of one document: its models and its page and time budgets
+    (what is left of them after earlier turns, with ``turn``)."""
+    seconds = settings.OCR_TIMEOUT_SECONDS - (turn.spent if turn is not None else 0.0)
+    budget = _Budget(models=models_for(language), deadline=time.monotonic() + seconds, turn=turn)
     token = _budget.set(budget)
     try:
         yield
@@ -92,11 +127,29 @@ def check_image(image: Any) -> None:
         )
 
 
-def ocr_page(image: Any) -> list[Region]:
+def ocr_pages_total(pages: int) -> None:
+    """The document has ``pages`` pages (its progress: pages read of these)."""
+    turn = _current().turn
+    if turn is not None:
+        turn.pages_total = pages
+
+
+def ocr_kept(page: int) -> list[Region] | None:
+    """The paragraphs of page ``page`` (1-based) as an earlier turn read
+    them, counted as read (:func:`ocr_page`), or ``None``: not read yet."""
+    budget = _current()
+    if budget.turn is None or page not in budget.turn.kept:
+        return None
+    return ocr_page(None, page=page)
+
+
+def ocr_page(image: Any, *, page: int | None = None) -> list[Region]:
     """The paragraphs Tesseract reads on one page image, in reading order.
 
     Counts the page against ``OCR_MAX_PAGES`` and runs Tesseract with what
-    is left of ``OCR_TIMEOUT_SECONDS``.
+    is left of ``OCR_TIMEOUT_SECONDS``. In a turn, page ``page`` (1-based):
+    as kept when an earlier turn read it; past the turn's pages,
+    :class:`TurnOver`; else read now, and kept.
     """
     budget = _current()
     budget.pages += 1
@@ -106,6 +159,21 @@ def ocr_page(image: Any) -> list[Region]:
             f"The document has more than {settings.OCR_MAX_PAGES:,} pages to read by OCR "
             "(OCR_MAX_PAGES). Split it into smaller documents.",
         )
+    turn = budget.turn if page is not None else None
+    if turn is None or page is None:
+        return _read(image, budget)
+    if page in turn.kept:
+        return turn.kept[page]
+    if turn.pages is not None and turn.read >= turn.pages:
+        raise TurnOver(turn.read)
+    started = time.monotonic()
+    regions = _read(image, budget)
+    turn.read += 1
+    turn.keep(page, regions, time.monotonic() - started, turn.pages_total)
+    return regions
+
+
+def _read(image: Any, budget: _Budget) -> list[Region]:
     check_image(image)
     best: tuple[float, Any, dict[str, list[Any]]] | None = None
     for candidate in _scales(image):

@@ -25,7 +25,7 @@ from typing import Any
 from django.conf import settings
 
 from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError, check_deadline
-from resources.parsing.ocr import Region, ocr_page
+from resources.parsing.ocr import Region, ocr_kept, ocr_page, ocr_pages_total
 from resources.parsing.pdf_bidi import fold_presentation_forms, logical_text
 from resources.parsing.pdf_glyphs import page_pieces
 
@@ -37,7 +37,9 @@ _RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 
 def parse_pdf(data: bytes) -> ParsedDocument:
     builder = DocumentBuilder()
-    for number, page in enumerate(_open_pages(data), start=1):
+    pages = _open_pages(data)
+    ocr_pages_total(len(pages))
+    for number, page in enumerate(pages, start=1):
         check_deadline()
         text = _page_text(number, page)
         builder.start_page(number)
@@ -123,8 +125,12 @@ def _page_text(number: int, page: Any) -> str:
 
 def _scanned_page(number: int, page: Any) -> list[Region]:
     """OCR of the page's largest image (a scan fills its page: its boxes
-    stand for the page's); no image, no text."""
+    stand for the page's); no image, no text. Read in an earlier turn: as kept."""
     from pypdf.errors import LimitReachedError
+
+    kept = ocr_kept(number)
+    if kept is not None:
+        return kept
 
     try:
         images = [image.image for image in page.images]
@@ -140,7 +146,7 @@ def _scanned_page(number: int, page: Any) -> list[Region]:
     if not images:
         return []
     largest = max(images, key=lambda image: image.size[0] * image.size[1])
-    return ocr_page(largest.convert("L"))
+    return ocr_page(largest.convert("L"), page=number)
 
 
 def _reading_order(page: Any) -> str | None:
