@@ -11,6 +11,7 @@ Its modules:
 - ``pdf.py``: PDF's text layer, page by page
 - ``pdf_bidi.py``: a right-to-left PDF page's text in reading order
 - ``pdf_glyphs.py``: a PDF page's shown text as positioned pieces
+- ``pdf_tables.py``: a PDF page's ruled tables as groups of rows under their header
 - ``plain.py``: plain text and Markdown
 - ``tables.py``: CSV and XLSX: rows in groups, each under its header
 - ``word.py``: DOCX: paragraphs and tables in body order

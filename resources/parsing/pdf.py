@@ -5,7 +5,9 @@ A page with right-to-left text (Arabic, Persian, Hebrew) is read again by
 :mod:`resources.parsing.pdf_bidi` when its producer marks how its runs
 read (``/ReversedChars``, ``/ActualText``); other pages keep pypdf's text.
 A page without a text layer (a scan) is read by OCR from its largest image
-(:mod:`resources.parsing.ocr`), each paragraph with its box.
+(:mod:`resources.parsing.ocr`), each paragraph with its box. A page that
+draws ruled tables has them read as groups of rows under their header
+(:mod:`resources.parsing.pdf_tables`; not on right-to-left pages).
 
 Bounded: at most INGEST_PDF_MAX_PAGES pages and INGEST_PDF_MAX_OBJECTS
 indirect objects (``file_too_complex``), pypdf's own limits (decompressed
@@ -28,6 +30,7 @@ from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument
 from resources.parsing.ocr import Region, ocr_kept, ocr_page, ocr_pages_total
 from resources.parsing.pdf_bidi import fold_presentation_forms, logical_text
 from resources.parsing.pdf_glyphs import page_pieces
+from resources.parsing.pdf_tables import PdfTables, Rules
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # Letters of the right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko,
@@ -39,15 +42,20 @@ def parse_pdf(data: bytes) -> ParsedDocument:
     builder = DocumentBuilder()
     pages = _open_pages(data)
     ocr_pages_total(len(pages))
-    for number, page in enumerate(pages, start=1):
-        check_deadline()
-        text = _page_text(number, page)
-        builder.start_page(number)
-        if not text.strip():
-            for region in _scanned_page(number, page):
-                builder.add(region.text, bbox=region.bbox)
-        for paragraph in _PARAGRAPH_BREAK.split(text):
-            builder.add(paragraph)
+    tables = PdfTables(data, len(pages))
+    try:
+        for number, page in enumerate(pages, start=1):
+            check_deadline()
+            rules = Rules()
+            text = _page_text(number, page, rules)
+            builder.start_page(number)
+            if not text.strip():
+                for region in _scanned_page(number, page):
+                    builder.add(region.text, bbox=region.bbox)
+            parts = None if _RIGHT_TO_LEFT.search(text) else tables.page_parts(number, rules)
+            tables.add(builder, parts or [text], _PARAGRAPH_BREAK)
+    finally:
+        tables.close()
     try:
         return builder.build()
     except ParseError as exc:
@@ -107,11 +115,11 @@ def _check_pages(reader: Any) -> None:
         )
 
 
-def _page_text(number: int, page: Any) -> str:
+def _page_text(number: int, page: Any, rules: Rules) -> str:
     from pypdf.errors import LimitReachedError
 
     try:
-        text: str = page.extract_text(visitor_operand_before=_on_operator) or ""
+        text: str = page.extract_text(visitor_operand_before=rules) or ""
     except PASS_THROUGH:
         raise
     except LimitReachedError as exc:
@@ -173,11 +181,6 @@ def _check_objects(reader: Any) -> None:
             f"The PDF has {count:,} objects; the limit is {settings.INGEST_PDF_MAX_OBJECTS:,} "
             "(INGEST_PDF_MAX_OBJECTS).",
         )
-
-
-def _on_operator(operator: Any, operands: Any, cm: Any, tm: Any) -> None:
-    # A single page can hold millions of operators.
-    check_deadline()
 
 
 _EXPANDS = ("decompress", "declared", "memory limit")

@@ -1,5 +1,5 @@
-"""CSV and XLSX (and DOCX's tables): tables whose passages answer by row
-(docs/ingestion.md, "Tables").
+"""CSV and XLSX (and the tables of DOCX, HTML and PDF): tables whose passages
+answer by row (docs/ingestion.md, "Tables").
 
 A table's first non-empty row is its header. The rows after it are cut into
 groups of at most TABLE_ROWS_PER_PASSAGE rows (fewer when their text would
@@ -23,13 +23,21 @@ from __future__ import annotations
 import csv
 import datetime
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from django.conf import settings
 
 from resources.parsing.archive import archive_open
-from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError, check_deadline
+from resources.parsing.base import (
+    PASS_THROUGH,
+    Box,
+    DocumentBuilder,
+    ParsedDocument,
+    ParseError,
+    check_deadline,
+    union_box,
+)
 from resources.parsing.detect import decode_text
 
 Row = list[str]
@@ -76,8 +84,12 @@ def parse_xlsx(data: bytes) -> ParsedDocument:
     return builder.build()
 
 
-def add_table(builder: DocumentBuilder, name: str, rows: Iterable[Iterable[Any]]) -> None:
-    """The rows of one table as blocks of ``builder``: groups under the header."""
+def add_table(
+    builder: DocumentBuilder, name: str, rows: Iterable[Iterable[Any]], *, boxes: Sequence[Box] = ()
+) -> None:
+    """The rows of one table as blocks of ``builder``: groups under the
+    header, each with the box around its rows where ``boxes`` (row by row,
+    empty ones too) has them."""
     numbered = _rows(rows)
     first = next(numbered, None)
     if first is None:
@@ -88,13 +100,19 @@ def add_table(builder: DocumentBuilder, name: str, rows: Iterable[Iterable[Any]]
     for number, row in numbered:
         cells = (row + [""] * width)[: max(width, len(row))]
         if group and (len(group) >= settings.TABLE_ROWS_PER_PASSAGE or _too_long(header, group, cells)):
-            builder.add(_block(name, header, group), heading=True)
+            builder.add(_block(name, header, group), heading=True, bbox=_around(boxes, group))
             group = []
         group.append((number, cells))
     if group:
-        builder.add(_block(name, header, group), heading=True)
+        builder.add(_block(name, header, group), heading=True, bbox=_around(boxes, group))
     else:
-        builder.add(f"{name}\n{' | '.join(header)}", heading=True)
+        builder.add(f"{name}\n{' | '.join(header)}", heading=True, bbox=_around(boxes, [first]))
+
+
+def _around(boxes: Sequence[Box], group: list[tuple[int, Row]]) -> Box | None:
+    if len(boxes) < group[-1][0]:
+        return None
+    return union_box([boxes[number - 1] for number, _ in group])
 
 
 def _too_long(header: Row, group: list[tuple[int, Row]], row: Row) -> bool:

@@ -176,3 +176,32 @@ def make_zip(entries: Mapping[str, bytes | str], *, compression: int = zipfile.Z
         for name, data in entries.items():
             archive.writestr(name, data)
     return buffer.getvalue()
+
+
+def make_table_pdf(
+    rows: list[list[str]], *, before: str = "", after: str = "", row_height: int = 16
+) -> bytes:
+    """One page: the lines of ``before``, then ``rows`` as a table ruled with
+    ``re`` (its frame) and ``l`` (its inner lines), a cell's text placed with
+    ``Td``/``Tj``, then the lines of ``after`` (Helvetica, no font widths:
+    columns share 500 points, at most 150 each)."""
+    width, left = min(150, 500 // len(rows[0])), 50
+    top = 760 - 14 * (len(before.splitlines()) + 1) if before else 740
+    bottom = top - row_height * len(rows)
+    right = left + width * len(rows[0])
+    ops = [
+        f"BT /F1 11 Tf 50 {760 - 14 * n} Td ({_escape(line)}) Tj ET"
+        for n, line in enumerate(before.splitlines())
+    ]
+    ops.append(f"0.5 w {left} {bottom} {right - left} {top - bottom} re S")
+    ops += [
+        f"{left} {top - row_height * r} m {right} {top - row_height * r} l S" for r in range(1, len(rows))
+    ]
+    ops += [f"{left + width * c} {bottom} m {left + width * c} {top} l S" for c in range(1, len(rows[0]))]
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            x, y = left + width * c + 4, top - row_height * (r + 1) + 5
+            ops.append(f"BT /F1 9 Tf {x} {y} Td ({_escape(cell)}) Tj ET")
+    for n, line in enumerate(after.splitlines()):
+        ops.append(f"BT /F1 11 Tf 50 {bottom - 24 - 14 * n} Td ({_escape(line)}) Tj ET")
+    return make_pdf_with_content("\n".join(ops).encode("latin-1"))

@@ -265,7 +265,7 @@ def test_the_task_soft_time_limit_passes_through_the_parsers(
         raise SoftTimeLimitExceeded()
 
     if kind == "pdf":
-        monkeypatch.setattr("resources.parsing.pdf._on_operator", expired)
+        monkeypatch.setattr("resources.parsing.pdf_tables.check_deadline", expired)
         data = make_pdf(["Some text."])
     elif kind == "docx":
         data = make_docx([("p", "Some text.")])
