@@ -19,6 +19,8 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from resources.parsing.base import PASS_THROUGH, Box, DocumentBuilder, check_deadline
 from resources.parsing.tables import add_table
 
@@ -58,10 +60,12 @@ class Rules:
 
 @dataclass(frozen=True)
 class PageTable:
-    """A table found on a page: its rows of cells and each row's box."""
+    """A table found on a page: its rows of cells, each row's box, and its
+    caption (a first row of one cell across the table), if any."""
 
     rows: list[list[str]]
     boxes: list[Box]
+    caption: str = ""
 
 
 @dataclass
@@ -99,14 +103,15 @@ class PdfTables:
 
     def add(self, builder: DocumentBuilder, parts: list[str | PageTable], paragraphs: Any) -> None:
         """``parts`` as blocks: text split by ``paragraphs`` (a pattern),
-        tables as groups of rows named ``Table 1``, ``Table 2``, … in the PDF."""
+        tables as groups of rows named by their caption, else ``Table 1``,
+        ``Table 2``, … in the PDF."""
         for part in parts:
             if isinstance(part, str):
                 for paragraph in paragraphs.split(part):
                     builder.add(paragraph)
                 continue
             self.count += 1
-            add_table(builder, f"Table {self.count}", part.rows, boxes=part.boxes)
+            add_table(builder, part.caption or f"Table {self.count}", part.rows, boxes=part.boxes)
 
     def close(self) -> None:
         if self._pdf is not None:
@@ -119,9 +124,14 @@ def _page_parts(page: Any) -> list[str | PageTable] | None:
     found = []
     for table in _find_tables(page):
         check_deadline()
-        rows = [[cell or "" for cell in row] for row in table.extract()]
+        cells = table.extract()
+        rows = [[cell or "" for cell in row] for row in cells]
+        boxes = [_box(page, row.bbox) for row in table.rows]
+        caption = ""
+        if len(rows) > 2 and cells[0][0] and all(cell is None for cell in cells[0][1:]):
+            caption, rows, boxes = " ".join(rows[0][0].split()).replace("|", "/"), rows[1:], boxes[1:]
         if _is_table(rows):
-            found.append((table.bbox, PageTable(rows, [_box(page, row.bbox) for row in table.rows])))
+            found.append((table.bbox, PageTable(rows, boxes, caption[: settings.TABLE_MAX_CELL_CHARS])))
     if not found:
         return None
     found.sort(key=lambda item: item[0][1])

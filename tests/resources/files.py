@@ -179,12 +179,13 @@ def make_zip(entries: Mapping[str, bytes | str], *, compression: int = zipfile.Z
 
 
 def make_table_pdf(
-    rows: list[list[str]], *, before: str = "", after: str = "", row_height: int = 16
+    rows: list[list[str]], *, before: str = "", after: str = "", row_height: int = 16, caption: str = ""
 ) -> bytes:
     """One page: the lines of ``before``, then ``rows`` as a table ruled with
     ``re`` (its frame) and ``l`` (its inner lines), a cell's text placed with
     ``Td``/``Tj``, then the lines of ``after`` (Helvetica, no font widths:
-    columns share 500 points, at most 150 each)."""
+    columns share 500 points, at most 150 each). With ``caption``: a first
+    row of one cell across the table holds it."""
     width, left = min(150, 500 // len(rows[0])), 50
     top = 760 - 14 * (len(before.splitlines()) + 1) if before else 740
     bottom = top - row_height * len(rows)
@@ -193,6 +194,9 @@ def make_table_pdf(
         f"BT /F1 11 Tf 50 {760 - 14 * n} Td ({_escape(line)}) Tj ET"
         for n, line in enumerate(before.splitlines())
     ]
+    if caption:
+        ops.append(f"{left} {top} {right - left} {row_height} re S")
+        ops.append(f"BT /F1 9 Tf {left + 4} {top + 5} Td ({_escape(caption)}) Tj ET")
     ops.append(f"0.5 w {left} {bottom} {right - left} {top - bottom} re S")
     ops += [
         f"{left} {top - row_height * r} m {right} {top - row_height * r} l S" for r in range(1, len(rows))

@@ -52,6 +52,14 @@ def test_a_ruled_table_keeps_its_header_with_each_group_between_its_paragraphs(s
     assert document.bbox_of(0, 10) is None
 
 
+def test_a_first_row_of_one_cell_across_the_table_names_it() -> None:
+    document = _parse(make_table_pdf(PREMIUMS[:3], caption="Monthly premiums (EUR)", before="Rates."))
+    assert document.text == (
+        "Rates.\n\nMonthly premiums (EUR), rows 2-3\nPlan | 2024 | 2025"
+        "\nBasic plan | 40 | 45\nFamily plan | 47 | 54"
+    )
+
+
 def test_tables_are_numbered_through_the_pdf_with_their_pages() -> None:
     from pypdf import PdfReader, PdfWriter
 
