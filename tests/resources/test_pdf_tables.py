@@ -116,6 +116,25 @@ def test_a_pdf_pdfplumber_cannot_read_keeps_pypdf_s_text(monkeypatch: pytest.Mon
     assert "Family plan 47 54" in document.text and BEFORE in document.text
 
 
+def test_pages_pdfminer_counts_otherwise_than_pypdf_keep_pypdf_s_text() -> None:
+    # One page object listed twice: two pages to pypdf, one to pdfminer.
+    content = make_table_pdf(PREMIUMS, before=BEFORE)
+    document = _parse(content.replace(b"/Kids [4 0 R] /Count 1", b"/Kids [4 0 R 4 0 R] /Count 2"))
+    assert "Table" not in document.text
+    assert document.text.count("Family plan 47 54") == 2
+
+
+def test_the_task_soft_time_limit_passes_through_the_table_finder(monkeypatch: pytest.MonkeyPatch) -> None:
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def expired(*args: Any, **kwargs: Any) -> Any:
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr("resources.parsing.pdf_tables._page_parts", expired)
+    with pytest.raises(SoftTimeLimitExceeded):
+        _parse(make_table_pdf(PREMIUMS))
+
+
 def test_a_table_over_the_column_bound_is_too_complex(settings: Settings) -> None:
     settings.TABLE_MAX_COLUMNS = 2
     with pytest.raises(ParseError) as info:
