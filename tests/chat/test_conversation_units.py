@@ -13,7 +13,7 @@ from pytest_django.fixtures import Settings
 from chat.backends.base import Generation
 from chat.backends.scripted import ScriptedBackend
 from chat.prompting import HistoryTurn
-from chat.services.turn import clarify
+from chat.services.turn import clarify, references
 from chat.services.turn.followup_search import (
     CONTEXT_MAX_CHARS,
     CONTEXT_WEIGHT,
@@ -107,7 +107,7 @@ def test_small_talk_is_only_greetings_thanks_and_goodbyes(message: str, small: b
 def test_a_question_pointing_at_an_unnamed_subject(
     question: str, earlier_questions: list[str], pointer: str | None
 ) -> None:
-    assert clarify.unresolved_reference(question, earlier_questions, ENGLISH) == pointer
+    assert references.unresolved_reference(question, earlier_questions, ENGLISH) == pointer
 
 
 def candidate(title: str, score: float, sentence: str) -> clarify.Candidate:
@@ -240,7 +240,7 @@ def test_a_statement_is_checked_not_asked_about() -> None:
     ],
 )
 def test_the_kind_of_thing_may_be_any_word_of_the_phrase(question: str, pointer: str | None) -> None:
-    assert clarify.unresolved_reference(question, [], ENGLISH) == pointer
+    assert references.unresolved_reference(question, [], ENGLISH) == pointer
 
 
 @pytest.mark.parametrize(
@@ -256,4 +256,4 @@ def test_a_demonstrative_needs_the_conversation_to_have_singled_one_out(
     earlier: list[str], pointer: str | None
 ) -> None:
     question = "What are the potential rewards of this credit card?"
-    assert clarify.unresolved_reference(question, earlier, ENGLISH) == pointer
+    assert references.unresolved_reference(question, earlier, ENGLISH) == pointer

@@ -10,7 +10,7 @@ from dataclasses import fields
 import pytest
 
 from chat.prompting import DEFAULT_SYSTEM_PROMPT, OUTPUT_RULES, system_message
-from chat.services.turn import clarify
+from chat.services.turn import clarify, references
 from chat.services.turn.followup_search import needs_context
 from chat.services.turn.smalltalk import is_small_talk, small_talk_language
 from chat.text import content_words
@@ -165,7 +165,7 @@ def test_a_question_is_told_from_a_statement_in_each_language(text: str, asks: b
     ],
 )
 def test_an_unnamed_subject_in_each_language(question: str, earlier: list[str], pointer: str | None) -> None:
-    assert clarify.unresolved_reference(question, earlier, question_language(question, earlier)) == pointer
+    assert references.unresolved_reference(question, earlier, question_language(question, earlier)) == pointer
 
 
 def test_the_turn_takes_the_conversation_language_when_the_question_does_not_tell() -> None:

@@ -17,7 +17,7 @@ import pytest
 import Stemmer
 
 import languages
-from chat.services.turn import clarify
+from chat.services.turn import clarify, references
 from chat.services.turn.followup_search import leans_on_conversation
 from chat.services.turn.smalltalk import is_small_talk, small_talk_language
 from languages import LANGUAGES, Language, detect, normalize, registry
@@ -105,7 +105,7 @@ def check_conversation(language: Language) -> None:
     for question in examples.follow_ups:
         assert leans_on_conversation(question, language), question
     for question in examples.pointers:
-        assert clarify.unresolved_reference(question, [], language), question
+        assert references.unresolved_reference(question, [], language), question
 
 
 def check_texts(language: Language) -> None:

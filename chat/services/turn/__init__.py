@@ -19,6 +19,8 @@
   cite (``Retrieval``);
 - ``decide``: answer, no answer, ask which one (``Decision``);
 - ``clarify``: the "which one do you mean?" form;
+- ``references``: where a question points at a subject the conversation
+  never named ("this animal");
 - ``naming``: what a question names, and whether the documents cover it;
 - ``subjects``: each document's own naming words and the shape of what it
   says, which make documents parallel;

@@ -9,7 +9,7 @@ Two signals, each measured on the MTRAG-UN development split
   stadium", "این کشور" — a demonstrative or "the" before a kind of thing
   (the turn's language's ``kinds``, languages/<code>/conversation.py)
   whose words appear nowhere earlier in the conversation or in the question
-  itself, and that no name or "of …" pins down.
+  itself, and that no name or "of …" pins down (references.py).
 * **Evidence that answers differently per subject.** Each document's own
   naming words set aside (its title's, its metadata's, the names it
   repeats: subjects.py), the best sentences of two or more documents say
@@ -36,7 +36,6 @@ the form, from that document only.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from chat import output
 from chat.contract import DecisionReason, Form, FormChoice, Part, Reply, ResponseType
 from chat.output import ParsedReply
 from chat.services.turn.choice import FIELD_NAME, labels_told_apart, numbered
+from chat.services.turn.references import said_words, unresolved_reference
 from chat.services.turn.subjects import NO_WORDS, DocumentWords, parallel_documents
 from chat.text import content_words
 from languages import ENGLISH, Language, normalize
@@ -73,12 +73,6 @@ SAME_ANSWER_WORDS = 2
 # score at least this (below the answerability threshold: such a question
 # retrieves poorly because its subject is missing).
 REFERENCE_FLOOR = 0.2
-
-_POSSESSIVE = re.compile(r"['\u2019]s\b")
-# The words after a pointing word read as its noun phrase, at most.
-MAX_PHRASE_WORDS = 4
-_TOKEN = re.compile(r"[^\W\d_][\w\u2019'-]*")
-_NEXT_WORD = re.compile(r"(?:['\u2019]s)?\s+([^\W\d_][\w'\u2019-]*)")
 
 
 @dataclass(frozen=True)
@@ -112,83 +106,6 @@ class Candidate:
         return shorten(self.name, MAX_LABEL_CHARS)
 
 
-def unresolved_reference(question: str, earlier_questions: Sequence[str], language: Language) -> str | None:
-    """The phrase by which ``question`` points at an unnamed subject, if any
-    (the words of ``language``, the turn's).
-
-    The noun phrase after a pointing word is read up to ``MAX_PHRASE_WORDS``
-    words (to a stop word or punctuation), so the kind of thing may be any
-    of them ("this credit card", "the crime drama TV series"). "The" and
-    its kind are known when a word of the phrase was said earlier; a
-    demonstrative's, only when the conversation singled one out
-    (:func:`_singled_out`). A
-    demonstrative needs a kind of thing as "the" does: "this" before any
-    words (which would cover "How does this work?") asked back on 10 % of
-    answerable MTRAG-UN dev questions in both collections
-    (``bench/cross_split.py``)."""
-    rules = language.conversation
-    question = normalize(question, language.code)
-    for match in rules.pointer.finditer(question):
-        words, ends = noun_phrase(question, match, language)
-        article = match.group(1).lower() in rules.articles
-        kind = next((i for i, word in enumerate(words) if is_kind(word.lower(), language)), None)
-        if kind is None:
-            continue
-        last = kind if kind is not None else len(words) - 1
-        earlier = " ".join([*earlier_questions, question[: match.start()]])
-        if article and _words(" ".join(words[: last + 1])) & _words(earlier):
-            continue
-        if not article and _singled_out(words[last].lower(), earlier, language):
-            continue
-        modifiers = " ".join([match.group(2), *words[:last]])
-        pinned = rules.pinned.match(question, ends[last]) or rules.proper_name.search(modifiers)
-        if article and pinned:
-            continue
-        return question[match.start() : ends[last]]
-    return None
-
-
-def _singled_out(kind: str, earlier: str, language: Language) -> bool:
-    """Whether ``earlier`` mentions one ``kind`` of thing ("the caribou, the
-    animal of the north"): the word in the singular, with no indefinite
-    determiner among the three words before it ("a credit card" and "index
-    funds" tell nobody which card or fund a later "this card" means)."""
-    singular = next(
-        (
-            kind[: -len(s)]
-            for s in language.conversation.plural_suffixes
-            if kind.endswith(s) and kind[: -len(s)] in language.conversation.kinds
-        ),
-        kind,
-    )
-    tokens = [t.lower() for t in _TOKEN.findall(earlier)]
-    return any(
-        token == singular and not language.conversation.indefinites.intersection(tokens[max(0, i - 3) : i])
-        for i, token in enumerate(tokens)
-    )
-
-
-def noun_phrase(question: str, match: re.Match[str], language: Language) -> tuple[list[str], list[int]]:
-    """The words of the noun phrase ``match`` starts (its head, then up to
-    ``MAX_PHRASE_WORDS`` in all), and where each ends in ``question``."""
-    words, ends = [match.group(3)], [match.end(3)]
-    while len(words) < MAX_PHRASE_WORDS:
-        following = _NEXT_WORD.match(question, ends[-1])
-        if following is None or following.group(1).lower() in language.conversation.stop_words:
-            break
-        words.append(following.group(1))
-        ends.append(following.end(1))
-    return words, ends
-
-
-def is_kind(word: str, language: Language) -> bool:
-    """Whether ``word`` (lower case) is one of ``language``'s kinds of things, or its plural."""
-    rules = language.conversation
-    return word in rules.kinds or any(
-        word.endswith(suffix) and word[: -len(suffix)] in rules.kinds for suffix in rules.plural_suffixes
-    )
-
-
 def ambiguous(
     question: str,
     earlier_questions: Sequence[str],
@@ -210,7 +127,7 @@ def ambiguous(
     lead = candidates[0]
     if lead.score < REFERENCE_FLOOR:
         return []
-    asked = _words(question)
+    asked = said_words(question)
     alike = [c for c in candidates[1:] if _alike(lead, c, threshold, asked=asked)]
     close = _distinct([lead, *alike])
     if len(close) < 2 or _named(question, earlier_questions, close, apart=True):
@@ -236,7 +153,7 @@ def named_subject(
     names = [c.names for c in group]
     own = [words - set().union(*(t for j, t in enumerate(names) if j != i)) for i, words in enumerate(names)]
     for text in (question, " ".join(earlier_questions)):
-        asked = _words(text)
+        asked = said_words(text)
         named = [c for c, words in zip(group, own, strict=True) if words & asked]
         if named:
             return named[0] if len(named) == 1 else None
@@ -268,7 +185,7 @@ def _named(
 ) -> bool:
     """Whether the question (with the conversation) names one of the
     candidates' subjects, or (``apart``) the candidates cannot be told apart by name."""
-    asked = _words(" ".join([question, *earlier_questions]))
+    asked = said_words(" ".join([question, *earlier_questions]))
     names = [c.names for c in candidates]
     for index, words in enumerate(names):
         others = set().union(*(t for i, t in enumerate(names) if i != index))
@@ -312,11 +229,6 @@ def is_question(text: str, language: Language) -> bool:
     if text.rstrip().endswith(("?", "\u061f")):
         return True
     return language.conversation.question_start.match(normalize(text, language.code)) is not None
-
-
-def _words(text: str) -> frozenset[str]:
-    """Content words, possessives dropped ("the kettle's warranty" names the kettle)."""
-    return content_words(_POSSESSIVE.sub("", text))
 
 
 def _distinct(candidates: Sequence[Candidate]) -> list[Candidate]:

@@ -51,8 +51,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from chat.backends.focus import Asked
-from chat.services.turn.clarify import is_kind, noun_phrase, unresolved_reference
 from chat.services.turn.followup_search import leans_on_conversation
+from chat.services.turn.references import is_kind, noun_phrase, unresolved_reference
 from chat.text import content_words
 from languages import Language, normalize
 from languages.base import NEVER

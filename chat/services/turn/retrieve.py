@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chat.backends import BaseGenerativeBackend
-from chat.services.turn.clarify import unresolved_reference
 from chat.services.turn.followup_search import RetrievalQuery, leans_on_conversation, turn_search
 from chat.services.turn.history import TurnContext
 from chat.services.turn.naming import question_names, uncovered
+from chat.services.turn.references import unresolved_reference
 from chat.services.turn.subjects import document_words, parallel_documents
 from chat.text import WORD, content_words
 from languages import normalize
