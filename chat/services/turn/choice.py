@@ -123,7 +123,7 @@ def option_chosen(message: str, options: Sequence[Option]) -> Option | None:
     text = answer_text(message)
     if not text or not options:
         return None
-    value = _uuid(text)
+    value = option_id(text)
     if value is not None:
         return next((o for o in options if o.resource_id == value), None)
     number = _NUMBER.match(text)
@@ -176,11 +176,12 @@ def _plain(text: str) -> str:
 
 
 def _option(value: str, label: str) -> Option | None:
-    resource_id = _uuid(value)
+    resource_id = option_id(value)
     return Option(resource_id, label) if resource_id is not None else None
 
 
-def _uuid(text: str) -> uuid.UUID | None:
+def option_id(text: str) -> uuid.UUID | None:
+    """The document id an option's value (or a typed answer) is, or None."""
     try:
         return uuid.UUID(text.strip())
     except ValueError:

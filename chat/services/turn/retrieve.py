@@ -8,8 +8,8 @@ on, followup_search.py) of a reply that answered from one document reads
 none of the documents parallel to that one (the same kind of document
 about another subject, subjects.py: the other drugs' leaflets, not a
 leaflet of advice for older patients; and those a form offered beside it)
-— unless it asks to compare (the
-language's ``comparisons``: "compare", "both", "the others"), names a
+— unless it asks to compare (the language's ``comparisons``: "compare",
+"both", "the others"), names a
 subject that document does not have (naming.py, or a word of another
 document's names: "And for paracetamol?"), or points at one the
 conversation never named (clarify.py). The prompt trace names the subject
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chat.backends import BaseGenerativeBackend
+from chat.services.turn.choice import option_id
 from chat.services.turn.followup_search import RetrievalQuery, leans_on_conversation, turn_search
 from chat.services.turn.history import TurnContext
 from chat.services.turn.naming import question_names, uncovered
@@ -138,19 +139,9 @@ def offered_beside(subject: uuid.UUID, context: TurnContext) -> set[uuid.UUID]:
     """The documents the conversation's last "which one do you mean?" form
     offered beside ``subject``: answering alike for their own subjects
     (clarify.py), they are its counterparts however differently written."""
-    for turn in reversed(context.turns):
-        values = [value for value, _ in turn.form_options]
-        if values:
-            offered = {_uuid(value) for value in values} - {None}
-            return {r for r in offered if r is not None and r != subject} if subject in offered else set()
-    return set()
-
-
-def _uuid(value: str) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        return None
+    form = next((turn.form_options for turn in reversed(context.turns) if turn.form_options), ())
+    offered = {option_id(value) for value, _ in form}
+    return {r for r in offered if r is not None and r != subject} if subject in offered else set()
 
 
 # How deep the question is searched for the documents a "which one do you
