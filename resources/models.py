@@ -159,8 +159,9 @@ class OcrScan(models.Model):
 
 
 class OcrPage(models.Model):
-    """A page an earlier turn read by OCR: its paragraphs, each ``[text,
-    x0, y0, x1, y1]`` (resources/parsing/ocr.py, Region)."""
+    """A page an earlier turn read by OCR: its paragraphs and tables, each
+    ``[text, x0, y0, x1, y1]``, a table's rows after them
+    (resources/parsing/ocr_regions.py, ``Region.stored``)."""
 
     scan = models.ForeignKey(OcrScan, on_delete=models.CASCADE, related_name="pages")
     page = models.PositiveIntegerField()

@@ -97,3 +97,71 @@ def character_error_rate(read: str, expected: str) -> float:
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (wanted != seen)))
         previous = current
     return previous[-1] / max(1, len(want))
+
+
+def table_image(
+    rows: list[list[str]],
+    *,
+    dpi: int = 300,
+    rtl: bool = False,
+    language: str = "en",
+    above: str = "",
+    points: int = 9,
+) -> Any:
+    """A page (a Pillow image, greyscale) with ``rows`` drawn as a ruled
+    table: a frame, a rule between every two rows and columns, the first
+    column on the right for a right-to-left language, each cell's text
+    padded by half a line; ``above``, a paragraph over the table."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(str(FONT), size=round(points * dpi / 72), layout_engine=ImageFont.Layout.RAQM)
+    width, height = (round(side * dpi) for side in PAGE_INCHES)
+    margin = round(MARGIN_INCHES * dpi)
+    direction = "rtl" if rtl else "ltr"
+    pad = round(points * dpi / 72 * 0.5)
+    row_height = round(points * dpi / 72 * 1.7)
+    rule = max(1, round(dpi / 150))
+    columns = max(len(row) for row in rows)
+    widths = [
+        max(font.getlength(row[c], direction=direction, language=language) for row in rows if c < len(row))
+        + 2 * pad
+        for c in range(columns)
+    ]
+    page = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(page)
+    y = margin
+    if above:
+        line_height = round(points * dpi / 72 * 1.5)
+        for line in _wrap(above, font, width - 2 * margin, direction, language):
+            x = width - margin if rtl else margin
+            anchor = "ra" if rtl else "la"
+            draw.text((x, y), line, font=font, fill=0, direction=direction, language=language, anchor=anchor)
+            y += line_height
+        y += line_height
+    total = round(sum(widths))
+    left = width - margin - total if rtl else margin
+    edges = [left]
+    for w in reversed(widths) if rtl else widths:
+        edges.append(edges[-1] + round(w))
+    order = list(reversed(range(columns))) if rtl else list(range(columns))
+    for r, row in enumerate(rows):
+        top = y + r * row_height
+        for position, c in enumerate(order):
+            if c >= len(row):
+                continue
+            x = edges[position + 1] - pad if rtl else edges[position] + pad
+            draw.text(
+                (x, top + row_height // 2),
+                row[c],
+                font=font,
+                fill=0,
+                direction=direction,
+                language=language,
+                anchor="rm" if rtl else "lm",
+            )
+    bottom = y + len(rows) * row_height
+    for r in range(len(rows) + 1):
+        draw.line([(edges[0], y + r * row_height), (edges[-1], y + r * row_height)], fill=0, width=rule)
+    for x in edges:
+        draw.line([(x, y), (x, bottom)], fill=0, width=rule)
+    return page

@@ -23,7 +23,8 @@ from django.utils import timezone
 from resources.ingestion.outcome import IngestResult, Requeue
 from resources.models import OcrPage, OcrScan, Resource, ResourceStatus
 from resources.parsing import Turn
-from resources.parsing.ocr import Region, models_for
+from resources.parsing.ocr import models_for
+from resources.parsing.ocr_regions import Region
 
 
 def turn_start(resource: Resource, *, language: str | None) -> Turn | None:
@@ -41,7 +42,7 @@ def turn_start(resource: Resource, *, language: str | None) -> Turn | None:
     kept: dict[int, list[Region]] = {}
     if scan is not None:
         for page, regions in OcrPage.objects.filter(scan=scan).values_list("page", "regions"):
-            kept[page] = [Region(text=text, bbox=(x0, y0, x1, y1)) for text, x0, y0, x1, y1 in regions]
+            kept[page] = [Region.from_stored(region) for region in regions]
     keep = functools.partial(_keep, resource.pk, resource.sha256, models)
     return Turn(kept=kept, spent=scan.seconds if scan else 0.0, pages=per_turn, keep=keep)
 
@@ -67,7 +68,7 @@ def _keep(
             resource_id=resource_id, defaults={"sha256": sha256, "models_used": models}
         )
         _, created = OcrPage.objects.get_or_create(
-            scan=scan, page=page, defaults={"regions": [[r.text, *r.bbox] for r in regions]}
+            scan=scan, page=page, defaults={"regions": [region.stored() for region in regions]}
         )
         if created:
             OcrScan.objects.filter(pk=scan.pk).update(

@@ -7,7 +7,9 @@ Its modules:
 - ``detect.py``: an upload's format, from its bytes
 - ``html.py``: HTML's visible text by block
 - ``image.py``: PNG, JPEG and TIFF, read by OCR
-- ``ocr.py``: Tesseract: paragraphs of a page image, their boxes, the OCR budgets
+- ``ocr.py``: Tesseract: paragraphs and tables of a page image, their boxes, the OCR budgets
+- ``ocr_regions.py``: what OCR reads on a page as regions: paragraphs and tables, kept between turns
+- ``ocr_tables.py``: a page image's ruled tables: their cells found, cut into strips, read into rows
 - ``pdf.py``: PDF's text layer, page by page
 - ``pdf_bidi.py``: a right-to-left PDF page's text in reading order
 - ``pdf_glyphs.py``: a PDF page's shown text as positioned pieces

@@ -128,6 +128,13 @@ class DocumentBuilder:
     _pages: list[tuple[int, int]] = field(default_factory=list)
     _pending_page: int | None = None
     _regions: list[tuple[int, int, Box]] = field(default_factory=list)
+    _tables: int = 0
+
+    def table_name(self, caption: str) -> str:
+        """A table's name: its caption, else ``Table N``, N counting the
+        document's tables (of every page and kind)."""
+        self._tables += 1
+        return caption or f"Table {self._tables}"
 
     def start_page(self, number: int) -> None:
         # Recorded at the next block, so that empty pages take no offset.

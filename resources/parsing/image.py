@@ -1,5 +1,6 @@
 """PNG, JPEG and TIFF (every frame of a multi-page TIFF): read by OCR
-(:mod:`resources.parsing.ocr`), one page per image or frame."""
+(:mod:`resources.parsing.ocr`), one page per image or frame, its ruled
+tables as tables (:mod:`resources.parsing.ocr_tables`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError, check_deadline
 from resources.parsing.ocr import check_image, ocr_page, ocr_pages_total
+from resources.parsing.ocr_regions import add_regions
 
 
 def parse_image(data: bytes) -> ParsedDocument:
@@ -17,8 +19,7 @@ def parse_image(data: bytes) -> ParsedDocument:
     for number, frame in enumerate(_frames(data), start=1):
         check_deadline()
         builder.start_page(number)
-        for region in ocr_page(frame, page=number):
-            builder.add(region.text, bbox=region.bbox)
+        add_regions(builder, ocr_page(frame, page=number))
     try:
         return builder.build()
     except ParseError as exc:

@@ -26,7 +26,19 @@ from typing import Any
 
 from django.conf import settings
 
-from resources.parsing.base import Box, ParseError, check_deadline, time_left, union_box
+from resources.parsing.base import ParseError, check_deadline, time_left
+from resources.parsing.ocr_regions import Region, regions_of, with_tables
+from resources.parsing.ocr_tables import (
+    CELLS_ALONE,
+    Grid,
+    Strip,
+    Table,
+    erased,
+    find_grids,
+    line_read,
+    strips,
+    table_of,
+)
 
 # Tesseract's trained models of the languages the service speaks (BCP 47
 # primary subtag -> model name).
@@ -39,15 +51,6 @@ MIN_SCALE = 0.4
 # at the page's other scale.
 MIN_COVERAGE = 0.97
 INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-fas tesseract-ocr-ara"
-
-
-@dataclass(frozen=True)
-class Region:
-    """A paragraph the OCR read: its lines, and its box in page-relative
-    coordinates 0 to 1 (``x0, y0, x1, y1``, origin top left)."""
-
-    text: str
-    bbox: Box
 
 
 class TurnOver(ParseError):
@@ -84,6 +87,11 @@ class _Budget:
     pages: int = 0
     models_checked: bool = False
     turn: Turn | None = None
+    installed: frozenset[str] = frozenset()  # Tesseract's models, once checked
+
+    def latin(self) -> list[str]:
+        """English's model, where the document's are others and it is installed."""
+        return ["eng"] if "eng" not in self.models.split("+") and "eng" in self.installed else []
 
 
 _budget: ContextVar[_Budget | None] = ContextVar("ocr_budget", default=None)
@@ -174,7 +182,14 @@ def ocr_page(image: Any, *, page: int | None = None) -> list[Region]:
 
 
 def _read(image: Any, budget: _Budget) -> list[Region]:
+    """The page's paragraphs and its ruled tables (docs/ocr.md, "Tables"):
+    the page read without the tables' rules, each table's cells read apart."""
     check_image(image)
+    grids = find_grids(image)
+    tables: list[Table] = []
+    if grids:
+        image = erased(image, grids)
+        tables = [table for grid in grids if (table := _table(image, grid, budget)) is not None]
     best: tuple[float, Any, dict[str, list[Any]]] | None = None
     for candidate in _scales(image):
         data = _tesseract(candidate, budget)
@@ -185,7 +200,42 @@ def _read(image: Any, budget: _Budget) -> list[Region]:
             break
     assert best is not None
     _, candidate, data = best
-    return regions_of(data, width=candidate.size[0], height=candidate.size[1])
+    paragraphs = regions_of(data, width=candidate.size[0], height=candidate.size[1], tables=tables)
+    return with_tables(paragraphs, tables)
+
+
+def _table(image: Any, grid: Grid, budget: _Budget) -> Table | None:
+    """The grid's table (``image``: the page without its rules), its cells
+    read as strips of lines by the document's models and by English's
+    (codes, numbers and names in Latin letters fill the tables of every
+    language), each cell as the reading with the higher mean confidence;
+    a cell no reading of its strip holds is read alone, as one line."""
+    read: dict[int, tuple[str, float]] = {}
+    missed: list[tuple[Strip, int]] = []
+    for strip in strips(image, grid):
+        scaled = scaled_for_ocr(strip.image)
+        scale = strip.image.size[1] / scaled.size[1]
+        readings = [_tesseract(scaled, budget, psm=6)]  # checks the models first
+        readings += [_tesseract(scaled, budget, psm=6, models=models) for models in budget.latin()]
+        for data in readings:
+            _better(read, strip.read(data, scale=scale))
+        missed += [(strip, cell) for _, _, cell in strip.placed if cell not in read]
+    for strip, cell in missed[:CELLS_ALONE]:
+        alone = strip.alone(cell)
+        for psm in (7, 13):  # one line; as a raw line (where the line finder found none)
+            for models in [budget.models, *budget.latin()]:
+                line = line_read(_tesseract(alone, budget, psm=psm, models=models))
+                _better(read, {cell: line} if line else {})
+            if cell in read:
+                break
+    texts = [read[cell][0] if cell in read else "" for cell in range(len(grid.boxes))]
+    return table_of(grid, texts, width=image.size[0], height=image.size[1])
+
+
+def _better(read: dict[int, tuple[str, float]], other: dict[int, tuple[str, float]]) -> None:
+    for cell, (text, confidence) in other.items():
+        if cell not in read or confidence > read[cell][1]:
+            read[cell] = (text, confidence)
 
 
 def _scales(image: Any) -> Iterator[Any]:
@@ -250,7 +300,12 @@ def scaled_for_ocr(image: Any) -> Any:
     return image.resize(size, Image.Resampling.LANCZOS)
 
 
-def _tesseract(image: Any, budget: _Budget) -> dict[str, list[Any]]:
+def _tesseract(
+    image: Any, budget: _Budget, *, psm: int | None = None, models: str | None = None
+) -> dict[str, list[Any]]:
+    """Tesseract's words on ``image`` with their boxes; ``psm``: its page
+    segmentation mode where not a page's (6: one block of lines, a table's
+    strip of cells; 7: one line); ``models``: other models than the document's."""
     left = budget.deadline - time.monotonic()
     if left <= 0:
         raise _timeout()
@@ -264,10 +319,14 @@ def _tesseract(image: Any, budget: _Budget) -> dict[str, list[Any]]:
         raise _unavailable("the pytesseract package is not installed") from exc
     try:
         if not budget.models_checked:
-            _check_models(pytesseract, budget.models)
+            budget.installed = _check_models(pytesseract, budget.models)
             budget.models_checked = True
         data: dict[str, list[Any]] = pytesseract.image_to_data(
-            image, lang=budget.models, output_type=pytesseract.Output.DICT, timeout=left
+            image,
+            lang=models or budget.models,
+            config=f"--psm {psm}" if psm else "",
+            output_type=pytesseract.Output.DICT,
+            timeout=left,
         )
     except pytesseract.TesseractNotFoundError as exc:
         raise _unavailable("Tesseract is not installed on the server") from exc
@@ -280,11 +339,13 @@ def _tesseract(image: Any, budget: _Budget) -> dict[str, list[Any]]:
     return data
 
 
-def _check_models(pytesseract: Any, models: str) -> None:
-    installed = set(pytesseract.get_languages(config=""))
+def _check_models(pytesseract: Any, models: str) -> frozenset[str]:
+    """The models installed; ``ocr_unavailable`` when one of ``models`` is not."""
+    installed = frozenset(pytesseract.get_languages(config=""))
     missing = [model for model in models.split("+") if model not in installed]
     if missing:
         raise _unavailable(f"Tesseract's language data {', '.join(missing)} is not installed")
+    return installed
 
 
 def _unavailable(reason: str) -> ParseError:
@@ -301,30 +362,3 @@ def _timeout() -> ParseError:
         f"Reading the document by OCR took longer than {settings.OCR_TIMEOUT_SECONDS:g} seconds "
         "(OCR_TIMEOUT_SECONDS). Split it into smaller documents.",
     )
-
-
-def regions_of(data: dict[str, list[Any]], *, width: int, height: int) -> list[Region]:
-    """Tesseract's words grouped into paragraphs (lines joined by a newline),
-    in the order Tesseract read them, each with the box around its words."""
-    paragraphs: dict[tuple[int, int, int], list[tuple[int, str, Box]]] = {}
-    for i, word in enumerate(data["text"]):
-        if not str(word).strip():
-            continue
-        key = (int(data["page_num"][i]), int(data["block_num"][i]), int(data["par_num"][i]))
-        x, y = int(data["left"][i]), int(data["top"][i])
-        box = (
-            x / width,
-            y / height,
-            (x + int(data["width"][i])) / width,
-            (y + int(data["height"][i])) / height,
-        )
-        paragraphs.setdefault(key, []).append((int(data["line_num"][i]), str(word).strip(), box))
-    return [_region(words) for words in paragraphs.values()]
-
-
-def _region(words: list[tuple[int, str, Box]]) -> Region:
-    lines: dict[int, list[str]] = {}
-    for line, word, _ in words:
-        lines.setdefault(line, []).append(word)
-    text = "\n".join(" ".join(line_words) for line_words in lines.values())
-    return Region(text=text, bbox=union_box([box for _, _, box in words]))

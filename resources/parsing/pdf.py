@@ -5,7 +5,7 @@ A page with right-to-left text (Arabic, Persian, Hebrew) is read again by
 :mod:`resources.parsing.pdf_bidi` when its producer marks how its runs
 read (``/ReversedChars``, ``/ActualText``); other pages keep pypdf's text.
 A page without a text layer (a scan) is read by OCR from its largest image
-(:mod:`resources.parsing.ocr`), each paragraph with its box. A page that
+(:mod:`resources.parsing.ocr`), each paragraph and ruled table with its box. A page that
 draws ruled tables has them read as groups of rows under their header
 (:mod:`resources.parsing.pdf_tables`; not on right-to-left pages).
 
@@ -27,7 +27,8 @@ from typing import Any
 from django.conf import settings
 
 from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument, ParseError, check_deadline
-from resources.parsing.ocr import Region, ocr_kept, ocr_page, ocr_pages_total
+from resources.parsing.ocr import ocr_kept, ocr_page, ocr_pages_total
+from resources.parsing.ocr_regions import Region, add_regions
 from resources.parsing.pdf_bidi import fold_presentation_forms, logical_text
 from resources.parsing.pdf_glyphs import page_pieces
 from resources.parsing.pdf_tables import PdfTables, Rules
@@ -50,8 +51,7 @@ def parse_pdf(data: bytes) -> ParsedDocument:
             text = _page_text(number, page, rules)
             builder.start_page(number)
             if not text.strip():
-                for region in _scanned_page(number, page):
-                    builder.add(region.text, bbox=region.bbox)
+                add_regions(builder, _scanned_page(number, page))
             parts = None if _RIGHT_TO_LEFT.search(text) else tables.page_parts(number, rules)
             tables.add(builder, parts or [text], _PARAGRAPH_BREAK)
     finally:

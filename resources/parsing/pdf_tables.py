@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from resources.parsing.base import PASS_THROUGH, Box, DocumentBuilder, check_deadline
-from resources.parsing.tables import add_table
+from resources.parsing.tables import add_table, is_table
 
 # A page is looked at when its content stream draws at least this many
 # lines and rectangles (the fewest a ruled table of two rows and two columns
@@ -75,7 +75,6 @@ class PdfTables:
 
     data: bytes
     pages: int
-    count: int = 0
     _pdf: Any = None
     _unreadable: bool = False
     _pages: list[Any] = field(default_factory=list)
@@ -110,8 +109,7 @@ class PdfTables:
                 for paragraph in paragraphs.split(part):
                     builder.add(paragraph)
                 continue
-            self.count += 1
-            add_table(builder, part.caption or f"Table {self.count}", part.rows, boxes=part.boxes)
+            add_table(builder, builder.table_name(part.caption), part.rows, boxes=part.boxes)
 
     def close(self) -> None:
         if self._pdf is not None:
@@ -130,7 +128,7 @@ def _page_parts(page: Any) -> list[str | PageTable] | None:
         caption = ""
         if len(rows) > 2 and cells[0][0] and all(cell is None for cell in cells[0][1:]):
             caption, rows, boxes = " ".join(rows[0][0].split()).replace("|", "/"), rows[1:], boxes[1:]
-        if _is_table(rows):
+        if is_table(rows):
             found.append((table.bbox, PageTable(rows, boxes, caption[: settings.TABLE_MAX_CELL_CHARS])))
     if not found:
         return None
@@ -171,12 +169,6 @@ def _find_tables(page: Any) -> list[Any]:
         return []
     check_deadline()
     return [Table(page, cells) for cells in cells_to_tables(intersections_to_cells(crossings))]
-
-
-def _is_table(rows: list[list[str]]) -> bool:
-    """Two rows with text, and two columns: not a framed paragraph."""
-    filled = [row for row in rows if any(cell.strip() for cell in row)]
-    return len(filled) >= 2 and max(sum(1 for cell in row if cell.strip()) for row in filled) >= 2
 
 
 def _box(page: Any, bbox: tuple[float, float, float, float]) -> Box:

@@ -109,6 +109,12 @@ def add_table(
         builder.add(f"{name}\n{' | '.join(header)}", heading=True, bbox=_around(boxes, [first]))
 
 
+def is_table(rows: list[list[str]]) -> bool:
+    """Two rows with text, and two columns: not a framed paragraph."""
+    filled = [row for row in rows if any(cell.strip() for cell in row)]
+    return len(filled) >= 2 and max(sum(1 for cell in row if cell.strip()) for row in filled) >= 2
+
+
 def _around(boxes: Sequence[Box], group: list[tuple[int, Row]]) -> Box | None:
     if len(boxes) < group[-1][0]:
         return None

@@ -1,0 +1,129 @@
+"""A ruled table on a scanned page becomes passages that answer by row, as a
+CSV's: found from its lines, its cells read apart (the document's models and
+English's, each cell as the surer reading), the header with each group of
+rows, each group with its page and box (docs/ocr.md, "Tables").
+
+The pages are drawn here (tests/page_images.py ``table_image``) and read by
+the real Tesseract (the ``tesseract`` fixture of tests/resources/test_ocr.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pytest_django import Settings
+
+from resources.parsing import ParsedDocument, detect_content_type, parse_document
+from resources.parsing.ocr_regions import Region
+from resources.parsing.ocr_tables import find_grids
+from tests.conftest import Tenant
+from tests.page_images import image_bytes, page_images, scanned_pdf, table_image
+from tests.resources.test_ocr import tesseract  # noqa: F401  (the fixture: Tesseract and its models)
+
+pytestmark = pytest.mark.slow
+
+PLANS = ["Amber Basic plan", "Cobalt Family plan", "Crimson Senior plan", "Ivory Travel plan"]
+PREMIUMS = [["Plan", "Monthly premium (EUR)", "Code"]] + [
+    [plan, f"{35 + 11 * n}", f"PRE-{1000 + 37 * n}"] for n, plan in enumerate(PLANS)
+]
+PERSIAN = [["طرح", "حق بیمه ماهانه (یورو)", "کد"]] + [
+    [plan, f"{35 + 11 * n}", f"PRE-{1000 + 37 * n}"]
+    for n, plan in enumerate(["طرح پایه کهربایی", "طرح خانواده لاجوردی", "طرح سالمندان ارغوانی"])
+]
+ABOVE = "Premiums of the plans offered in 2025, per month."
+
+
+def _parse(data: bytes, language: str | None = None) -> ParsedDocument:
+    return parse_document(data, content_type=detect_content_type(data), language=language)
+
+
+def _noisy(image: Any) -> Any:
+    from bench.ocr_quality import scanned
+
+    return scanned(image, seed=3)
+
+
+def test_a_scanned_table_answers_by_row_under_its_header_below_its_paragraph(settings: Settings) -> None:
+    settings.TABLE_ROWS_PER_PASSAGE = 2
+    document = _parse(image_bytes([table_image(PREMIUMS, above=ABOVE)]), language="en")
+    assert document.text.split("\n\n") == [
+        ABOVE,
+        "Table 1, rows 2-3\nPlan | Monthly premium (EUR) | Code"
+        "\nAmber Basic plan | 35 | PRE-1000\nCobalt Family plan | 46 | PRE-1037",
+        "Table 1, rows 4-5\nPlan | Monthly premium (EUR) | Code"
+        "\nCrimson Senior plan | 57 | PRE-1074\nIvory Travel plan | 68 | PRE-1111",
+    ]
+    groups = [document.text.index(f"Table 1, rows {n}-") for n in (2, 4)]
+    assert set(groups) <= document.headings
+    first, second = (document.bbox_of(start, start + 20) for start in groups)
+    paragraph = document.bbox_of(0, len(ABOVE))
+    assert first and second and paragraph
+    # Rows of the page, top to bottom, below the paragraph, inside the margins.
+    assert paragraph[3] < first[1] < first[3] <= second[1] + 0.002 < second[3] < 0.9
+    assert 0.1 < first[0] < first[2] < 0.9
+    assert all(document.page_at(start) == 1 for start in groups)
+
+
+def test_a_persian_table_reads_right_to_left_and_its_latin_codes_in_latin_letters() -> None:
+    """The first column sits on the right; Persian's model reads Latin
+    codes as Persian letters and digits, English's reading of them is surer."""
+    document = _parse(scanned_pdf([table_image(PERSIAN, rtl=True, language="fa")]), language="fa")
+    lines = document.text.split("\n")
+    assert lines[1] == "طرح | حق بیمه ماهانه (یورو) | کد"
+    assert "طرح پایه کهربایی | 35 | PRE-1000" in lines
+    assert "طرح سالمندان ارغوانی | 57 | PRE-1074" in lines
+
+
+def test_a_table_a_scanner_turned_and_speckled_keeps_its_rows() -> None:
+    document = _parse(image_bytes([_noisy(table_image(PREMIUMS, above=ABOVE))]), language="en")
+    assert "Plan | Monthly premium (EUR) | Code" in document.text
+    rows = [line for line in document.text.split("\n") if line.count(" | ") == 2]
+    assert sum(row in document.text for row in [" | ".join(r) for r in PREMIUMS[1:]]) >= 3, rows
+
+
+def test_a_page_without_rules_has_no_table_and_a_framed_paragraph_is_none() -> None:
+    from PIL import ImageDraw
+
+    [page] = page_images([ABOVE, "Refunds are paid within 14 days."])
+    assert find_grids(page) == []
+    framed = page.copy()
+    ImageDraw.Draw(framed).rectangle((250, 250, 2300, 520), outline=0, width=3)
+    assert find_grids(framed) == []  # one cell: a box, not a table
+    document = _parse(image_bytes([framed]), language="en")
+    assert "Table" not in document.text and "Refunds are paid" in document.text
+
+
+def test_a_grid_with_text_in_one_column_only_is_read_as_paragraphs() -> None:
+    rows = [["Notes", ""], ["Bring your card.", ""], ["Arrive early.", ""]]
+    document = _parse(image_bytes([table_image(rows)]), language="en")
+    assert "|" not in document.text and "Bring your card." in document.text
+
+
+def test_a_table_read_in_an_earlier_turn_is_kept_with_its_rows() -> None:
+    from resources.parsing.ocr_tables import Table
+
+    rows = [["Plan", "Fee"], ["Basic", "35"]]
+    table = Table((0.1, 0.2, 0.8, 0.5), rows, [(0.1, 0.2, 0.8, 0.3), (0.1, 0.3, 0.8, 0.4)], "Fees")
+    region = Region(text="Fees\nPlan | Fee\nBasic | 35", bbox=table.bbox, table=table)
+    paragraph = Region(text="Rates.", bbox=(0.1, 0.1, 0.5, 0.15))
+    assert Region.from_stored(region.stored()) == region
+    assert Region.from_stored(paragraph.stored()) == paragraph
+    assert paragraph.stored() == ["Rates.", 0.1, 0.1, 0.5, 0.15]  # as pages were kept before tables
+
+
+@pytest.mark.django_db
+def test_a_question_about_one_row_of_a_scan_finds_that_row_with_its_page_and_box(
+    owner: Tenant, settings: Settings
+) -> None:
+    from tests.resources.test_ocr_ingestion import _search, _upload
+
+    settings.TABLE_ROWS_PER_PASSAGE, settings.CHUNK_SIZE_TOKENS = 1, 30
+    resource = _upload(owner, "premiums.png", image_bytes([table_image(PREMIUMS, above=ABOVE)]))
+    assert resource.status == "ready", resource.error_message
+    top = _search(owner, "What is the monthly premium of the Crimson Senior plan?").json()["data"]["items"][0]
+    assert top["text"].startswith("Table 1, row")
+    assert "\nPlan | Monthly premium (EUR) | Code\nCrimson Senior plan | 57 | PRE-1074" in top["text"]
+    assert top["page"] == 1
+    x0, y0, x1, y1 = top["bbox"]
+    assert 0.1 < x0 < x1 < 0.9 and 0.1 < y0 < y1 < 0.5 and y1 - y0 < 0.03  # one row of the page
