@@ -11,7 +11,9 @@ are the areas the frame encloses; its rows, the cells side by side, so a
 page the scanner turned a little keeps its rows; its columns in reading
 order, right to left when most of its letters are of a right-to-left
 script. A first row of one cell across the table is its caption. Tables
-without rules, or ruled by rows alone, are read as paragraphs.
+without rules, or ruled by rows alone, are read as paragraphs; so are the
+grids of a page past its MAX_TABLES largest, and a grid of more columns
+than TABLE_MAX_COLUMNS.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from django.conf import settings
 
 from resources.parsing.base import Box, union_box
 from resources.parsing.tables import is_table
@@ -33,6 +37,9 @@ RULE_DOWN = 0.02
 MIN_WIDTH = 0.1
 MIN_CELLS = 4
 MIN_CELL = 0.006
+# Tables read on one page at most, the largest (each costs Tesseract runs);
+# the other grids are read as text.
+MAX_TABLES = 8
 # Grey levels below this are ink of a rule (a scanner blurs a thin line to
 # grey), and a rule's run is this share ink (noise breaks a line here and there).
 INK = 192
@@ -90,7 +97,7 @@ def find_grids(image: Any) -> list[Grid]:
         grid = _grid(labels[where] == number, where[1].start, where[0].start, smallest)
         if grid is not None:
             grids.append(grid)
-    return grids
+    return sorted(grids, key=lambda grid: -grid.frame.size)[:MAX_TABLES]
 
 
 def _runs(ink: Any, length: int, *, axis: int) -> Any:
@@ -261,8 +268,8 @@ def table_of(grid: Grid, texts: list[str], *, width: int, height: int) -> Table 
     caption = ""
     if len(rows) > 2 and len(rows[0]) == 1 and len(rows[1]) > 1:
         caption, cells, boxes = cells[0][0], cells[1:], boxes[1:]
-    if not is_table(cells):
-        return None
+    if not is_table(cells) or max(len(row) for row in cells) > settings.TABLE_MAX_COLUMNS:
+        return None  # read as text, not failed as too complex
     frame_height, frame_width = grid.frame.shape
     box = relative((grid.left, grid.top, grid.left + frame_width, grid.top + frame_height), width, height)
     return Table(box, cells, boxes, caption)

@@ -127,3 +127,18 @@ def test_a_question_about_one_row_of_a_scan_finds_that_row_with_its_page_and_box
     assert top["page"] == 1
     x0, y0, x1, y1 = top["bbox"]
     assert 0.1 < x0 < x1 < 0.9 and 0.1 < y0 < y1 < 0.5 and y1 - y0 < 0.03  # one row of the page
+
+
+def test_grids_past_the_bounds_are_read_as_text_not_failed(
+    monkeypatch: pytest.MonkeyPatch, settings: Settings
+) -> None:
+    from resources.parsing import ocr_tables
+
+    page = image_bytes([table_image(PREMIUMS)])
+    settings.TABLE_MAX_COLUMNS = 2  # a table of three columns is no table to keep
+    document = _parse(page, language="en")
+    assert "Table 1" not in document.text and "Cobalt Family plan" in document.text
+    settings.TABLE_MAX_COLUMNS = 100
+    monkeypatch.setattr(ocr_tables, "MAX_TABLES", 0)  # none read as tables on a page
+    document = _parse(page, language="en")
+    assert "Table 1" not in document.text and "Cobalt Family plan" in document.text
