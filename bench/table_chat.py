@@ -18,6 +18,11 @@ language, as a chat turn on the extractive engine (``turn_prepare`` and
 is right when its first cited part comes from a passage holding that row
 (a line with the row's name and the asked value).
 
+Printed PDFs (``--formats printed-pdf``): each table as an HTML page with
+a bordered table (right to left in Persian and Arabic) printed to PDF by
+headless Chromium in DejaVu Sans (tests/resources/test_parsing_languages.py
+``_print_to_pdf``): a text layer in every language.
+
 Scans (``--formats scan scan-150 scan-noisy``): each table drawn as a ruled
 table on a US-letter page (tests/page_images.py ``table_image``, DejaVu Sans
 9 points, the first column on the right in Persian and Arabic) and uploaded
@@ -156,6 +161,19 @@ def encoded(rows: list[list[str]], form: str, language: str = "en") -> tuple[byt
         if form == "scan-noisy":
             page = scanned(page, seed=len(rows))
         return image_bytes([page], dpi=dpi), "table.png"
+    if form == "printed-pdf":
+        import tempfile
+        from pathlib import Path
+
+        from tests.resources.test_parsing_languages import _print_to_pdf
+
+        direction = "ltr" if language == "en" else "rtl"
+        cells = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+        head = f'<!DOCTYPE html><html lang="{language}" dir="{direction}">'
+        body = '<body style="font-family: DejaVu Sans"><table style="border-collapse: collapse" border="1">'
+        page = f"{head}{body}{cells}</table></body></html>"
+        with tempfile.TemporaryDirectory() as directory:
+            return _print_to_pdf(page.encode(), Path(directory)), "table.pdf"
     if form == "pdf":
         from tests.resources.files import make_table_pdf
 
@@ -223,7 +241,7 @@ def measure(organization: Any, api_key: Any, language: str, form: str, rows: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    formats = ["csv", "xlsx", "pdf", "scan", "scan-150", "scan-noisy"]
+    formats = ["csv", "xlsx", "pdf", "printed-pdf", "scan", "scan-150", "scan-noisy"]
     parser.add_argument("--formats", nargs="+", default=formats[:3], choices=formats)
     parser.add_argument("--languages", nargs="+", default=["en", "fa", "ar"], choices=["en", "fa", "ar"])
     parser.add_argument("--rows", type=int, default=40, help="rows a table, at most 40")

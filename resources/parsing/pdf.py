@@ -7,7 +7,8 @@ read (``/ReversedChars``, ``/ActualText``); other pages keep pypdf's text.
 A page without a text layer (a scan) is read by OCR from its largest image
 (:mod:`resources.parsing.ocr`), each paragraph and ruled table with its box. A page that
 draws ruled tables has them read as groups of rows under their header
-(:mod:`resources.parsing.pdf_tables`; not on right-to-left pages).
+(:mod:`resources.parsing.pdf_tables`; on a right-to-left page, their cells
+from the pieces read in reading order).
 
 Bounded: at most INGEST_PDF_MAX_PAGES pages and INGEST_PDF_MAX_OBJECTS
 indirect objects (``file_too_complex``), pypdf's own limits (decompressed
@@ -30,7 +31,7 @@ from resources.parsing.base import PASS_THROUGH, DocumentBuilder, ParsedDocument
 from resources.parsing.ocr import ocr_kept, ocr_page, ocr_pages_total
 from resources.parsing.ocr_regions import Region, add_regions
 from resources.parsing.pdf_bidi import fold_presentation_forms, logical_text
-from resources.parsing.pdf_glyphs import page_pieces
+from resources.parsing.pdf_glyphs import Piece, page_pieces
 from resources.parsing.pdf_tables import PdfTables, Rules
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -48,11 +49,12 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         for number, page in enumerate(pages, start=1):
             check_deadline()
             rules = Rules()
-            text = _page_text(number, page, rules)
+            text, pieces = _page_text(number, page, rules)
             builder.start_page(number)
             if not text.strip():
                 add_regions(builder, _scanned_page(number, page))
-            parts = None if _RIGHT_TO_LEFT.search(text) else tables.page_parts(number, rules)
+            right_to_left = _RIGHT_TO_LEFT.search(text) is not None
+            parts = None if right_to_left and pieces is None else tables.page_parts(number, rules, pieces)
             tables.add(builder, parts or [text], _PARAGRAPH_BREAK)
     finally:
         tables.close()
@@ -115,7 +117,9 @@ def _check_pages(reader: Any) -> None:
         )
 
 
-def _page_text(number: int, page: Any, rules: Rules) -> str:
+def _page_text(number: int, page: Any, rules: Rules) -> tuple[str, list[Piece] | None]:
+    """The page's text; for a right-to-left page read in reading order, the
+    pieces shown too (its tables' cells are read from them)."""
     from pypdf.errors import LimitReachedError
 
     try:
@@ -126,9 +130,12 @@ def _page_text(number: int, page: Any, rules: Rules) -> str:
         raise _over_limit(exc) from exc
     except Exception as exc:
         raise ParseError("corrupt_file", f"Page {number} of the PDF could not be read.") from exc
-    if _RIGHT_TO_LEFT.search(text):
-        text = fold_presentation_forms(_reading_order(page) or text)
-    return text
+    if not _RIGHT_TO_LEFT.search(text):
+        return text, None
+    pieces = _marked_pieces(page)
+    if pieces is None:
+        return fold_presentation_forms(text), None
+    return fold_presentation_forms(logical_text(pieces)), pieces
 
 
 def _scanned_page(number: int, page: Any) -> list[Region]:
@@ -157,9 +164,9 @@ def _scanned_page(number: int, page: Any) -> list[Region]:
     return ocr_page(largest.convert("L"), page=number)
 
 
-def _reading_order(page: Any) -> str | None:
-    """The page's text in reading order, or ``None`` where its producer did
-    not mark how its right-to-left runs read (or in a way not decoded here):
+def _marked_pieces(page: Any) -> list[Piece] | None:
+    """The page's shown text pieces, or ``None`` where its producer did not
+    mark how its right-to-left runs read (or in a way not decoded here):
     then pypdf's text stands."""
     try:
         pieces = page_pieces(page)
@@ -169,7 +176,7 @@ def _reading_order(page: Any) -> str | None:
         return None
     if not any(piece.reversed for piece in pieces):
         return None
-    return logical_text(pieces)
+    return pieces
 
 
 def _check_objects(reader: Any) -> None:

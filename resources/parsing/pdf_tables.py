@@ -2,8 +2,13 @@
 CSV's (docs/ingestion.md, "Tables").
 
 pdfplumber's table finder, lines strategy: cells drawn by ruled lines and
-rectangles. Tables without rules are not looked for (aligning text into
-columns finds tables in ordinary paragraphs). A page whose content stream
+rectangles. On a right-to-left page (Persian, Arabic) the cells' text and
+the text around the tables come from the pieces the page shows, put in
+reading order as the page's other lines are (resources/parsing/pdf_bidi.py;
+pdfplumber lays characters out left to right as they look), and a table
+whose letters are mostly right to left has its first column on the right.
+Tables without rules are not looked for (aligning text into columns finds
+tables in ordinary paragraphs). A page whose content stream
 draws too few lines for a table is not looked at, so a page of text costs
 nothing more; one with too many operators, lines or crossings of lines for a
 bounded look (pdfplumber is not interrupted by the parse deadline, only
@@ -16,12 +21,15 @@ and its box. A PDF pdfplumber cannot read keeps pypdf's text.
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 
 from resources.parsing.base import PASS_THROUGH, Box, DocumentBuilder, check_deadline
+from resources.parsing.pdf_bidi import fold_presentation_forms, logical_text
+from resources.parsing.pdf_glyphs import Piece
 from resources.parsing.tables import add_table, is_table
 
 # A page is looked at when its content stream draws at least this many
@@ -36,6 +44,8 @@ MAX_OPERATORS = 30_000
 # a second; 28,000: 19 s). A table of 200 rows and 10 columns has 2,211.
 MAX_CROSSINGS = 4_000
 _RULES = frozenset({b"re", b"l", "re", "l"})
+_RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+_LEFT_TO_RIGHT = re.compile(r"[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]")
 _SETTINGS = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
 
 
@@ -79,9 +89,14 @@ class PdfTables:
     _unreadable: bool = False
     _pages: list[Any] = field(default_factory=list)
 
-    def page_parts(self, number: int, rules: Rules) -> list[str | PageTable] | None:
+    def page_parts(
+        self, number: int, rules: Rules, pieces: list[Piece] | None = None
+    ) -> list[str | PageTable] | None:
         """Page ``number``'s text runs and tables in reading order, or
-        ``None`` (no table found, not looked at, or unreadable)."""
+        ``None`` (no table found, not looked at, or unreadable). ``pieces``:
+        the page's shown text (a right-to-left page's), read into cells and
+        runs in reading order (resources/parsing/pdf_bidi.py) rather than
+        as pdfplumber lays its characters out."""
         if not rules.worth_a_look() or self._unreadable:
             return None
         try:
@@ -93,7 +108,7 @@ class PdfTables:
             if len(self._pages) != self.pages:  # pdfminer walks the page tree otherwise than pypdf
                 self._unreadable = True
                 return None
-            return _page_parts(self._pages[number - 1])
+            return _page_parts(self._pages[number - 1], pieces)
         except PASS_THROUGH:
             raise
         except Exception:  # pdfminer's many errors on what pypdf read: pypdf's text stands
@@ -116,13 +131,13 @@ class PdfTables:
             self._pdf.close()
 
 
-def _page_parts(page: Any) -> list[str | PageTable] | None:
+def _page_parts(page: Any, pieces: list[Piece] | None = None) -> list[str | PageTable] | None:
     from pdfplumber.utils.text import extract_text
 
     found = []
     for table in _find_tables(page):
         check_deadline()
-        cells = table.extract()
+        cells = table.extract() if pieces is None else _cells_in_reading_order(page, table, pieces)
         rows = [[cell or "" for cell in row] for row in cells]
         boxes = [_box(page, row.bbox) for row in table.rows]
         caption = ""
@@ -133,6 +148,8 @@ def _page_parts(page: Any) -> list[str | PageTable] | None:
     if not found:
         return None
     found.sort(key=lambda item: item[0][1])
+    if pieces is not None:
+        return _with_runs(page, found, pieces)
     runs: list[list[Any]] = [[] for _ in range(len(found) + 1)]
     for char in page.chars:
         x, y = (char["x0"] + char["x1"]) / 2, (char["top"] + char["bottom"]) / 2
@@ -142,6 +159,47 @@ def _page_parts(page: Any) -> list[str | PageTable] | None:
     parts: list[str | PageTable] = [extract_text(runs[0])]
     for (_, table), run in zip(found, runs[1:], strict=True):
         parts += [table, extract_text(run)]
+    return parts
+
+
+def _where(page: Any, piece: Piece) -> tuple[float, float]:
+    """Where a piece's text object starts, in pdfplumber's coordinates (from
+    the top), a third of the font's height above its baseline (inside its cell)."""
+    return piece.x + 0.5, float(page.mediabox[3]) - piece.y - piece.size / 3
+
+
+def _cells_in_reading_order(page: Any, table: Any, pieces: list[Piece]) -> list[list[str | None]]:
+    """A table's cells from the pieces shown in them, in reading order (a
+    row's columns right to left when most of its letters are right to left)."""
+    placed = [(_where(page, piece), piece) for piece in pieces]
+    rows: list[list[str | None]] = []
+    for row in table.rows:
+        cells: list[str | None] = []
+        for bbox in row.cells:
+            if bbox is None:
+                cells.append(None)
+                continue
+            inside = [p for (x, y), p in placed if bbox[0] <= x <= bbox[2] and bbox[1] <= y <= bbox[3]]
+            cells.append(" ".join(fold_presentation_forms(logical_text(inside)).split()))
+        rows.append(cells)
+    letters = " ".join(cell or "" for row in rows for cell in row)
+    if len(_RIGHT_TO_LEFT.findall(letters)) > len(_LEFT_TO_RIGHT.findall(letters)):
+        rows = [row[::-1] for row in rows]
+    return rows
+
+
+def _with_runs(page: Any, found: list[tuple[Any, PageTable]], pieces: list[Piece]) -> list[str | PageTable]:
+    """The tables, and the text around them in reading order: each run of
+    pieces placed before the first table below it."""
+    runs: list[list[Piece]] = [[] for _ in range(len(found) + 1)]
+    for piece in pieces:
+        x, y = _where(page, piece)
+        if any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b, _ in found):
+            continue
+        runs[sum(1 for b, _ in found if b[1] < y)].append(piece)
+    parts: list[str | PageTable] = [fold_presentation_forms(logical_text(runs[0]))]
+    for (_, table), run in zip(found, runs[1:], strict=True):
+        parts += [table, fold_presentation_forms(logical_text(run))]
     return parts
 
 

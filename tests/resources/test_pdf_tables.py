@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, RUF002  (Arabic-script letters beside Latin ones are the point)
 """A PDF's ruled tables become passages that answer by row, each group of
 rows under its header, with its page and box (docs/ingestion.md, "Tables");
 the text around them stays, once, where it sits."""
@@ -174,3 +175,55 @@ def test_a_question_about_one_row_finds_that_row_with_its_header(owner: Tenant, 
     assert top["page"] == 1
     x0, y0, x1, y1 = top["bbox"]
     assert 0 < x0 < x1 < 1 and 0 < y0 < y1 < 1
+
+
+PERSIAN = [
+    ["طرح", "حق بیمه ماهانه (یورو)", "کد"],
+    ["طرح پایه کهربایی", "35", "PRE-1000"],
+    ["طرح خانواده لاجوردی", "46", "PRE-1037"],
+    ["طرح سالمندان ارغوانی", "57", "PRE-1074"],
+]
+ARABIC = [
+    ["الخطة", "القسط الشهري (يورو)", "الرمز"],
+    ["خطة أساسية الكهرماني", "35", "PRE-1000"],
+    ["خطة عائلية اللازوردي", "46", "PRE-1037"],
+    ["خطة كبار السن القرمزي", "57", "PRE-1074"],
+]
+
+
+def _printed_table(tmp_path: Any, language: str, rows: list[list[str]], before: str, after: str) -> bytes:
+    """A right-to-left page with a bordered table, printed to PDF by Chromium
+    (its text layer marks how its runs read: resources/parsing/pdf_bidi.py)."""
+    from tests.resources.test_parsing_languages import _print_to_pdf
+
+    cells = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    page = (
+        f'<!DOCTYPE html><html lang="{language}" dir="rtl"><body style="font-family: DejaVu Sans">'
+        f'<p>{before}</p><table style="border-collapse: collapse" border="1">{cells}</table>'
+        f"<p>{after}</p></body></html>"
+    )
+    return _print_to_pdf(page.encode(), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("language", "rows", "before", "after"),
+    [
+        ("fa", PERSIAN, "حق بیمه طرح‌ها در سال ۲۰۲۵، به ازای هر ماه.", "پایان جدول."),
+        ("ar", ARABIC, "أقساط الخطط لعام ٢٠٢٥ لكل شهر.", "نهاية الجدول."),
+    ],
+)
+def test_a_right_to_left_page_s_table_reads_its_cells_in_reading_order(
+    tmp_path: Any, language: str, rows: list[list[str]], before: str, after: str
+) -> None:
+    """Before, the page's text ran each row's cells together
+    (``طرح پایه کهرباییPRE-100035``): pdfplumber lays a right-to-left
+    page's characters out as they look, so its tables were not looked for."""
+    document = _parse(_printed_table(tmp_path, language, rows, before, after))
+    assert document.text.split("\n\n") == [
+        before,
+        "Table 1, rows 2-4\n" + "\n".join(" | ".join(row) for row in rows),
+        after,
+    ]
+    start = document.text.index("Table 1")
+    box = document.bbox_of(start, start + 10)
+    assert box is not None and 0 < box[0] < box[2] < 1 and 0 < box[1] < box[3] < 0.5
