@@ -28,6 +28,7 @@ from django.conf import settings
 
 from resources.parsing.base import ParseError, check_deadline, time_left
 from resources.parsing.ocr_regions import Region, regions_of, with_tables
+from resources.parsing.ocr_scale import CELL_LINE_PIXELS, MIN_COVERAGE, coverage, scaled_for_ocr
 from resources.parsing.ocr_tables import (
     CELLS_ALONE,
     Grid,
@@ -43,13 +44,6 @@ from resources.parsing.ocr_tables import (
 # Tesseract's trained models of the languages the service speaks (BCP 47
 # primary subtag -> model name).
 MODELS = {"en": "eng", "fa": "fas", "ar": "ara"}
-# The height of a line of text (rows with ink) Tesseract reads best, in
-# pixels, and how far a page image may be shrunk to reach it.
-LINE_PIXELS = 26
-MIN_SCALE = 0.4
-# A reading that spans less of a page's lines of ink than this is tried again
-# at the page's other scale.
-MIN_COVERAGE = 0.97
 INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-fas tesseract-ocr-ara"
 
 
@@ -209,11 +203,12 @@ def _table(image: Any, grid: Grid, budget: _Budget) -> Table | None:
     read as strips of lines by the document's models and by English's
     (codes, numbers and names in Latin letters fill the tables of every
     language), each cell as the reading with the higher mean confidence;
-    a cell no reading of its strip holds is read alone, as one line."""
+    a cell no reading of its strip holds is read alone, as one line (as a
+    raw line where the document's models find none)."""
     read: dict[int, tuple[str, float]] = {}
     missed: list[tuple[Strip, int]] = []
     for strip in strips(image, grid):
-        scaled = scaled_for_ocr(strip.image)
+        scaled = scaled_for_ocr(strip.image, line=CELL_LINE_PIXELS)
         scale = strip.image.size[1] / scaled.size[1]
         readings = [_tesseract(scaled, budget, psm=6)]  # checks the models first
         readings += [_tesseract(scaled, budget, psm=6, models=models) for models in budget.latin()]
@@ -222,12 +217,13 @@ def _table(image: Any, grid: Grid, budget: _Budget) -> Table | None:
         missed += [(strip, cell) for _, _, cell in strip.placed if cell not in read]
     for strip, cell in missed[:CELLS_ALONE]:
         alone = strip.alone(cell)
-        for psm in (7, 13):  # one line; as a raw line (where the line finder found none)
-            for models in [budget.models, *budget.latin()]:
-                line = line_read(_tesseract(alone, budget, psm=psm, models=models))
-                _better(read, {cell: line} if line else {})
-            if cell in read:
+        for psm in (7, 13):  # one line; as a raw line, where the line finder finds none
+            if line := line_read(_tesseract(alone, budget, psm=psm)):
+                _better(read, {cell: line})
                 break
+        for models in budget.latin():
+            if line := line_read(_tesseract(alone, budget, psm=7, models=models)):
+                _better(read, {cell: line})
     texts = [read[cell][0] if cell in read else "" for cell in range(len(grid.boxes))]
     return table_of(grid, texts, width=image.size[0], height=image.size[1])
 
@@ -251,53 +247,6 @@ def _scales(image: Any) -> Iterator[Any]:
     yield scaled
     if scaled is not image:
         yield image
-
-
-def _ink_rows(image: Any) -> Any:
-    """Per row of pixels, whether it holds a run of ink (a line of text, not a speck)."""
-    import numpy
-
-    ink = numpy.asarray(image.convert("L")) < 128
-    rows: Any = ink.any(axis=1)
-    edges = numpy.flatnonzero(numpy.diff(numpy.concatenate(([0], rows.astype(numpy.int8), [0]))))
-    for start, end in zip(edges[0::2], edges[1::2], strict=True):
-        if end - start < 4:
-            rows[start:end] = False
-    return rows
-
-
-def coverage(image: Any, data: dict[str, list[Any]]) -> float:
-    """The share of the page's rows with ink that a word Tesseract read spans (1 on a blank page)."""
-    import numpy
-
-    rows = _ink_rows(image)
-    covered = numpy.zeros_like(rows)
-    for i, word in enumerate(data["text"]):
-        if str(word).strip():
-            top = int(data["top"][i])
-            covered[top : top + int(data["height"][i])] = True
-    total = int(rows.sum())
-    return 1.0 if total == 0 else float((rows & covered).sum()) / total
-
-
-def scaled_for_ocr(image: Any) -> Any:
-    """``image`` shrunk so that its lines of text are about LINE_PIXELS
-    high, never enlarged nor shrunk below MIN_SCALE: a line's height is the
-    median run of rows with ink (the page's projection profile)."""
-    import numpy
-
-    rows = _ink_rows(image)
-    edges = numpy.flatnonzero(numpy.diff(numpy.concatenate(([0], rows.astype(numpy.int8), [0]))))
-    heights = edges[1::2] - edges[0::2]
-    if not len(heights):
-        return image
-    scale = max(MIN_SCALE, min(1.0, LINE_PIXELS / float(numpy.median(heights))))
-    if scale > 0.95:
-        return image
-    from PIL import Image
-
-    size = (max(1, round(image.size[0] * scale)), max(1, round(image.size[1] * scale)))
-    return image.resize(size, Image.Resampling.LANCZOS)
 
 
 def _tesseract(

@@ -45,6 +45,7 @@ MAX_TABLES = 8
 INK = 192
 RUN_INK = 0.9
 _RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+_MARKS = dict.fromkeys([0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 _LEFT_TO_RIGHT = re.compile(r"[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]")
 
 
@@ -171,12 +172,12 @@ class Strip:
         that of the image read)."""
         words: dict[int, list[tuple[str, float]]] = {}
         for i, word in enumerate(data["text"]):
-            if not str(word).strip():
+            if not _word(word):
                 continue
             middle = (int(data["top"][i]) + int(data["height"][i]) / 2) * scale
             for top, bottom, cell in self.placed:
                 if top - STRIP_GAP / 2 <= middle < bottom + STRIP_GAP / 2:
-                    words.setdefault(cell, []).append((str(word).strip(), float(data["conf"][i])))
+                    words.setdefault(cell, []).append((_word(word), float(data["conf"][i])))
                     break
         return {cell: _joined(read) for cell, read in words.items()}
 
@@ -189,12 +190,14 @@ class Strip:
 
 def line_read(data: dict[str, list[Any]]) -> tuple[str, float] | None:
     """The words of Tesseract's reading of one line, and their mean confidence."""
-    words = [
-        (str(word).strip(), float(data["conf"][i]))
-        for i, word in enumerate(data["text"])
-        if str(word).strip()
-    ]
+    words = [(_word(word), float(data["conf"][i])) for i, word in enumerate(data["text"]) if _word(word)]
     return _joined(words) if words else None
+
+
+def _word(word: Any) -> str:
+    """A word Tesseract read, without the direction marks it adds around
+    right-to-left lines (U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069)."""
+    return str(word).translate(_MARKS).strip()
 
 
 def _joined(words: list[tuple[str, float]]) -> tuple[str, float]:
