@@ -129,12 +129,19 @@ class DocumentBuilder:
     _pending_page: int | None = None
     _regions: list[tuple[int, int, Box]] = field(default_factory=list)
     _tables: int = 0
+    # The table the last block belongs to (its name, header and last row's
+    # number), while no other block has come after it.
+    open_table: tuple[str, list[str], int] | None = None
 
     def table_name(self, caption: str) -> str:
         """A table's name: its caption, else ``Table N``, N counting the
         document's tables (of every page and kind)."""
         self._tables += 1
         return caption or f"Table {self._tables}"
+
+    def at_page_start(self) -> bool:
+        """No block yet on the page started last."""
+        return self._pending_page is not None and bool(self._parts)
 
     def start_page(self, number: int) -> None:
         # Recorded at the next block, so that empty pages take no offset.
@@ -145,6 +152,7 @@ class DocumentBuilder:
         block = normalise_block(text)
         if not block:
             return
+        self.open_table = None
         if self._parts:
             self._parts.append("\n\n")
             self._length += 2

@@ -12,7 +12,7 @@ from typing import Any
 
 from resources.parsing.base import Box, DocumentBuilder, union_box
 from resources.parsing.ocr_tables import Table
-from resources.parsing.tables import add_table
+from resources.parsing.tables import add_page_table
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def add_regions(builder: DocumentBuilder, regions: list[Region]) -> None:
             builder.add(region.text, bbox=region.bbox)
         else:
             table = region.table
-            add_table(builder, builder.table_name(table.caption), table.rows, boxes=table.row_boxes)
+            add_page_table(builder, table.caption, table.rows, table.row_boxes)
 
 
 def regions_of(

@@ -30,7 +30,7 @@ from django.conf import settings
 from resources.parsing.base import PASS_THROUGH, Box, DocumentBuilder, check_deadline
 from resources.parsing.pdf_bidi import fold_presentation_forms, logical_text
 from resources.parsing.pdf_glyphs import Piece
-from resources.parsing.tables import add_table, is_table
+from resources.parsing.tables import add_page_table, is_table
 
 # A page is looked at when its content stream draws at least this many
 # lines and rectangles (the fewest a ruled table of two rows and two columns
@@ -124,7 +124,7 @@ class PdfTables:
                 for paragraph in paragraphs.split(part):
                     builder.add(paragraph)
                 continue
-            add_table(builder, builder.table_name(part.caption), part.rows, boxes=part.boxes)
+            add_page_table(builder, part.caption, part.rows, part.boxes)
 
     def close(self) -> None:
         if self._pdf is not None:

@@ -84,12 +84,36 @@ def parse_xlsx(data: bytes) -> ParsedDocument:
     return builder.build()
 
 
+def add_page_table(
+    builder: DocumentBuilder, caption: str, rows: list[list[str]], boxes: Sequence[Box]
+) -> None:
+    """A table found on a page (PDF, OCR), named by its caption or its
+    number; one that starts its page right after a table that ended the
+    page before, with as many columns and no caption of its own, continues
+    that table: under its header (dropped where the page repeats it), its
+    rows numbered on."""
+    held = builder.open_table if builder.at_page_start() and not caption and rows else None
+    if held is None or len(rows[0]) != len(held[1]):
+        add_table(builder, builder.table_name(caption), rows, boxes=boxes)
+        return
+    name, header, last = held
+    if [_cell(cell) for cell in rows[0]] == header:
+        rows, boxes = rows[1:], boxes[1:]
+    add_table(builder, name, [header, *rows], boxes=[*boxes[:1], *boxes], shift=last - 1)
+
+
 def add_table(
-    builder: DocumentBuilder, name: str, rows: Iterable[Iterable[Any]], *, boxes: Sequence[Box] = ()
+    builder: DocumentBuilder,
+    name: str,
+    rows: Iterable[Iterable[Any]],
+    *,
+    boxes: Sequence[Box] = (),
+    shift: int = 0,
 ) -> None:
     """The rows of one table as blocks of ``builder``: groups under the
     header, each with the box around its rows where ``boxes`` (row by row,
-    empty ones too) has them."""
+    empty ones too) has them; ``shift``: added to the rows' numbers (a table
+    continued from the page before)."""
     numbered = _rows(rows)
     first = next(numbered, None)
     if first is None:
@@ -97,16 +121,19 @@ def add_table(
     header = first[1]
     width = len(header)
     group: list[tuple[int, Row]] = []
+    last = first[0] + shift
     for number, row in numbered:
         cells = (row + [""] * width)[: max(width, len(row))]
         if group and (len(group) >= settings.TABLE_ROWS_PER_PASSAGE or _too_long(header, group, cells)):
-            builder.add(_block(name, header, group), heading=True, bbox=_around(boxes, group))
+            builder.add(_block(name, header, group, shift), heading=True, bbox=_around(boxes, group))
             group = []
         group.append((number, cells))
+        last = number + shift
     if group:
-        builder.add(_block(name, header, group), heading=True, bbox=_around(boxes, group))
-    else:
+        builder.add(_block(name, header, group, shift), heading=True, bbox=_around(boxes, group))
+    elif not shift:
         builder.add(f"{name}\n{' | '.join(header)}", heading=True, bbox=_around(boxes, [first]))
+    builder.open_table = (name, header, last)
 
 
 def is_table(rows: list[list[str]]) -> bool:
@@ -127,8 +154,8 @@ def _too_long(header: Row, group: list[tuple[int, Row]], row: Row) -> bool:
     return length + sum(len(cell) + 3 for cell in row) > budget
 
 
-def _block(name: str, header: Row, group: list[tuple[int, Row]]) -> str:
-    first, last = group[0][0], group[-1][0]
+def _block(name: str, header: Row, group: list[tuple[int, Row]], shift: int = 0) -> str:
+    first, last = group[0][0] + shift, group[-1][0] + shift
     where = f"row {first}" if first == last else f"rows {first}-{last}"
     lines = [f"{name}, {where}", " | ".join(header)]
     lines.extend(" | ".join(cells) for _, cells in group)

@@ -142,3 +142,14 @@ def test_grids_past_the_bounds_are_read_as_text_not_failed(
     monkeypatch.setattr(ocr_tables, "MAX_TABLES", 0)  # none read as tables on a page
     document = _parse(page, language="en")
     assert "Table 1" not in document.text and "Cobalt Family plan" in document.text
+
+
+def test_a_scanned_table_that_goes_on_over_the_page_keeps_its_header() -> None:
+    pages = [table_image(PREMIUMS[:3], above=ABOVE), table_image(PREMIUMS[3:])]
+    document = _parse(image_bytes(pages, format="TIFF"), language="en")
+    assert document.text.split("\n\n")[1:] == [
+        "Table 1, rows 2-3\nPlan | Monthly premium (EUR) | Code\nAmber Basic plan | 35 | PRE-1000"
+        "\nCobalt Family plan | 46 | PRE-1037",
+        "Table 1, rows 4-5\nPlan | Monthly premium (EUR) | Code\nCrimson Senior plan | 57 | PRE-1074"
+        "\nIvory Travel plan | 68 | PRE-1111",
+    ]

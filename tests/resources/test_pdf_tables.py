@@ -227,3 +227,43 @@ def test_a_right_to_left_page_s_table_reads_its_cells_in_reading_order(
     start = document.text.index("Table 1")
     box = document.bbox_of(start, start + 10)
     assert box is not None and 0 < box[0] < box[2] < 1 and 0 < box[1] < box[3] < 0.5
+
+
+def _pages(*pdfs: bytes) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for pdf in pdfs:
+        writer.add_page(PdfReader(io.BytesIO(pdf)).pages[0])
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("repeated", [True, False])
+def test_a_table_that_goes_on_over_the_page_keeps_its_header_and_numbers(repeated: bool) -> None:
+    header, first, rest = PREMIUMS[0], PREMIUMS[1:4], PREMIUMS[4:]
+    document = _parse(
+        _pages(
+            make_table_pdf([header, *first], before=BEFORE),
+            make_table_pdf([header, *rest] if repeated else rest),
+        )
+    )
+    assert document.text.split("\n\n")[1:] == [
+        "Table 1, rows 2-4\nPlan | 2024 | 2025\nBasic plan | 40 | 45\nFamily plan | 47 | 54"
+        "\nSenior plan | 54 | 63",
+        "Table 1, rows 5-7\nPlan | 2024 | 2025\nTravel plan | 61 | 72\nStudent plan | 68 | 81"
+        "\nDental plan | 75 | 90",
+    ]
+    second = document.text.index("Table 1, rows 5-7")
+    assert document.page_at(second) == 2 and document.bbox_of(second, second + 10) is not None
+
+
+def test_a_table_after_text_a_caption_or_other_columns_on_the_next_page_is_another_table() -> None:
+    first = make_table_pdf(PREMIUMS[:3], before=BEFORE)
+    after_text = _parse(_pages(first, make_table_pdf(PREMIUMS[3:], before="Older plans.")))
+    captioned = _parse(_pages(first, make_table_pdf(PREMIUMS[3:], caption="Older plans")))
+    narrower = _parse(_pages(first, make_table_pdf([row[:2] for row in PREMIUMS[3:]])))
+    assert "Table 2, rows 2-4\nSenior plan | 54 | 63\n" in after_text.text
+    assert "Older plans, rows 2-4\nSenior plan | 54 | 63\n" in captioned.text
+    assert "Table 2, rows 2-4\nSenior plan | 54\nTravel plan | 61\n" in narrower.text
