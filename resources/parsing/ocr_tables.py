@@ -44,6 +44,10 @@ MAX_TABLES = 8
 # grey), and a rule's run is this share ink (noise breaks a line here and there).
 INK = 192
 RUN_INK = 0.9
+# A rule is thin: a pixel of it has one this many grey levels lighter within
+# this share of the page's height across the rule (a shaded header is no rule).
+CONTRAST = 64
+RULE_REACH = 0.002
 _RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 _MARKS = dict.fromkeys([0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 _LEFT_TO_RIGHT = re.compile(r"[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]")
@@ -82,10 +86,15 @@ def find_grids(image: Any) -> list[Grid]:
     import numpy
     from scipy import ndimage
 
-    ink = numpy.asarray(image.convert("L")) < INK
-    height, width = ink.shape
-    rules = _runs(ink, max(16, round(width * RULE_ACROSS)), axis=1)
-    rules |= _runs(ink, max(16, round(height * RULE_DOWN)), axis=0)
+    pixels = numpy.asarray(image.convert("L"), dtype=numpy.int16)
+    height, width = pixels.shape
+    ink = pixels < INK
+    reach = 2 * max(2, round(height * RULE_REACH)) + 1
+    # Thin: lighter within RULE_REACH across the line (a shaded cell is no rule).
+    across = ink & (ndimage.maximum_filter1d(pixels, reach, axis=0) - pixels > CONTRAST)
+    down = ink & (ndimage.maximum_filter1d(pixels, reach, axis=1) - pixels > CONTRAST)
+    rules = _runs(across, max(16, round(width * RULE_ACROSS)), axis=1)
+    rules |= _runs(down, max(16, round(height * RULE_DOWN)), axis=0)
     if not rules.any():
         return []
     rules = ndimage.binary_dilation(rules)  # a rule broken by a pixel is one rule

@@ -82,6 +82,23 @@ def test_a_table_a_scanner_turned_and_speckled_keeps_its_rows() -> None:
     assert sum(row in document.text for row in [" | ".join(r) for r in PREMIUMS[1:]]) >= 3, rows
 
 
+def test_a_shaded_header_row_is_cells_not_a_rule() -> None:
+    """Word's and Excel's grey header (25 % grey is level 191: darker than
+    the 192 below which a scan's grey rule counts as ink) is no ruled line."""
+    import numpy
+    from PIL import Image
+
+    page = table_image(PREMIUMS)
+    [grid] = find_grids(page)
+    x0, y0, _, y1 = grid.boxes[0]
+    right = max(box[2] for box in grid.boxes if box[1] == y0)
+    pixels = numpy.asarray(page).copy()
+    header = pixels[y0:y1, x0:right]
+    header[header > 128] = 191
+    document = _parse(image_bytes([Image.fromarray(pixels)]), language="en")
+    assert document.text.startswith("Table 1, rows 2-5\nPlan | Monthly premium (EUR) | Code\n")
+
+
 def test_a_page_without_rules_has_no_table_and_a_framed_paragraph_is_none() -> None:
     from PIL import ImageDraw
 
