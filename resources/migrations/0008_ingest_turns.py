@@ -23,6 +23,7 @@ def turns_copy_back(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
         ("resources", "0007_sourcerun_executor"),
         ("workspaces", "0014_webhook_source_events"),

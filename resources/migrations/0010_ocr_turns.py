@@ -5,54 +5,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("resources", "0009_sourcerun_progress"),
+        ('resources', '0009_sourcerun_progress'),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="OcrScan",
+            name='OcrScan',
             fields=[
-                (
-                    "resource",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        primary_key=True,
-                        related_name="ocr_scan",
-                        serialize=False,
-                        to="resources.resource",
-                    ),
-                ),
-                ("sha256", models.CharField(max_length=64)),
-                ("models_used", models.CharField(max_length=100)),
-                ("pages_read", models.PositiveIntegerField(default=0)),
-                ("pages_total", models.PositiveIntegerField(blank=True, null=True)),
-                ("seconds", models.FloatField(default=0.0)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
+                ('resource', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='ocr_scan', serialize=False, to='resources.resource')),
+                ('sha256', models.CharField(max_length=64)),
+                ('models_used', models.CharField(max_length=100)),
+                ('pages_read', models.PositiveIntegerField(default=0)),
+                ('pages_total', models.PositiveIntegerField(blank=True, null=True)),
+                ('seconds', models.FloatField(default=0.0)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
             ],
         ),
         migrations.CreateModel(
-            name="OcrPage",
+            name='OcrPage',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("page", models.PositiveIntegerField()),
-                ("regions", models.JSONField(default=list)),
-                (
-                    "scan",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="pages",
-                        to="resources.ocrscan",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('page', models.PositiveIntegerField()),
+                ('regions', models.JSONField(default=list)),
+                ('scan', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pages', to='resources.ocrscan')),
             ],
             options={
-                "constraints": [models.UniqueConstraint(fields=("scan", "page"), name="ocr_page_unique")],
+                'constraints': [models.UniqueConstraint(fields=('scan', 'page'), name='ocr_page_unique')],
             },
         ),
     ]
