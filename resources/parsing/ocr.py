@@ -10,8 +10,8 @@ saying what to install; the bounds (``OCR_MAX_PAGES``, ``OCR_TIMEOUT_SECONDS``,
 ``ingest_timeout``.
 
 In turns (:class:`Turn`, OCR_PAGES_PER_TURN): an ingestion attempt reads a
-few pages, keeps them, and ends with :class:`TurnOver` at the next page it
-would read; the next attempt reads the pages kept instead of running
+few pages (fewer once they took TURN_SECONDS), keeps them, and ends with
+:class:`TurnOver` at the next page it would read; the next attempt reads the pages kept instead of running
 Tesseract again, and the budgets count the pages and seconds of every turn.
 """
 
@@ -44,6 +44,9 @@ from resources.parsing.ocr_tables import (
 # Tesseract's trained models of the languages the service speaks (BCP 47
 # primary subtag -> model name).
 MODELS = {"en": "eng", "fa": "fas", "ar": "ara"}
+# A turn ends early once its pages took this long: a page with a table
+# takes several times a page of text (its cells read apart, by two models).
+TURN_SECONDS = 8.0
 INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-fas tesseract-ocr-ara"
 
 
@@ -72,6 +75,13 @@ class Turn:
     keep: Keep
     read: int = 0
     pages_total: int | None = None
+    seconds: float = 0.0  # spent reading this turn's pages
+
+    def over(self) -> bool:
+        """The turn has read its pages, or pages that took TURN_SECONDS."""
+        if self.pages is None:
+            return False
+        return self.read >= self.pages or (self.read > 0 and self.seconds >= TURN_SECONDS)
 
 
 @dataclass
@@ -166,12 +176,14 @@ def ocr_page(image: Any, *, page: int | None = None) -> list[Region]:
         return _read(image, budget)
     if page in turn.kept:
         return turn.kept[page]
-    if turn.pages is not None and turn.read >= turn.pages:
+    if turn.over():
         raise TurnOver(turn.read)
     started = time.monotonic()
     regions = _read(image, budget)
+    seconds = time.monotonic() - started
     turn.read += 1
-    turn.keep(page, regions, time.monotonic() - started, turn.pages_total)
+    turn.seconds += seconds
+    turn.keep(page, regions, seconds, turn.pages_total)
     return regions
 
 

@@ -18,6 +18,7 @@ from pytest_django import Settings
 from resources import services
 from resources.ingestion import IngestResult, resource_ingest, resources_ingest
 from resources.models import OcrPage, OcrScan, Resource, ResourceStatus
+from resources.parsing import ocr
 from retrieval.models import Passage
 from tests.conftest import Tenant
 from tests.page_images import page_images, scanned_pdf
@@ -33,6 +34,13 @@ SENTENCES = [
     "Orders placed before noon leave the warehouse on the same day.",
     "Replacement blades are sold in packs of two at any of our shops.",
 ]
+
+
+@pytest.fixture(autouse=True)
+def pages_not_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turns end by their pages here, whatever the machine's speed
+    (a turn also ends once its pages took TURN_SECONDS: tested below)."""
+    monkeypatch.setattr(ocr, "TURN_SECONDS", float("inf"))
 
 
 def _scan(pages: int = 5) -> bytes:
@@ -83,6 +91,21 @@ def test_a_scan_read_in_turns_ends_with_the_passages_of_one_reading(
     assert "Refunds are paid" in text and "Replacement blades" in text  # pages 2 and 5
     # The kept pages go once the document is ready.
     assert not OcrScan.objects.exists() and not OcrPage.objects.exists()
+
+
+def test_a_turn_whose_pages_took_long_ends_early(
+    owner: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page with a table takes several times a page of text: a turn ends
+    after the page that took it past TURN_SECONDS, not after its pages."""
+    settings.OCR_PAGES_PER_TURN = 2
+    monkeypatch.setattr(ocr, "TURN_SECONDS", 0.0)
+    scanned = _upload(owner, _scan(3))
+    _, requeue = _requeued()
+    for read in (1, 2):
+        assert resource_ingest(resource_id=scanned, requeue=requeue) == IngestResult.CONTINUING
+        assert OcrScan.objects.get(resource_id=scanned).pages_read == read
+    assert resource_ingest(resource_id=scanned, requeue=requeue) == IngestResult.READY
 
 
 def test_another_organizations_upload_is_claimed_between_two_turns_of_a_scan(
