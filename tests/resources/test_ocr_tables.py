@@ -170,3 +170,12 @@ def test_a_scanned_table_that_goes_on_over_the_page_keeps_its_header() -> None:
         "Table 1, rows 4-5\nPlan | Monthly premium (EUR) | Code\nCrimson Senior plan | 57 | PRE-1074"
         "\nIvory Travel plan | 68 | PRE-1111",
     ]
+
+
+def test_a_speckled_page_is_told_from_a_clean_one() -> None:
+    import numpy
+
+    from resources.parsing.ocr_tables import _noisy as speckled
+
+    clean = table_image(PREMIUMS)
+    assert not speckled(numpy.asarray(clean)) and speckled(numpy.asarray(_noisy(clean)))
