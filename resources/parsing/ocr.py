@@ -194,6 +194,8 @@ def _read(image: Any, budget: _Budget) -> list[Region]:
     grids = find_grids(image)
     tables: list[Table] = []
     if grids:
+        # Rules erased, the tables kept: a page of noise with its tables
+        # blanked out leaves Tesseract's binarisation nothing to split.
         image = erased(image, grids)
         tables = [table for grid in grids if (table := _table(image, grid, budget)) is not None]
     best: tuple[float, Any, dict[str, list[Any]]] | None = None

@@ -40,8 +40,8 @@ class Region:
         if not rest:
             return cls(text=text, bbox=box)
         kept = rest[0]
-        boxes = [tuple(row) for row in kept["boxes"]]
-        return cls(text=text, bbox=box, table=Table(box, kept["rows"], boxes, kept["caption"]))  # type: ignore[arg-type]
+        boxes: list[Box] = [(x0, y0, x1, y1) for x0, y0, x1, y1 in kept["boxes"]]
+        return cls(text=text, bbox=box, table=Table(box, kept["rows"], boxes, kept["caption"]))
 
 
 def add_regions(builder: DocumentBuilder, regions: list[Region]) -> None:

@@ -1,8 +1,8 @@
 """Ruled tables on a page read by OCR (docs/ocr.md, "Tables"): found in the
-page image from its ruled lines, the rules erased before Tesseract reads the
-page, and Tesseract's words put into the table's cells, so that a scanned
-table becomes groups of rows under its header as a CSV's
-(:func:`resources.parsing.tables.add_table`).
+page image from its ruled lines, the rules erased, and the cells cut out
+into strips for Tesseract to read (:mod:`resources.parsing.ocr`), so that a
+scanned table becomes groups of rows under its header as a CSV's
+(:func:`resources.parsing.tables.add_page_table`).
 
 A table is a frame of ruled lines (runs of ink a twentieth of the page's
 width across or two hundredths of its height down, joined where they touch)
@@ -18,14 +18,13 @@ than TABLE_MAX_COLUMNS.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 
 from resources.parsing.base import Box, union_box
-from resources.parsing.tables import is_table
+from resources.parsing.tables import is_table, right_to_left
 
 # A ruled line: a run of ink this share of the page's width (across) or of
 # its height (down).
@@ -48,37 +47,30 @@ RUN_INK = 0.9
 # this share of the page's height across the rule (a shaded header is no rule).
 CONTRAST = 64
 RULE_REACH = 0.002
-_RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+# A strip: the gap between two cells, its height at most (a table has as many
+# strips as it takes), and what is cut from a cell's sides (left of the rules).
+STRIP_GAP = 24
+STRIP_HEIGHT = 8_000
+CELL_INSET = 3
+# Cells a strip's reading missed that are read again alone, at most, per table
+# (Tesseract's line finder drops a line of a long strip now and then).
+CELLS_ALONE = 40
+# A page whose light background's neighbouring pixels differ by this many
+# grey levels on average is speckled (see _noisy).
+NOISE = 4.0
 _MARKS = dict.fromkeys([0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
-_LEFT_TO_RIGHT = re.compile(r"[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]")
 
 
 @dataclass(frozen=True)
 class Grid:
     """A ruled table on a page image: where its frame's box starts (pixels),
-    the frame's rule pixels and each pixel's cell (0: none) in that box, and
-    each cell's box (pixels of the page, ``x0, y0, x1, y1``) by cell number
-    less one."""
+    the frame's rule pixels in that box, and each cell's box (pixels of the
+    page, ``x0, y0, x1, y1``)."""
 
     left: int
     top: int
     frame: Any
-    cells: Any
     boxes: list[tuple[int, int, int, int]]
-
-    def cell_at(self, x: float, y: float) -> int | None:
-        """The cell (0-based) holding the page's pixel ``(x, y)``, or ``None``."""
-        column, row = int(x) - self.left, int(y) - self.top
-        height, width = self.cells.shape
-        if not (0 <= row < height and 0 <= column < width):
-            return None
-        number = int(self.cells[row, column])
-        if number:
-            return number - 1
-        for index, (x0, y0, x1, y1) in enumerate(self.boxes):  # on a rule: the box around it
-            if x0 <= x < x1 and y0 <= y < y1:
-                return index
-        return None
 
 
 def find_grids(image: Any) -> list[Grid]:
@@ -130,12 +122,10 @@ def _runs(ink: Any, length: int, *, axis: int) -> Any:
 
 
 def _grid(frame: Any, left: int, top: int, smallest: int) -> Grid | None:
-    import numpy
     from scipy import ndimage
 
-    areas, count = ndimage.label(~frame)
+    areas, _ = ndimage.label(~frame)
     outside = {int(n) for edge in (areas[0], areas[-1], areas[:, 0], areas[:, -1]) for n in edge}
-    cell_of = numpy.zeros(count + 1, dtype=numpy.int32)  # an area's cell number, 0: none
     boxes = []
     for number, where in enumerate(ndimage.find_objects(areas), start=1):
         if where is None or number in outside:
@@ -144,10 +134,9 @@ def _grid(frame: Any, left: int, top: int, smallest: int) -> Grid | None:
         if rows.stop - rows.start < smallest or columns.stop - columns.start < smallest:
             continue
         boxes.append((left + columns.start, top + rows.start, left + columns.stop, top + rows.stop))
-        cell_of[number] = len(boxes)
     if len(boxes) < MIN_CELLS:
         return None
-    return Grid(left=left, top=top, frame=frame, cells=cell_of[areas], boxes=boxes)
+    return Grid(left=left, top=top, frame=frame, boxes=boxes)
 
 
 def erased(image: Any, grids: list[Grid]) -> Any:
@@ -180,13 +169,13 @@ class Strip:
         mean confidence of its words (``scale``: the strip's height over
         that of the image read)."""
         words: dict[int, list[tuple[str, float]]] = {}
-        for i, word in enumerate(data["text"]):
-            if not _word(word):
+        for i, word in enumerate(map(_word, data["text"])):
+            if not word:
                 continue
             middle = (int(data["top"][i]) + int(data["height"][i]) / 2) * scale
             for top, bottom, cell in self.placed:
                 if top - STRIP_GAP / 2 <= middle < bottom + STRIP_GAP / 2:
-                    words.setdefault(cell, []).append((_word(word), float(data["conf"][i])))
+                    words.setdefault(cell, []).append((word, float(data["conf"][i])))
                     break
         return {cell: _joined(read) for cell, read in words.items()}
 
@@ -199,7 +188,7 @@ class Strip:
 
 def line_read(data: dict[str, list[Any]]) -> tuple[str, float] | None:
     """The words of Tesseract's reading of one line, and their mean confidence."""
-    words = [(_word(word), float(data["conf"][i])) for i, word in enumerate(data["text"]) if _word(word)]
+    words = [(word, float(data["conf"][i])) for i, word in enumerate(map(_word, data["text"])) if word]
     return _joined(words) if words else None
 
 
@@ -211,15 +200,6 @@ def _word(word: Any) -> str:
 
 def _joined(words: list[tuple[str, float]]) -> tuple[str, float]:
     return " ".join(word for word, _ in words), sum(confidence for _, confidence in words) / len(words)
-
-
-STRIP_GAP = 24  # pixels between two cells in a strip
-STRIP_HEIGHT = 8_000  # pixels of a strip at most (a table has as many strips as it takes)
-# Cells a strip's reading missed that are read again alone, at most, per table
-# (Tesseract's line finder drops a line of a long strip now and then).
-CELLS_ALONE = 40
-NOISE = 4.0
-CELL_INSET = 3  # pixels cut from a cell's sides (what is left of the rules)
 
 
 def strips(image: Any, grid: Grid) -> list[Strip]:
@@ -235,14 +215,17 @@ def strips(image: Any, grid: Grid) -> list[Strip]:
         crop = pixels[y0 + CELL_INSET : y1 - CELL_INSET, x0 + CELL_INSET : x1 - CELL_INSET]
         if crop.size and int((crop < 128).sum()) >= 8:
             crops.append((cell, crop))
+    batches: list[list[tuple[int, Any, int]]] = []
+    height = STRIP_HEIGHT
+    for cell, crop in crops:
+        if height + crop.shape[0] + STRIP_GAP > STRIP_HEIGHT:  # a new strip
+            batches.append([])
+            height = STRIP_GAP
+        batches[-1].append((cell, crop, height))
+        height += crop.shape[0] + STRIP_GAP
     out: list[Strip] = []
-    while crops:
-        batch: list[tuple[int, Any, int]] = []
-        height = STRIP_GAP
-        while crops and (not batch or height + crops[0][1].shape[0] + STRIP_GAP <= STRIP_HEIGHT):
-            cell, crop = crops.pop(0)
-            batch.append((cell, crop, height))
-            height += crop.shape[0] + STRIP_GAP
+    for batch in batches:
+        height = batch[-1][2] + batch[-1][1].shape[0] + STRIP_GAP
         width = max(crop.shape[1] for _, crop, _ in batch) + 2 * STRIP_GAP
         strip = numpy.full((height, width), 255, dtype=numpy.uint8)
         for _, crop, top in batch:
@@ -283,8 +266,7 @@ def table_of(grid: Grid, texts: list[str], *, width: int, height: int) -> Table 
     """The table of the grid whose cells read ``texts`` (``width`` and
     ``height``: the page image's), or ``None`` when they hold too little for
     one (fewer than two rows or two columns with text)."""
-    letters = " ".join(texts)
-    backwards = len(_RIGHT_TO_LEFT.findall(letters)) > len(_LEFT_TO_RIGHT.findall(letters))
+    backwards = right_to_left([texts])
     rows: list[list[int]] = []
     for index in sorted(range(len(grid.boxes)), key=lambda index: _middle(grid.boxes[index])[1]):
         if rows and grid.boxes[index][1] < _middle(grid.boxes[rows[-1][0]])[1]:

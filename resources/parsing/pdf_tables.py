@@ -21,7 +21,6 @@ and its box. A PDF pdfplumber cannot read keeps pypdf's text.
 from __future__ import annotations
 
 import io
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +29,7 @@ from django.conf import settings
 from resources.parsing.base import PASS_THROUGH, Box, DocumentBuilder, check_deadline
 from resources.parsing.pdf_bidi import fold_presentation_forms, logical_text
 from resources.parsing.pdf_glyphs import Piece
-from resources.parsing.tables import add_page_table, is_table
+from resources.parsing.tables import add_page_table, is_table, right_to_left
 
 # A page is looked at when its content stream draws at least this many
 # lines and rectangles (the fewest a ruled table of two rows and two columns
@@ -44,8 +43,6 @@ MAX_OPERATORS = 30_000
 # a second; 28,000: 19 s). A table of 200 rows and 10 columns has 2,211.
 MAX_CROSSINGS = 4_000
 _RULES = frozenset({b"re", b"l", "re", "l"})
-_RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
-_LEFT_TO_RIGHT = re.compile(r"[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]")
 _SETTINGS = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
 
 
@@ -148,18 +145,29 @@ def _page_parts(page: Any, pieces: list[Piece] | None = None) -> list[str | Page
     if not found:
         return None
     found.sort(key=lambda item: item[0][1])
-    if pieces is not None:
-        return _with_runs(page, found, pieces)
+    if pieces is None:
+        runs = _around(found, page.chars, lambda c: ((c["x0"] + c["x1"]) / 2, (c["top"] + c["bottom"]) / 2))
+        texts = [extract_text(run) for run in runs]
+    else:
+        runs = _around(found, pieces, lambda piece: _where(page, piece))
+        texts = [fold_presentation_forms(logical_text(run)) for run in runs]
+    parts: list[str | PageTable] = [texts[0]]
+    for (_, table), text in zip(found, texts[1:], strict=True):
+        parts += [table, text]
+    return parts
+
+
+def _around(found: list[tuple[Any, PageTable]], items: Any, where: Any) -> list[list[Any]]:
+    """The page's characters or pieces outside the tables (``where``: the
+    point of one, from the top) in runs: before the first table, then after
+    each (a run goes before the first table below it)."""
     runs: list[list[Any]] = [[] for _ in range(len(found) + 1)]
-    for char in page.chars:
-        x, y = (char["x0"] + char["x1"]) / 2, (char["top"] + char["bottom"]) / 2
+    for item in items:
+        x, y = where(item)
         if any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b, _ in found):
             continue
-        runs[sum(1 for b, _ in found if b[1] < y)].append(char)
-    parts: list[str | PageTable] = [extract_text(runs[0])]
-    for (_, table), run in zip(found, runs[1:], strict=True):
-        parts += [table, extract_text(run)]
-    return parts
+        runs[sum(1 for b, _ in found if b[1] < y)].append(item)
+    return runs
 
 
 def _where(page: Any, piece: Piece) -> tuple[float, float]:
@@ -182,25 +190,9 @@ def _cells_in_reading_order(page: Any, table: Any, pieces: list[Piece]) -> list[
             inside = [p for (x, y), p in placed if bbox[0] <= x <= bbox[2] and bbox[1] <= y <= bbox[3]]
             cells.append(" ".join(fold_presentation_forms(logical_text(inside)).split()))
         rows.append(cells)
-    letters = " ".join(cell or "" for row in rows for cell in row)
-    if len(_RIGHT_TO_LEFT.findall(letters)) > len(_LEFT_TO_RIGHT.findall(letters)):
+    if right_to_left([[cell or "" for cell in row] for row in rows]):
         rows = [row[::-1] for row in rows]
     return rows
-
-
-def _with_runs(page: Any, found: list[tuple[Any, PageTable]], pieces: list[Piece]) -> list[str | PageTable]:
-    """The tables, and the text around them in reading order: each run of
-    pieces placed before the first table below it."""
-    runs: list[list[Piece]] = [[] for _ in range(len(found) + 1)]
-    for piece in pieces:
-        x, y = _where(page, piece)
-        if any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b, _ in found):
-            continue
-        runs[sum(1 for b, _ in found if b[1] < y)].append(piece)
-    parts: list[str | PageTable] = [fold_presentation_forms(logical_text(runs[0]))]
-    for (_, table), run in zip(found, runs[1:], strict=True):
-        parts += [table, fold_presentation_forms(logical_text(run))]
-    return parts
 
 
 def _find_tables(page: Any) -> list[Any]:

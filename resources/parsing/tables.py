@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import datetime
 import io
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -134,6 +135,13 @@ def add_table(
     elif not shift:
         builder.add(f"{name}\n{' | '.join(header)}", heading=True, bbox=_around(boxes, [first]))
     builder.open_table = (name, header, last)
+
+
+def right_to_left(rows: list[list[str]]) -> bool:
+    """Whether most letters of a table's cells are of a right-to-left script
+    (its first column is then on the right)."""
+    kinds = [unicodedata.bidirectional(char) for row in rows for cell in row for char in cell]
+    return sum(kind in ("R", "AL") for kind in kinds) > kinds.count("L")
 
 
 def is_table(rows: list[list[str]]) -> bool:
