@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.utils import timezone
 from pytest_django.fixtures import Settings
 from rest_framework.parsers import JSONParser, MultiPartParser
@@ -272,4 +272,6 @@ def test_the_fingerprint_of_an_upload_covers_the_files_bytes_and_leaves_it_reada
     assert fingerprint(first) != fingerprint(_upload_request(b"version two"))
     assert fingerprint(first) != fingerprint(_upload_request(b"version one", title="Other"))
     # The view reads the file after the fingerprint did.
-    assert first.FILES["file"].read() == b"version one"
+    uploaded = first.FILES.get("file")
+    assert isinstance(uploaded, UploadedFile)
+    assert uploaded.read() == b"version one"
