@@ -155,14 +155,20 @@ def table_rows(table: str, language: str, rows: int) -> tuple[list[list[str]], l
 
 
 def encoded(rows: list[list[str]], form: str, language: str = "en") -> tuple[bytes, str]:
-    if form in ("scan", "scan-noisy", "scan-150"):
-        from bench.ocr_quality import scanned
+    if form in ("scan", "scan-noisy", "scan-150", "scan-fax"):
+        from bench.ocr_quality import FAX_DPI, faxed, scanned
         from tests.page_images import image_bytes, table_image
 
         dpi = 150 if form == "scan-150" else 300
         page = table_image(rows, dpi=dpi, rtl=language != "en", language=language)
         if form == "scan-noisy":
             page = scanned(page, seed=len(rows))
+        if form == "scan-fax":  # a 1-bit TIFF as fax servers store them
+            buffer = io.BytesIO()
+            faxed(page, seed=len(rows), dpi=dpi).save(
+                buffer, format="TIFF", compression="group4", dpi=(FAX_DPI, FAX_DPI)
+            )
+            return buffer.getvalue(), "table.tif"
         return image_bytes([page], dpi=dpi), "table.png"
     if form == "printed-pdf":
         import tempfile
@@ -244,7 +250,7 @@ def measure(organization: Any, api_key: Any, language: str, form: str, rows: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    formats = ["csv", "xlsx", "pdf", "printed-pdf", "scan", "scan-150", "scan-noisy"]
+    formats = ["csv", "xlsx", "pdf", "printed-pdf", "scan", "scan-150", "scan-noisy", "scan-fax"]
     parser.add_argument("--formats", nargs="+", default=formats[:3], choices=formats)
     parser.add_argument("--languages", nargs="+", default=["en", "fa", "ar"], choices=["en", "fa", "ar"])
     parser.add_argument("--rows", type=int, default=40, help="rows a table, at most 40")

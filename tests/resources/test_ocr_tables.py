@@ -179,3 +179,63 @@ def test_a_speckled_page_is_told_from_a_clean_one() -> None:
 
     clean = table_image(PREMIUMS)
     assert not speckled(numpy.asarray(clean)) and speckled(numpy.asarray(_noisy(clean)))
+
+
+def _faxed_tiff(image: Any) -> bytes:
+    import io
+
+    from bench.ocr_quality import FAX_DPI, faxed
+
+    buffer = io.BytesIO()
+    faxed(image, seed=3).save(buffer, format="TIFF", compression="group4", dpi=(FAX_DPI, FAX_DPI))
+    return buffer.getvalue()
+
+
+def test_a_faxed_table_with_thin_broken_rules_keeps_its_cells_and_rows() -> None:
+    """A fax's rules are a pixel thin, a little turned and broken by its
+    threshold; each gap would join two rows' cells into one."""
+    from PIL import Image
+
+    data = _faxed_tiff(table_image(PREMIUMS, above=ABOVE))
+    page = Image.open(_bytes_io(data))
+    assert page.mode == "1"
+    [grid] = find_grids(page)
+    assert len(grid.boxes) == 3 * len(PREMIUMS)
+    document = _parse(data, language="en")
+    assert "Plan | Monthly premium (EUR) | Code" in document.text
+    assert sum(" | ".join(row) in document.text for row in PREMIUMS[1:]) >= 3, document.text
+
+
+def test_a_speckled_cells_paper_is_made_white_and_its_letters_keep_their_dots() -> None:
+    """Tesseract reads a speckled cell's paper as letters when its threshold
+    falls between light and lighter paper."""
+    import numpy
+
+    from resources.parsing.ocr_tables import _cleaned
+
+    from PIL import ImageFilter
+
+    page = table_image(PERSIAN, rtl=True, language="fa")
+    [grid] = find_grids(page)
+    x0, y0, x1, y1 = grid.boxes[3]
+    clean = numpy.asarray(page)[y0 + 6 : y1 - 6, x0 + 6 : x1 - 6]
+    blurred = numpy.asarray(page.filter(ImageFilter.GaussianBlur(1)), dtype=numpy.float32)
+    noise = numpy.random.default_rng(3).normal(0, 25, blurred.shape)
+    speckled = numpy.clip(blurred + noise, 0, 255).astype(numpy.uint8)  # as bench/ocr_quality.py scans
+    cell = _cleaned(speckled[y0 + 6 : y1 - 6, x0 + 6 : x1 - 6])
+    ink = clean < 128
+    far = ~_dilated(ink, 3)
+    assert (cell[far] == 255).mean() > 0.99  # the paper away from the letters is white
+    assert (cell[ink] < 200).mean() > 0.9  # the letters (dots too) are kept
+
+
+def _bytes_io(data: bytes) -> Any:
+    import io
+
+    return io.BytesIO(data)
+
+
+def _dilated(mask: Any, iterations: int) -> Any:
+    from scipy import ndimage
+
+    return ndimage.binary_dilation(mask, iterations=iterations)
