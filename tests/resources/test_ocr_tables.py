@@ -210,10 +210,9 @@ def test_a_speckled_cells_paper_is_made_white_and_its_letters_keep_their_dots() 
     """Tesseract reads a speckled cell's paper as letters when its threshold
     falls between light and lighter paper."""
     import numpy
+    from PIL import ImageFilter
 
     from resources.parsing.ocr_tables import _cleaned
-
-    from PIL import ImageFilter
 
     page = table_image(PERSIAN, rtl=True, language="fa")
     [grid] = find_grids(page)
