@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -74,6 +75,11 @@ def main() -> int:
         "--scan-pages", type=int, default=0, help="A uploads one scanned PDF of this many pages instead"
     )
     parser.add_argument("--dataset", type=Path, help="multilingual-dev, whose passages the scan draws")
+    parser.add_argument(
+        "--scan-tables",
+        choices=["en", "fa", "ar"],
+        help="the scan's pages are bench/table_chat.py's 40-row tables in this language instead",
+    )
     args = parser.parse_args()
 
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
@@ -166,7 +172,10 @@ def _run(args: argparse.Namespace, tenants: dict[str, tuple[str, str]], scratch:
     if args.scan_pages:
         response = _client(a_key).post(
             f"/api/v1/workspaces/{a_workspace}/resources/",
-            {"file": _scan(args.scan_pages, args.dataset), "metadata": '{"language": "en"}'},
+            {
+                "file": _scan(args.scan_pages, args.dataset, args.scan_tables),
+                "metadata": json.dumps({"language": args.scan_tables or "en"}),
+            },
             format="multipart",
         )
         assert response.status_code == 202, response.content[:300]
@@ -240,19 +249,32 @@ def _run(args: argparse.Namespace, tenants: dict[str, tuple[str, str]], scratch:
     return 0 if b.status == ResourceStatus.READY and b_wait <= 15 else 1
 
 
-def _scan(pages: int, dataset: Path | None) -> Any:
+def _scan(pages: int, dataset: Path | None, tables: str | None = None) -> Any:
     """A PDF of ``pages`` scanned pages (the topics set's English passages
     drawn by tests/page_images.py at 300 dpi, bilevel, CCITT G4 as a
-    scanner writes them), without a text layer."""
+    scanner writes them), without a text layer; with ``tables`` (a
+    language), bench/table_chat.py's three 40-row tables in turn instead."""
     import io
 
     from bench.multilingual import load_topics
-    from tests.page_images import page_images
+    from bench.table_chat import TABLES, table_rows
+    from tests.page_images import page_images, table_image
 
     passages = [topic.passages["en"] for topic in (load_topics(dataset) if dataset else load_topics())]
+    drawn_tables = (
+        [
+            table_image(table_rows(table, tables, 40)[0], dpi=300, rtl=tables != "en", language=tables)
+            for table in TABLES
+        ]
+        if tables
+        else []
+    )
 
     def drawn() -> Any:
         for page in range(pages):
+            if drawn_tables:
+                yield drawn_tables[page % len(drawn_tables)].convert("1")
+                continue
             group = [passages[(page * 5 + n) % len(passages)] for n in range(5)]
             yield page_images(group, dpi=300)[0].convert("1")
 

@@ -164,11 +164,11 @@ def encoded(rows: list[list[str]], form: str, language: str = "en") -> tuple[byt
         if form == "scan-noisy":
             page = scanned(page, seed=len(rows))
         if form == "scan-fax":  # a 1-bit TIFF as fax servers store them
-            buffer = io.BytesIO()
+            tiff = io.BytesIO()
             faxed(page, seed=len(rows), dpi=dpi).save(
-                buffer, format="TIFF", compression="group4", dpi=(FAX_DPI, FAX_DPI)
+                tiff, format="TIFF", compression="group4", dpi=(FAX_DPI, FAX_DPI)
             )
-            return buffer.getvalue(), "table.tif"
+            return tiff.getvalue(), "table.tif"
         return image_bytes([page], dpi=dpi), "table.png"
     if form == "printed-pdf":
         import tempfile

@@ -166,6 +166,9 @@ class OcrPage(models.Model):
     scan = models.ForeignKey(OcrScan, on_delete=models.CASCADE, related_name="pages")
     page = models.PositiveIntegerField()
     regions = models.JSONField(default=list)
+    # False: a page a turn ended in, between two of its tables; ``regions``
+    # then holds its tables read so far, one a grid (null: no table).
+    complete = models.BooleanField(default=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["scan", "page"], name="ocr_page_unique")]

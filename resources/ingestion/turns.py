@@ -24,7 +24,8 @@ from resources.ingestion.outcome import IngestResult, Requeue
 from resources.models import OcrPage, OcrScan, Resource, ResourceStatus
 from resources.parsing import Turn
 from resources.parsing.ocr import models_for
-from resources.parsing.ocr_regions import Region
+from resources.parsing.ocr_regions import Region, table_region
+from resources.parsing.ocr_tables import Table
 
 
 def turn_start(resource: Resource, *, language: str | None) -> Turn | None:
@@ -40,11 +41,24 @@ def turn_start(resource: Resource, *, language: str | None) -> Turn | None:
         scan.delete()
         scan = None
     kept: dict[int, list[Region]] = {}
+    parts: dict[int, list[Table | None]] = {}
     if scan is not None:
-        for page, regions in OcrPage.objects.filter(scan=scan).values_list("page", "regions"):
-            kept[page] = [Region.from_stored(region) for region in regions]
+        pages = OcrPage.objects.filter(scan=scan).values_list("page", "regions", "complete")
+        for page, regions, complete in pages:
+            if complete:
+                kept[page] = [Region.from_stored(region) for region in regions]
+            else:
+                parts[page] = [Region.from_stored(r).table if r else None for r in regions]
     keep = functools.partial(_keep, resource.pk, resource.sha256, models)
-    return Turn(kept=kept, spent=scan.seconds if scan else 0.0, pages=per_turn, keep=keep)
+    keep_part = functools.partial(_keep_part, resource.pk, resource.sha256, models)
+    return Turn(
+        kept=kept,
+        spent=scan.seconds if scan else 0.0,
+        pages=per_turn,
+        keep=keep,
+        parts=parts,
+        keep_part=keep_part,
+    )
 
 
 def _keep(
@@ -67,16 +81,46 @@ def _keep(
         scan, _ = OcrScan.objects.get_or_create(
             resource_id=resource_id, defaults={"sha256": sha256, "models_used": models}
         )
-        _, created = OcrPage.objects.get_or_create(
-            scan=scan, page=page, defaults={"regions": [region.stored() for region in regions]}
-        )
-        if created:
+        stored = [region.stored() for region in regions]
+        kept, created = OcrPage.objects.get_or_create(scan=scan, page=page, defaults={"regions": stored})
+        if not created and not kept.complete:  # its tables were kept by an earlier turn
+            OcrPage.objects.filter(pk=kept.pk).update(regions=stored, complete=True)
+        if created or not kept.complete:
             OcrScan.objects.filter(pk=scan.pk).update(
                 pages_read=F("pages_read") + 1,
                 seconds=F("seconds") + seconds,
                 pages_total=pages_total,
                 updated_at=timezone.now(),
             )
+
+
+def _keep_part(
+    resource_id: uuid.UUID,
+    sha256: str,
+    models: str,
+    page: int,
+    tables: list[Table | None],
+    seconds: float,
+) -> None:
+    """Keep the tables read so far of a page the turn ended in, and count
+    their seconds on the scan (not the page: it is not read yet). As
+    :func:`_keep`, nothing when the resource changed meanwhile."""
+    stored = [None if table is None else table_region(table).stored() for table in tables]
+    with transaction.atomic():
+        held = Resource.objects.select_for_update().filter(pk=resource_id, sha256=sha256, attempts__gt=0)
+        if not held.exists():
+            return
+        scan, _ = OcrScan.objects.get_or_create(
+            resource_id=resource_id, defaults={"sha256": sha256, "models_used": models}
+        )
+        kept, created = OcrPage.objects.get_or_create(
+            scan=scan, page=page, defaults={"regions": stored, "complete": False}
+        )
+        if not created and kept.complete:
+            return
+        if not created:
+            OcrPage.objects.filter(pk=kept.pk).update(regions=stored)
+        OcrScan.objects.filter(pk=scan.pk).update(seconds=F("seconds") + seconds, updated_at=timezone.now())
 
 
 def turn_hand_back(resource_id: uuid.UUID, requeue: Requeue) -> IngestResult:

@@ -10,9 +10,11 @@ saying what to install; the bounds (``OCR_MAX_PAGES``, ``OCR_TIMEOUT_SECONDS``,
 ``ingest_timeout``.
 
 In turns (:class:`Turn`, OCR_PAGES_PER_TURN): an ingestion attempt reads a
-few pages (fewer once they took TURN_SECONDS), keeps them, and ends with
-:class:`TurnOver` at the next page it would read; the next attempt reads the pages kept instead of running
-Tesseract again, and the budgets count the pages and seconds of every turn.
+few pages (fewer once it held its worker TURN_SECONDS), keeps them, and
+ends with :class:`TurnOver` at the next page it would read, or between two
+tables of a page of tables, the tables read kept; the next attempt reads
+what was kept instead of running Tesseract again, and the budgets count
+the pages and seconds of every turn.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -61,13 +63,18 @@ class TurnOver(ParseError):
 # Keeps a page read in this turn: its number, its paragraphs, the seconds it
 # took, and the document's number of pages (None when not known).
 Keep = Callable[[int, list["Region"], float, int | None], None]
+# Keeps the tables read so far of a page the turn ended in: its number, a
+# table (or None: a grid read as no table) per grid in order, the seconds.
+KeepPart = Callable[[int, list["Table | None"], float], None]
 
 
 @dataclass
 class Turn:
     """One turn of a document's OCR: the pages earlier turns read (by page
     number) and the seconds they spent, the new pages this turn may read
-    (``None``: all), and where a page read now is kept."""
+    (``None``: all), and where a page read now is kept; ``parts``, the
+    tables earlier turns read of a page they ended in, and where such
+    tables are kept (a page of tables takes longer than a turn)."""
 
     kept: dict[int, list[Region]]
     spent: float
@@ -76,12 +83,31 @@ class Turn:
     read: int = 0
     pages_total: int | None = None
     seconds: float = 0.0  # spent reading this turn's pages
+    parts: dict[int, list[Table | None]] = field(default_factory=dict)
+    keep_part: KeepPart | None = None
+    began: float | None = None  # when this turn's first step began
+    steps: int = 0  # pages and tables read in this turn
 
     def over(self) -> bool:
-        """The turn has read its pages, or pages that took TURN_SECONDS."""
+        """The turn has read its pages, or is due to end (:meth:`due`)."""
         if self.pages is None:
             return False
-        return self.read >= self.pages or (self.read > 0 and self.seconds >= TURN_SECONDS)
+        return self.read >= self.pages or self.due()
+
+    def due(self) -> bool:
+        """The turn has read something and held its worker TURN_SECONDS:
+        it ends before its next step (a page, or a table of a page)."""
+        if self.pages is None or self.began is None or self.steps == 0:
+            return False
+        return time.monotonic() - self.began >= TURN_SECONDS
+
+    def step(self) -> None:
+        """A step (a page's text, a table) begins (:meth:`stepped` after it)."""
+        if self.began is None:
+            self.began = time.monotonic()
+
+    def stepped(self) -> None:
+        self.steps += 1
 
 
 @dataclass
@@ -179,7 +205,7 @@ def ocr_page(image: Any, *, page: int | None = None) -> list[Region]:
     if turn.over():
         raise TurnOver(turn.read)
     started = time.monotonic()
-    regions = _read(image, budget)
+    regions = _read(image, budget, page=page)
     seconds = time.monotonic() - started
     turn.read += 1
     turn.seconds += seconds
@@ -187,29 +213,57 @@ def ocr_page(image: Any, *, page: int | None = None) -> list[Region]:
     return regions
 
 
-def _read(image: Any, budget: _Budget) -> list[Region]:
+def _read(image: Any, budget: _Budget, *, page: int | None = None) -> list[Region]:
     """The page's paragraphs and its ruled tables (docs/ocr.md, "Tables"):
-    the page read without the tables' rules, each table's cells read apart."""
+    the page read without the tables' rules, each table's cells read apart.
+
+    In a turn (page ``page``), each table and the page's text are a step:
+    a turn due to end hands the page back between two steps, the tables
+    read so far kept for the next turn (:meth:`Turn.due`)."""
     check_image(image)
+    started = time.monotonic()
+    turn = budget.turn if page is not None else None
     grids = find_grids(image)
-    tables: list[Table] = []
+    read: list[Table | None] = []
     if grids:
         # Rules erased, the tables kept: a page of noise with its tables
         # blanked out leaves Tesseract's binarisation nothing to split.
         image = erased(image, grids)
-        tables = [table for grid in grids if (table := _table(image, grid, budget)) is not None]
+        done = turn.parts.get(page, []) if turn is not None and page is not None else []
+        read = list(done) if len(done) <= len(grids) else []
+        for grid in grids[len(read) :]:
+            _step(turn, page, read, started)
+            read.append(_table(image, grid, budget))
+            if turn is not None:
+                turn.stepped()
+    _step(turn, page, read, started)
+    tables = [table for table in read if table is not None]
     best: tuple[float, Any, dict[str, list[Any]]] | None = None
     for candidate in _scales(image):
         data = _tesseract(candidate, budget)
-        read = coverage(candidate, data)
-        if best is None or read > best[0]:
-            best = (read, candidate, data)
-        if read >= MIN_COVERAGE:
+        covered = coverage(candidate, data)
+        if best is None or covered > best[0]:
+            best = (covered, candidate, data)
+        if covered >= MIN_COVERAGE:
             break
     assert best is not None
     _, candidate, data = best
+    if turn is not None:
+        turn.stepped()
     paragraphs = regions_of(data, width=candidate.size[0], height=candidate.size[1], tables=tables)
     return with_tables(paragraphs, tables)
+
+
+def _step(turn: Turn | None, page: int | None, read: list[Table | None], started: float) -> None:
+    """Before a step of page ``page``: a turn due to end keeps the tables
+    ``read`` of the page and ends (:class:`TurnOver`)."""
+    if turn is None or page is None:
+        return
+    if turn.due():
+        if read and turn.keep_part is not None:
+            turn.keep_part(page, read, time.monotonic() - started)
+        raise TurnOver(turn.read)
+    turn.step()
 
 
 def _table(image: Any, grid: Grid, budget: _Budget) -> Table | None:

@@ -83,8 +83,13 @@ def with_tables(paragraphs: list[Region], tables: list[Table]) -> list[Region]:
     out = list(paragraphs)
     for table in sorted(tables, key=lambda table: table.bbox[1]):
         below = [n for n, region in enumerate(out) if region.table is None and region.bbox[1] > table.bbox[1]]
-        out.insert(below[0] if below else len(out), Region(text=_text(table), bbox=table.bbox, table=table))
+        out.insert(below[0] if below else len(out), table_region(table))
     return out
+
+
+def table_region(table: Table) -> Region:
+    """The region of a table read on a page."""
+    return Region(text=_text(table), bbox=table.bbox, table=table)
 
 
 def _text(table: Table) -> str:

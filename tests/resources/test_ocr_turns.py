@@ -219,3 +219,44 @@ def test_an_attempt_that_breaks_mid_turn_loses_only_the_page_it_was_reading(
     assert Resource.objects.get(pk=resource_id).attempts == 2
     text = " ".join(text for text, _, _ in _passages(resource_id))
     assert "Juicer J6" in text and "warranty covers" in text
+
+
+def test_a_turn_ends_between_the_tables_and_the_text_of_a_page_and_keeps_its_tables(
+    owner: Tenant, outsider: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of tables holds a worker longer than a turn: the turn ends
+    between two steps of the page (a table, the page's text), the tables
+    read so far kept, and no table is read twice."""
+    from resources.parsing import ocr
+    from tests.page_images import table_image
+    from tests.resources.test_ocr_tables import ABOVE, PREMIUMS
+
+    pages = [table_image(PREMIUMS, above=ABOVE), page_images([SENTENCES[1]], dpi=300)[0]]
+    settings.OCR_PAGES_PER_TURN = 0
+    once = _upload(outsider, scanned_pdf(pages, dpi=300))
+    assert resource_ingest(resource_id=once) == IngestResult.READY
+
+    settings.OCR_PAGES_PER_TURN = 2
+    monkeypatch.setattr(ocr, "TURN_SECONDS", 0.0)  # every turn ends after its first step
+    real, tables_read = ocr._table, []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        tables_read.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ocr, "_table", counted)
+    turned = _upload(owner, scanned_pdf(pages, dpi=300))
+    _, requeue = _requeued()
+    assert resource_ingest(resource_id=turned, requeue=requeue) == IngestResult.CONTINUING
+    [part] = OcrPage.objects.filter(scan__resource_id=turned)
+    assert (part.page, part.complete, len(part.regions)) == (1, False, 1)
+    assert "Amber Basic plan | 35 | PRE-1000" in part.regions[0][0]
+    assert OcrScan.objects.get(resource_id=turned).pages_read == 0
+    # The next turn reads page 1's text only, then page 2.
+    assert resource_ingest(resource_id=turned, requeue=requeue) == IngestResult.CONTINUING
+    assert OcrScan.objects.get(resource_id=turned).pages_read == 1
+    assert OcrPage.objects.get(scan__resource_id=turned, page=1).complete
+    assert resource_ingest(resource_id=turned, requeue=requeue) == IngestResult.READY
+    assert len(tables_read) == 1
+    assert _passages(turned) == _passages(once)
+    assert not OcrPage.objects.exists()
