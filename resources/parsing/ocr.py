@@ -10,7 +10,7 @@ saying what to install; the bounds (``OCR_MAX_PAGES``, ``OCR_TIMEOUT_SECONDS``,
 ``ingest_timeout``.
 
 In turns (:class:`Turn`, OCR_PAGES_PER_TURN): an ingestion attempt reads a
-few pages (fewer once it held its worker TURN_SECONDS), keeps them, and
+few pages (fewer where more would hold its worker past TURN_SECONDS), keeps them, and
 ends with :class:`TurnOver` at the next page it would read, or between two
 tables of a page of tables, the tables read kept; the next attempt reads
 what was kept instead of running Tesseract again, and the budgets count
@@ -46,8 +46,10 @@ from resources.parsing.ocr_tables import (
 # Tesseract's trained models of the languages the service speaks (BCP 47
 # primary subtag -> model name).
 MODELS = {"en": "eng", "fa": "fas", "ar": "ara"}
-# A turn ends early once its pages took this long: a page with a table
-# takes several times a page of text (its cells read apart, by two models).
+# A turn ends before a step (a page's text, a table) that would hold its
+# worker past this many seconds, judged by its last step: a page with a
+# table takes several times a page of text (its cells read apart, by two
+# models), so a turn may end between two tables of a page.
 TURN_SECONDS = 8.0
 INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-fas tesseract-ocr-ara"
 
@@ -86,7 +88,9 @@ class Turn:
     parts: dict[int, list[Table | None]] = field(default_factory=dict)
     keep_part: KeepPart | None = None
     began: float | None = None  # when this turn's first step began
-    steps: int = 0  # pages and tables read in this turn
+    steps: int = 0  # pages' texts and tables read in this turn
+    step_began: float = 0.0
+    last_step: float = 0.0  # the seconds the last step took
 
     def over(self) -> bool:
         """The turn has read its pages, or is due to end (:meth:`due`)."""
@@ -95,19 +99,22 @@ class Turn:
         return self.read >= self.pages or self.due()
 
     def due(self) -> bool:
-        """The turn has read something and held its worker TURN_SECONDS:
-        it ends before its next step (a page, or a table of a page)."""
+        """The turn has read something, and another step as long as the
+        last would hold its worker past TURN_SECONDS: it ends before its
+        next step (a page's text, or a table of a page)."""
         if self.pages is None or self.began is None or self.steps == 0:
             return False
-        return time.monotonic() - self.began >= TURN_SECONDS
+        return time.monotonic() - self.began + self.last_step >= TURN_SECONDS
 
     def step(self) -> None:
-        """A step (a page's text, a table) begins (:meth:`stepped` after it)."""
+        """A step begins (:meth:`stepped` when it is done)."""
+        self.step_began = time.monotonic()
         if self.began is None:
-            self.began = time.monotonic()
+            self.began = self.step_began
 
     def stepped(self) -> None:
         self.steps += 1
+        self.last_step = time.monotonic() - self.step_began
 
 
 @dataclass
