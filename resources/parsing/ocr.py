@@ -19,8 +19,9 @@ the pages and seconds of every turn.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -51,6 +52,11 @@ MODELS = {"en": "eng", "fa": "fas", "ar": "ara"}
 # table takes several times a page of text (its cells read apart, by two
 # models), so a turn may end between two tables of a page.
 TURN_SECONDS = 8.0
+# Tesseract's OpenMP threads. Left to itself Tesseract 5 runs as many as
+# there are cores and spins them: on two shared cores a 40-row Persian table
+# page took 19 s so, 3.8 s on one thread (bench/ocr_quality.py reads text
+# pages several times faster too).
+TESSERACT_THREADS = "1"
 INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-fas tesseract-ocr-ara"
 
 
@@ -341,6 +347,7 @@ def _tesseract(
         import pytesseract
     except ImportError as exc:  # pragma: no cover - a dependency of the project
         raise _unavailable("the pytesseract package is not installed") from exc
+    pytesseract.pytesseract.environ = _ENVIRON  # Tesseract's own threads: TESSERACT_THREADS
     try:
         if not budget.models_checked:
             budget.installed = _check_models(pytesseract, budget.models)
@@ -361,6 +368,28 @@ def _tesseract(
     except pytesseract.TesseractError as exc:
         raise ParseError("corrupt_file", "An image of the document could not be read by OCR.") from exc
     return data
+
+
+class _TesseractEnviron(Mapping[str, str]):
+    """The environment Tesseract runs in: this process's, with
+    ``OMP_THREAD_LIMIT`` at TESSERACT_THREADS unless the server's own
+    environment sets it (only Tesseract's: other OpenMP libraries in this
+    process, torch's, keep their threads)."""
+
+    def _environ(self) -> dict[str, str]:
+        return {"OMP_THREAD_LIMIT": TESSERACT_THREADS, **os.environ}
+
+    def __getitem__(self, key: str) -> str:
+        return self._environ()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._environ())
+
+    def __len__(self) -> int:
+        return len(self._environ())
+
+
+_ENVIRON = _TesseractEnviron()
 
 
 def _check_models(pytesseract: Any, models: str) -> frozenset[str]:

@@ -185,3 +185,22 @@ def test_a_blank_image_is_empty() -> None:
     Image.new("L", (400, 400), 255).save(buffer, format="PNG")
     error = _error(buffer.getvalue())
     assert error.code == "empty_document"
+
+
+def test_tesseract_runs_on_one_thread_unless_the_server_says_otherwise(monkeypatch: Any) -> None:
+    """Tesseract's OpenMP threads spin on shared cores (a table page five
+    times slower); the limit is Tesseract's alone, not this process's."""
+    import os
+
+    import pytesseract
+
+    from resources.parsing import ocr
+
+    monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
+    document = parse_document(image_bytes(page_images(["The clinic opens at eight."])), content_type=PNG)
+    assert "clinic opens" in document.text
+    assert pytesseract.pytesseract.environ["OMP_THREAD_LIMIT"] == "1"
+    assert dict(pytesseract.pytesseract.environ)["PATH"] == os.environ["PATH"]
+    assert "OMP_THREAD_LIMIT" not in os.environ
+    monkeypatch.setenv("OMP_THREAD_LIMIT", "4")
+    assert ocr._ENVIRON["OMP_THREAD_LIMIT"] == "4"
