@@ -33,7 +33,8 @@ pages (the topics set's English passages drawn by tests/page_images.py at
 ``POST …/resources/``; B uploads five seconds later, while the worker reads
 A's scan by OCR, in turns of OCR_PAGES_PER_TURN pages (docs/ocr.md, "In
 turns"). Printed too: the pages of A's scan read by OCR and how many a
-minute. Measured (docs/ocr.md, "Measured"), one pool child, two shared
+minute. With --scan-tables LANG its pages are bench/table_chat.py's three
+40-row ruled tables in that language instead, read a table a step. Measured (docs/ocr.md, "Measured"), one pool child, two shared
 cores, OCR_PAGES_PER_TURN 2: B's document ready after 3.7 s (before turns:
 236.8 s, the whole OCR budget); A's 200-page scan read 70 pages in its
 240-s OCR budget at 16 pages a minute (load average 3.4 -> 7.5) and ended

@@ -23,12 +23,13 @@ a bordered table (right to left in Persian and Arabic) printed to PDF by
 headless Chromium in DejaVu Sans (tests/resources/test_parsing_languages.py
 ``_print_to_pdf``): a text layer in every language.
 
-Scans (``--formats scan scan-150 scan-noisy``): each table drawn as a ruled
-table on a US-letter page (tests/page_images.py ``table_image``, DejaVu Sans
-9 points, the first column on the right in Persian and Arabic) and uploaded
-as a PNG at 300 dpi, at 150 dpi, or at 300 dpi as a scanner might give it
-(bench/ocr_quality.py ``scanned``: turned 0.6 degrees, blurred, speckled),
-read by the service's OCR (resources/parsing/ocr_tables.py).
+Scans (``--formats scan scan-150 scan-noisy scan-fax``): each table drawn as
+a ruled table on a US-letter page (tests/page_images.py ``table_image``,
+DejaVu Sans 9 points, the first column on the right in Persian and Arabic)
+and uploaded as a PNG at 300 dpi, at 150 dpi, or at 300 dpi as a scanner
+might give it (bench/ocr_quality.py ``scanned``: turned 0.6 degrees,
+blurred, speckled), or as a fax (``faxed``: a 1-bit CCITT G4 TIFF at
+200 dpi), read by the service's OCR (resources/parsing/ocr_tables.py).
 
 Measured (docs/ocr.md, "Measured"; 120 questions each, every turn cited):
 99.2 % right in English and Persian (CSV and XLSX), 95.0 % (CSV) and 95.8 %
@@ -36,7 +37,8 @@ Measured (docs/ocr.md, "Measured"; 120 questions each, every turn cited):
 lines of text); printed PDFs 99.2 % English and Persian, 95.8 % Arabic
 (70.8 % and 66.7 % with a right-to-left page's tables not looked for);
 scans at 300 dpi 99.2 % English, 94.2 % Persian, 95.8 % Arabic (150 dpi:
-99.2, 95.0, 95.8; the noisy scan: 97.5, 85.0, 87.5).
+99.2, 95.0, 95.8; the noisy scan: 99.2, 95.8, 93.3; the fax: 90.8, 65.0,
+73.3).
 
 Writes bench/results/table_chat.json (the rows of languages and formats not
 run are kept).
