@@ -11,6 +11,7 @@ Its modules:
 - ``ocr_scale.py``: a page image's lines of ink: the scale OCR reads at, the share a reading covered
 - ``ocr_regions.py``: what OCR reads on a page as regions: paragraphs and tables, kept between turns
 - ``ocr_tables.py``: a page image's ruled tables: their cells found, cut into strips, read into rows
+- ``ocr_turn.py``: OCR in turns: what one attempt reads, a table or a page's text a step, and how it ends
 - ``pdf.py``: PDF's text layer, page by page
 - ``pdf_bidi.py``: a right-to-left PDF page's text in reading order
 - ``pdf_glyphs.py``: a PDF page's shown text as positioned pieces

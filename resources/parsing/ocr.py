@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -37,90 +37,24 @@ from resources.parsing.ocr_tables import (
     Grid,
     Strip,
     Table,
+    despeckled,
     erased,
     find_grids,
     line_read,
     strips,
     table_of,
 )
+from resources.parsing.ocr_turn import Turn, TurnOver
 
 # Tesseract's trained models of the languages the service speaks (BCP 47
 # primary subtag -> model name).
 MODELS = {"en": "eng", "fa": "fas", "ar": "ara"}
-# A turn ends before a step (a page's text, a table) that would hold its
-# worker past this many seconds, judged by its last step: a page with a
-# table takes several times a page of text (its cells read apart, by two
-# models), so a turn may end between two tables of a page.
-TURN_SECONDS = 8.0
 # Tesseract's OpenMP threads. Left to itself Tesseract 5 runs as many as
 # there are cores and spins them: on two shared cores a 40-row Persian table
 # page took 19 s so, 3.8 s on one thread (bench/ocr_quality.py reads text
 # pages several times faster too).
 TESSERACT_THREADS = "1"
 INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-fas tesseract-ocr-ara"
-
-
-class TurnOver(ParseError):
-    """The turn has read its pages: the document goes back to the queue,
-    its pages kept, to be continued by another attempt (not a failure)."""
-
-    def __init__(self, pages: int):
-        super().__init__("ocr_turn_over", f"{pages} pages read by OCR in this turn; more to read.")
-
-
-# Keeps a page read in this turn: its number, its paragraphs, the seconds it
-# took, and the document's number of pages (None when not known).
-Keep = Callable[[int, list["Region"], float, int | None], None]
-# Keeps the tables read so far of a page the turn ended in: its number, a
-# table (or None: a grid read as no table) per grid in order, the seconds.
-KeepPart = Callable[[int, list["Table | None"], float], None]
-
-
-@dataclass
-class Turn:
-    """One turn of a document's OCR: the pages earlier turns read (by page
-    number) and the seconds they spent, the new pages this turn may read
-    (``None``: all), and where a page read now is kept; ``parts``, the
-    tables earlier turns read of a page they ended in, and where such
-    tables are kept (a page of tables takes longer than a turn)."""
-
-    kept: dict[int, list[Region]]
-    spent: float
-    pages: int | None
-    keep: Keep
-    read: int = 0
-    pages_total: int | None = None
-    seconds: float = 0.0  # spent reading this turn's pages
-    parts: dict[int, list[Table | None]] = field(default_factory=dict)
-    keep_part: KeepPart | None = None
-    began: float | None = None  # when this turn's first step began
-    steps: int = 0  # pages' texts and tables read in this turn
-    step_began: float = 0.0
-    last_step: float = 0.0  # the seconds the last step took
-
-    def over(self) -> bool:
-        """The turn has read its pages, or is due to end (:meth:`due`)."""
-        if self.pages is None:
-            return False
-        return self.read >= self.pages or self.due()
-
-    def due(self) -> bool:
-        """The turn has read something, and another step as long as the
-        last would hold its worker past TURN_SECONDS: it ends before its
-        next step (a page's text, or a table of a page)."""
-        if self.pages is None or self.began is None or self.steps == 0:
-            return False
-        return time.monotonic() - self.began + self.last_step >= TURN_SECONDS
-
-    def step(self) -> None:
-        """A step begins (:meth:`stepped` when it is done)."""
-        self.step_began = time.monotonic()
-        if self.began is None:
-            self.began = self.step_began
-
-    def stepped(self) -> None:
-        self.steps += 1
-        self.last_step = time.monotonic() - self.step_began
 
 
 @dataclass
@@ -234,6 +168,7 @@ def _read(image: Any, budget: _Budget, *, page: int | None = None) -> list[Regio
     a turn due to end hands the page back between two steps, the tables
     read so far kept for the next turn (:meth:`Turn.due`)."""
     check_image(image)
+    image = despeckled(image)
     started = time.monotonic()
     turn = budget.turn if page is not None else None
     grids = find_grids(image)

@@ -238,3 +238,24 @@ def _dilated(mask: Any, iterations: int) -> Any:
     from scipy import ndimage
 
     return ndimage.binary_dilation(mask, iterations=iterations)
+
+
+def test_a_faxs_lone_specks_go_and_its_letters_dots_stay() -> None:
+    """A fax's line noise is lone black pixels, read as letters' dots; the
+    dots of small Persian letters at 200 dpi are single pixels near them."""
+    import numpy
+    from PIL import Image
+
+    from resources.parsing.ocr_tables import despeckled
+
+    page = numpy.full((200, 200), 255, dtype=numpy.uint8)
+    page[100:110, 50:90] = 0  # a letter's body
+    page[113, 60] = page[113, 64] = 0  # its dots, below it
+    page[20, 20] = page[180, 150] = page[40, 170] = 0  # specks, far from ink
+    cleaned = numpy.asarray(despeckled(Image.fromarray(page)))
+    assert cleaned[20, 20] == cleaned[180, 150] == cleaned[40, 170] == 255
+    assert cleaned[113, 60] == cleaned[113, 64] == 0
+    assert (cleaned[100:110, 50:90] == 0).all()
+    grey = page.copy()
+    grey[:, :100] = 200  # a grey page (a scan, not a fax) comes back as it was
+    assert numpy.array_equal(numpy.asarray(despeckled(Image.fromarray(grey))), grey)

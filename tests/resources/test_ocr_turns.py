@@ -18,7 +18,7 @@ from pytest_django import Settings
 from resources import services
 from resources.ingestion import IngestResult, resource_ingest, resources_ingest
 from resources.models import OcrPage, OcrScan, Resource, ResourceStatus
-from resources.parsing import ocr
+from resources.parsing import ocr, ocr_turn
 from retrieval.models import Passage
 from tests.conftest import Tenant
 from tests.page_images import page_images, scanned_pdf
@@ -40,7 +40,7 @@ SENTENCES = [
 def pages_not_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
     """Turns end by their pages here, whatever the machine's speed
     (a turn also ends once its pages took TURN_SECONDS: tested below)."""
-    monkeypatch.setattr(ocr, "TURN_SECONDS", float("inf"))
+    monkeypatch.setattr(ocr_turn, "TURN_SECONDS", float("inf"))
 
 
 def _scan(pages: int = 5) -> bytes:
@@ -99,7 +99,7 @@ def test_a_turn_whose_pages_took_long_ends_early(
     """A page with a table takes several times a page of text: a turn ends
     after the page that took it past TURN_SECONDS, not after its pages."""
     settings.OCR_PAGES_PER_TURN = 2
-    monkeypatch.setattr(ocr, "TURN_SECONDS", 0.0)
+    monkeypatch.setattr(ocr_turn, "TURN_SECONDS", 0.0)
     scanned = _upload(owner, _scan(3))
     _, requeue = _requeued()
     for read in (1, 2):
@@ -237,7 +237,7 @@ def test_a_turn_ends_between_the_tables_and_the_text_of_a_page_and_keeps_its_tab
     assert resource_ingest(resource_id=once) == IngestResult.READY
 
     settings.OCR_PAGES_PER_TURN = 2
-    monkeypatch.setattr(ocr, "TURN_SECONDS", 0.0)  # every turn ends after its first step
+    monkeypatch.setattr(ocr_turn, "TURN_SECONDS", 0.0)  # every turn ends after its first step
     real, tables_read = ocr._table, []
 
     def counted(*args: Any, **kwargs: Any) -> Any:
