@@ -34,8 +34,8 @@ pages (the topics set's English passages drawn by tests/page_images.py at
 A's scan by OCR, in turns of OCR_PAGES_PER_TURN pages (docs/ocr.md, "In
 turns"). Printed too: the pages of A's scan read by OCR and how many a
 minute. With --scan-tables LANG its pages are bench/table_chat.py's three
-40-row ruled tables in that language instead, read a table a step. Measured (docs/ocr.md, "Measured"), one pool child, two shared
-cores, OCR_PAGES_PER_TURN 2: B's document ready after 3.7 s (before turns:
+40-row ruled tables in that language instead, read a table a step.
+Measured (docs/ocr.md, "Measured"), one pool child, two shared cores, OCR_PAGES_PER_TURN 2: B's document ready after 3.7 s (before turns:
 236.8 s, the whole OCR budget); A's 200-page scan read 70 pages in its
 240-s OCR budget at 16 pages a minute (load average 3.4 -> 7.5) and ended
 ``ingest_timeout``; with OCR_TIMEOUT_SECONDS=1200 it was ready 996.6 s

@@ -32,7 +32,8 @@ from resources.parsing.base import ParsedDocument, ParseError, parse_deadline
 from resources.parsing.detect import ACCEPTED_MESSAGE, ACCEPTED_TYPES, detect_content_type
 from resources.parsing.html import parse_html
 from resources.parsing.image import parse_image
-from resources.parsing.ocr import Turn, TurnOver, ocr_budget
+from resources.parsing.ocr import ocr_budget
+from resources.parsing.ocr_turn import Turn, TurnOver
 from resources.parsing.pdf import parse_pdf
 from resources.parsing.plain import parse_markdown, parse_plain_text
 from resources.parsing.tables import parse_csv, parse_xlsx

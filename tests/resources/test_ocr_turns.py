@@ -197,7 +197,7 @@ def test_the_console_shows_a_scans_pages_read(owner: Tenant, settings: Settings)
 def test_an_attempt_that_breaks_mid_turn_loses_only_the_page_it_was_reading(
     owner: Tenant, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from resources.parsing import ocr, pdf
+    from resources.parsing import pdf
 
     settings.OCR_PAGES_PER_TURN = 2
     real = ocr.ocr_page
@@ -227,7 +227,6 @@ def test_a_turn_ends_between_the_tables_and_the_text_of_a_page_and_keeps_its_tab
     """A page of tables holds a worker longer than a turn: the turn ends
     between two steps of the page (a table, the page's text), the tables
     read so far kept, and no table is read twice."""
-    from resources.parsing import ocr
     from tests.page_images import table_image
     from tests.resources.test_ocr_tables import ABOVE, PREMIUMS
 
