@@ -35,12 +35,12 @@ A's scan by OCR, in turns of OCR_PAGES_PER_TURN pages (docs/ocr.md, "In
 turns"). Printed too: the pages of A's scan read by OCR and how many a
 minute. With --scan-tables LANG its pages are bench/table_chat.py's three
 40-row ruled tables in that language instead, read a table a step.
-Measured (docs/ocr.md, "Measured"), one pool child, two shared cores, OCR_PAGES_PER_TURN 2: B's document ready after 3.7 s (before turns:
-236.8 s, the whole OCR budget); A's 200-page scan read 70 pages in its
-240-s OCR budget at 16 pages a minute (load average 3.4 -> 7.5) and ended
-``ingest_timeout``; with OCR_TIMEOUT_SECONDS=1200 it was ready 996.6 s
-after its upload (12 pages a minute, B ready after 5.8 s); a 20-page scan
-was ready 64 s after its upload.
+Measured (docs/ocr.md, "Measured"), one pool child, two shared cores,
+OCR_PAGES_PER_TURN 2, Tesseract on one thread: B's document ready after
+3.1 s behind the 200-page scan (before turns: 236.8 s, the whole OCR
+budget), the scan ready 371.9 s after its upload (32 pages a minute;
+12 to 16 with Tesseract's threads); behind 20 pages of Persian tables B
+was ready after 5.6 s (10.9 s before turns ended between two tables).
 """
 
 from __future__ import annotations

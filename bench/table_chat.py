@@ -37,8 +37,8 @@ Measured (docs/ocr.md, "Measured"; 120 questions each, every turn cited):
 lines of text); printed PDFs 99.2 % English and Persian, 95.8 % Arabic
 (70.8 % and 66.7 % with a right-to-left page's tables not looked for);
 scans at 300 dpi 99.2 % English, 94.2 % Persian, 95.8 % Arabic (150 dpi:
-99.2, 95.0, 95.8; the noisy scan: 99.2, 95.8, 93.3; the fax: 90.8, 65.0,
-73.3).
+99.2, 95.0, 95.8; the noisy scan: 99.2, 95.8, 93.3; the fax: 90.8, 66.7,
+75.0).
 
 Writes bench/results/table_chat.json (the rows of languages and formats not
 run are kept).

@@ -51,7 +51,7 @@ from resources.parsing.ocr_turn import Turn, TurnOver
 MODELS = {"en": "eng", "fa": "fas", "ar": "ara"}
 # Tesseract's OpenMP threads. Left to itself Tesseract 5 runs as many as
 # there are cores and spins them: on two shared cores a 40-row Persian table
-# page took 19 s so, 3.8 s on one thread (bench/ocr_quality.py reads text
+# page took 19 s so, 3.9 s on one thread (bench/ocr_quality.py reads text
 # pages several times faster too).
 TESSERACT_THREADS = "1"
 INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-fas tesseract-ocr-ara"
