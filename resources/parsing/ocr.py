@@ -31,7 +31,7 @@ from django.conf import settings
 
 from resources.parsing.base import ParseError, check_deadline, time_left
 from resources.parsing.ocr_regions import Region, regions_of, with_tables
-from resources.parsing.ocr_scale import CELL_LINE_PIXELS, MIN_COVERAGE, coverage, scaled_for_ocr
+from resources.parsing.ocr_scale import CELL_LINE_PIXELS, MIN_COVERAGE, coverage, evenly_lit, scaled_for_ocr
 from resources.parsing.ocr_tables import (
     CELLS_ALONE,
     Grid,
@@ -168,7 +168,7 @@ def _read(image: Any, budget: _Budget, *, page: int | None = None) -> list[Regio
     a turn due to end hands the page back between two steps, the tables
     read so far kept for the next turn (:meth:`Turn.due`)."""
     check_image(image)
-    image = despeckled(image)
+    image = despeckled(evenly_lit(image))
     started = time.monotonic()
     turn = budget.turn if page is not None else None
     grids = find_grids(image)

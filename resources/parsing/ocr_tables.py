@@ -95,14 +95,17 @@ def find_grids(image: Any) -> list[Grid]:
     # Thin: lighter within RULE_REACH across the line (a shaded cell is no rule).
     across = ink & (ndimage.maximum_filter1d(pixels, reach, axis=0) - pixels > CONTRAST)
     down = ink & (ndimage.maximum_filter1d(pixels, reach, axis=1) - pixels > CONTRAST)
+    # A rule turned a little (a photo's, a fax's) steps from one row of
+    # pixels to the next: a pixel off the line counts as ink of the run.
+    across = ndimage.maximum_filter1d(across, 3, axis=0)
+    down = ndimage.maximum_filter1d(down, 3, axis=1)
     if black_and_white(pixels):
-        # A rule a pixel thin, turned a little and broken here and there (a
-        # fax's) is still one run: a pixel off the line or a short gap in it
-        # counts as ink of the run. (On a grey page's speckles this joins
-        # letters to rules.)
+        # A fax's rule is broken here and there by its threshold: a short
+        # gap counts as ink of the run too. (On a grey page's speckles
+        # this joins letters to rules.)
         gap = numpy.ones((1, 2 * max(1, round(width * RULE_GAP)) + 1), dtype=bool)
-        across = ndimage.binary_closing(ndimage.maximum_filter1d(across, 3, axis=0), gap)
-        down = ndimage.binary_closing(ndimage.maximum_filter1d(down, 3, axis=1), gap.T)
+        across = ndimage.binary_closing(across, gap)
+        down = ndimage.binary_closing(down, gap.T)
     rules = _runs(across, max(16, round(width * RULE_ACROSS)), axis=1)
     rules |= _runs(down, max(16, round(height * RULE_DOWN)), axis=0)
     if not rules.any():

@@ -259,3 +259,31 @@ def test_a_faxs_lone_specks_go_and_its_letters_dots_stay() -> None:
     grey = page.copy()
     grey[:, :100] = 200  # a grey page (a scan, not a fax) comes back as it was
     assert numpy.array_equal(numpy.asarray(despeckled(Image.fromarray(grey))), grey)
+
+
+def test_a_photo_of_a_table_lit_from_one_side_and_turned_keeps_its_rows() -> None:
+    """A phone's photo: the paper darkens across the page (below the grey
+    of a rule's ink on its dark side), the page turned 1.2 degrees, a JPEG."""
+    import io
+
+    import numpy
+    from PIL import Image, ImageFilter
+
+    page = table_image(PREMIUMS, above=ABOVE).rotate(-1.2, resample=Image.Resampling.BICUBIC, fillcolor=255)
+    pixels = numpy.asarray(page, dtype=numpy.float32)
+    height, width = pixels.shape
+    shade = 0.75 + 0.25 * numpy.linspace(0, 1, width)[None, :] * numpy.linspace(1, 0.6, height)[:, None]
+    noise = numpy.random.default_rng(5).normal(0, 8, pixels.shape)
+    photo = Image.fromarray(numpy.clip(pixels * shade + noise, 0, 255).astype(numpy.uint8))
+    jpeg = io.BytesIO()
+    photo.filter(ImageFilter.GaussianBlur(0.8)).convert("RGB").save(jpeg, format="JPEG", quality=70)
+    document = _parse(jpeg.getvalue(), language="en")
+    assert "Plan | Monthly premium (EUR) | Code" in document.text
+    assert sum(" | ".join(row) in document.text for row in PREMIUMS[1:]) >= 3, document.text
+
+
+def test_an_evenly_lit_page_comes_back_as_it_was() -> None:
+    from resources.parsing.ocr_scale import evenly_lit
+
+    page = table_image(PREMIUMS)
+    assert evenly_lit(page) is page
