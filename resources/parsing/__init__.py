@@ -8,7 +8,8 @@ Its modules:
 - ``html.py``: HTML's visible text by block
 - ``image.py``: PNG, JPEG and TIFF, read by OCR
 - ``ocr.py``: Tesseract: paragraphs and tables of a page image, their boxes, the OCR budgets
-- ``ocr_scale.py``: a page image's lines of ink (the scale OCR reads at, the share read); its paper evenly lit
+- ``ocr_clean.py``: a page image's noise and light: a photo's paper, a fax's specks, speckled cells
+- ``ocr_scale.py``: a page image's lines of ink: the scale OCR reads at, the share a reading covered
 - ``ocr_regions.py``: what OCR reads on a page as regions: paragraphs and tables, kept between turns
 - ``ocr_tables.py``: a page image's ruled tables: their cells found, cut into strips, read into rows
 - ``ocr_turn.py``: OCR in turns: what one attempt reads, a table or a page's text a step, and how it ends

@@ -30,14 +30,14 @@ from typing import Any
 from django.conf import settings
 
 from resources.parsing.base import ParseError, check_deadline, time_left
+from resources.parsing.ocr_clean import despeckled, evenly_lit
 from resources.parsing.ocr_regions import Region, regions_of, with_tables
-from resources.parsing.ocr_scale import CELL_LINE_PIXELS, MIN_COVERAGE, coverage, evenly_lit, scaled_for_ocr
+from resources.parsing.ocr_scale import CELL_LINE_PIXELS, MIN_COVERAGE, coverage, scaled_for_ocr
 from resources.parsing.ocr_tables import (
     CELLS_ALONE,
     Grid,
     Strip,
     Table,
-    despeckled,
     erased,
     find_grids,
     line_read,

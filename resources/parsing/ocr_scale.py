@@ -1,6 +1,5 @@
 """A page image's lines of ink (:mod:`resources.parsing.ocr`): the scale
-Tesseract reads them best at, how many of them a reading covered, and its
-paper evenly lit (a photo's)."""
+Tesseract reads them best at, and how many of them a reading covered."""
 
 from __future__ import annotations
 
@@ -17,10 +16,6 @@ CELL_LINE_PIXELS = 48
 # A reading that spans less of a page's lines of ink than this is tried again
 # at the page's other scale.
 MIN_COVERAGE = 0.97
-# A page's paper is its lightest pixels within this share of its width; a
-# page whose paper is everywhere at least this light is evenly lit.
-PAPER_REACH = 0.04
-EVEN_PAPER = 216
 
 
 def _ink_rows(image: Any) -> Any:
@@ -68,28 +63,3 @@ def scaled_for_ocr(image: Any, *, line: int = LINE_PIXELS) -> Any:
 
     size = (max(1, round(image.size[0] * scale)), max(1, round(image.size[1] * scale)))
     return image.resize(size, Image.Resampling.LANCZOS)
-
-
-def evenly_lit(image: Any) -> Any:
-    """``image`` (greyscale) with its paper made evenly light: a phone's
-    photo of a page, lit from one side, darkens towards the other, and its
-    paper there is darker than the ink threshold of the rules and of
-    Tesseract. Each pixel is divided by the paper's level around it (the
-    lightest pixels within PAPER_REACH of the page's width, smoothed); a
-    page whose paper is even (a scan, a fax, a drawn page) comes back as it
-    was."""
-    import numpy
-    from PIL import Image
-    from scipy import ndimage
-
-    pixels = numpy.asarray(image.convert("L"), dtype=numpy.float32)
-    height, width = pixels.shape
-    step = max(1, round(width / 400))  # the paper's level varies slowly: measured small
-    small = pixels[::step, ::step]
-    reach = max(3, round(small.shape[1] * PAPER_REACH))
-    paper = ndimage.uniform_filter(ndimage.maximum_filter(small, size=reach), size=reach)
-    if float(numpy.percentile(paper, 2)) >= EVEN_PAPER:
-        return image
-    paper = numpy.kron(paper, numpy.ones((step, step), dtype=numpy.float32))[:height, :width]
-    lit = numpy.clip(pixels * (255.0 / numpy.maximum(paper, 1.0)), 0, 255)
-    return Image.fromarray(lit.astype(numpy.uint8))

@@ -24,18 +24,15 @@ from typing import Any
 from django.conf import settings
 
 from resources.parsing.base import Box, union_box
+from resources.parsing.ocr_clean import black_and_white, cleaned, speckled
 from resources.parsing.tables import is_table, right_to_left
 
 # A ruled line: a run of ink this share of the page's width (across) or of
 # its height (down).
 RULE_ACROSS = 0.05
 RULE_DOWN = 0.02
-# A gap in a rule of a black-and-white page this share of its width is
-# bridged; its black spots of SPECK pixels or fewer with no other ink within
-# SPECK_REACH pixels are specks.
+# A gap in a rule of a black-and-white page this share of its width is bridged.
 RULE_GAP = 0.002
-SPECK = 1
-SPECK_REACH = 8
 # A frame at least this share of the page's width, enclosing at least these
 # many cells, each at least this share of the page's height on each side (a
 # narrower area is the gap between two rules drawn as one).
@@ -61,13 +58,6 @@ CELL_INSET = 3
 # Cells a strip's reading missed that are read again alone, at most, per table
 # (Tesseract's line finder drops a line of a long strip now and then).
 CELLS_ALONE = 40
-# A page whose light background's neighbouring pixels differ by this many
-# grey levels on average is speckled (see _noisy); its cells are smoothed
-# (a Gaussian of this many pixels) and grey levels within SPECKLE spreads
-# of their paper's are made white (see _cleaned).
-NOISE = 4.0
-SMOOTH = 0.7
-SPECKLE = 3.0
 _MARKS = dict.fromkeys([0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 
 
@@ -121,46 +111,6 @@ def find_grids(image: Any) -> list[Grid]:
         if grid is not None:
             grids.append(grid)
     return sorted(grids, key=lambda grid: -grid.frame.size)[:MAX_TABLES]
-
-
-def black_and_white(pixels: Any) -> bool:
-    """Whether the page is black and white (a fax, a scanner's 1-bit mode):
-    fewer than one pixel in a hundred grey."""
-    return bool(((pixels > 0) & (pixels < 255)).mean() < 0.01)
-
-
-def despeckled(image: Any) -> Any:
-    """A black-and-white page without its specks (a fax's line noise):
-    black spots of SPECK pixels or fewer with no other ink within
-    SPECK_REACH pixels made white; a grey page as it came.
-
-    Tesseract reads a speck as a letter's dot (``ب`` read ``ت``) or as
-    punctuation: bench/ocr_quality.py's faxed Persian pages read at a
-    character error rate of 15.8 % with their specks, 1.05 % without. The
-    dots of a 9-point Persian letter at 200 dpi are single pixels a few
-    pixels from the letter: spots of two pixels, or specks within three
-    pixels of ink, took them too (108 and 61 of bench/table_chat.py's 123
-    faxed Persian rows misread, against 45 with the specks and 43 so).
-    """
-    import numpy
-    from PIL import Image
-    from scipy import ndimage
-
-    pixels = numpy.asarray(image.convert("L"))
-    if not black_and_white(pixels):
-        return image
-    ink = pixels < 128
-    labels, _ = ndimage.label(ink, structure=numpy.ones((3, 3), dtype=bool))
-    small = numpy.bincount(labels.ravel()) <= SPECK
-    small[0] = False
-    specks = small[labels]
-    near = ndimage.binary_dilation(ink & ~specks, iterations=SPECK_REACH)
-    alone = specks & ~near
-    if not alone.any():
-        return image
-    cleaned = pixels.copy()
-    cleaned[alone] = 255
-    return Image.fromarray(cleaned)
 
 
 def _runs(ink: Any, length: int, *, axis: int) -> Any:
@@ -270,12 +220,12 @@ def strips(image: Any, grid: Grid) -> list[Strip]:
     from PIL import Image
 
     pixels = numpy.asarray(image.convert("L"))
-    noisy = _noisy(pixels)
+    noisy = speckled(pixels)
     crops = []
     for cell, (x0, y0, x1, y1) in enumerate(grid.boxes):
         crop = pixels[y0 + CELL_INSET : y1 - CELL_INSET, x0 + CELL_INSET : x1 - CELL_INSET]
         if crop.size and int((crop < 128).sum()) >= 8:
-            crops.append((cell, _cleaned(crop) if noisy else crop))
+            crops.append((cell, cleaned(crop) if noisy else crop))
     batches: list[list[tuple[int, Any, int]]] = []
     height = STRIP_HEIGHT
     for cell, crop in crops:
@@ -294,45 +244,6 @@ def strips(image: Any, grid: Grid) -> list[Strip]:
         placed = [(top, top + crop.shape[0], cell) for cell, crop, top in batch]
         out.append(Strip(Image.fromarray(strip), placed))
     return out
-
-
-def _cleaned(crop: Any) -> Any:
-    """A speckled cell smoothed and its paper made white: grey levels within
-    SPECKLE spreads (scaled median absolute deviation) of its light pixels'
-    median are paper.
-
-    Tesseract's global threshold splits a cell of little ink between light
-    and lighter paper and reads the speckles as letters; a threshold of our
-    own at the ink, or a median filter, takes the dots off Persian letters
-    (``یشمی`` read ``پشمی``). On bench/table_chat.py's noisy Persian tables,
-    123 rows: 19 misread through the median filter, 7 so (a noisier scan,
-    not fitted on: 26 and 13).
-    """
-    import numpy
-    from scipy import ndimage
-
-    crop = ndimage.gaussian_filter(crop.astype(numpy.float32), SMOOTH)
-    light = crop[crop > 160]
-    if light.size == 0:
-        return numpy.clip(crop, 0, 255).astype(numpy.uint8)
-    middle = float(numpy.median(light))
-    spread = 1.4826 * float(numpy.median(numpy.abs(light - middle)))
-    return numpy.clip(numpy.where(crop > middle - SPECKLE * spread, 255, crop), 0, 255).astype(numpy.uint8)
-
-
-def _noisy(pixels: Any) -> bool:
-    """Whether the page is speckled (a scanner's noise): neighbouring pixels
-    of its light background differ by NOISE grey levels on average (0.1 on
-    a clean page, 13 on bench/ocr_quality.py's scan). A speckled page's
-    cells are read :func:`_cleaned`."""
-    import numpy
-
-    light = pixels > 200
-    both = light[:, 1:] & light[:, :-1]
-    if not both.any():
-        return False
-    steps = numpy.abs(numpy.diff(pixels.astype(numpy.int16), axis=1))[both]
-    return bool(steps.mean() > NOISE)
 
 
 @dataclass(frozen=True)

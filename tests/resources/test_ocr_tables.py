@@ -175,7 +175,7 @@ def test_a_scanned_table_that_goes_on_over_the_page_keeps_its_header() -> None:
 def test_a_speckled_page_is_told_from_a_clean_one() -> None:
     import numpy
 
-    from resources.parsing.ocr_tables import _noisy as speckled
+    from resources.parsing.ocr_clean import speckled
 
     clean = table_image(PREMIUMS)
     assert not speckled(numpy.asarray(clean)) and speckled(numpy.asarray(_noisy(clean)))
@@ -212,7 +212,7 @@ def test_a_speckled_cells_paper_is_made_white_and_its_letters_keep_their_dots() 
     import numpy
     from PIL import ImageFilter
 
-    from resources.parsing.ocr_tables import _cleaned
+    from resources.parsing.ocr_clean import cleaned as _cleaned
 
     page = table_image(PERSIAN, rtl=True, language="fa")
     [grid] = find_grids(page)
@@ -246,7 +246,7 @@ def test_a_faxs_lone_specks_go_and_its_letters_dots_stay() -> None:
     import numpy
     from PIL import Image
 
-    from resources.parsing.ocr_tables import despeckled
+    from resources.parsing.ocr_clean import despeckled
 
     page = numpy.full((200, 200), 255, dtype=numpy.uint8)
     page[100:110, 50:90] = 0  # a letter's body
@@ -283,7 +283,7 @@ def test_a_photo_of_a_table_lit_from_one_side_and_turned_keeps_its_rows() -> Non
 
 
 def test_an_evenly_lit_page_comes_back_as_it_was() -> None:
-    from resources.parsing.ocr_scale import evenly_lit
+    from resources.parsing.ocr_clean import evenly_lit
 
     page = table_image(PREMIUMS)
     assert evenly_lit(page) is page
