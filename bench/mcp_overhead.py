@@ -31,15 +31,15 @@ and for the difference. Both do the same search (retrieval/search/); what
 differs is the protocol: JSON-RPC framing, the SDK's transport and
 dispatch, the event loop beside the request's thread.
 
-Measured on two quiet cores, 40 documents, the e5onnx embedding backend,
-the extractive generation backend, 300 searches (200 answers) each way:
+Measured on two quiet cores (load average 0.5), 40 documents, the e5onnx
+embedding backend, the extractive generation backend, 200 searches (150
+answers) each way:
 
-* search: ``rest`` p50 22.5 ms, p95 26.7 ms; ``mcp`` p50 26.6 ms, p95
-  31.8 ms: the overhead 4.1 ms at p50 and 5.1 ms at p95 (the per-query
-  difference: p50 4.1 ms, p95 8.8 ms). The same run before the transport
-  kept one event loop per process: 5.3 ms and 5.4 ms (per query 5.1, 9.3).
-* answer: ``rest`` p50 36.3 ms, p95 48.5 ms; ``mcp`` p50 39.7 ms, p95
-  49.1 ms: 3.4 ms at p50, 0.5 ms at p95 (per query p50 2.9 ms, p95 12.4 ms:
+* search: ``rest`` p50 16.6 ms, p95 19.0 ms; ``mcp`` p50 19.9 ms, p95
+  22.6 ms: the overhead 3.3 ms at p50 and 3.6 ms at p95 (the per-query
+  difference: p50 3.3 ms, p95 5.3 ms).
+* answer: ``rest`` p50 25.1 ms, p95 32.8 ms; ``mcp`` p50 27.3 ms, p95
+  34.7 ms: 2.2 ms at p50, 1.9 ms at p95 (per query p50 2.4 ms, p95 10.3 ms:
   the turn's own spread, on both sides, more than the protocol).
 """
 

@@ -620,11 +620,16 @@ class IsolationMachine(RuleBasedStateMachine):
     def mcp_call(
         self, actor: Actor, workspace: Item, tool: str, arguments: dict[str, Any], unreadable: set[str]
     ) -> tuple[int, Any]:
+        """The call's status: the HTTP one, or a tool error's (its REST status)."""
         call = {"name": tool, "arguments": arguments}
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
-        return self.call(
+        status, reply = self.call(
             actor, "post", f"workspaces/{workspace.id}/mcp/", workspace.id, body, unreadable=unreadable
         )
+        result = reply.get("result") if status == 200 and isinstance(reply, dict) else None
+        if isinstance(result, dict) and result.get("isError"):
+            return int(result["structuredContent"]["error"]["status"]), reply
+        return status, reply
 
     def draw_access(
         self, data: st.DataObject, actor: Actor

@@ -2,8 +2,10 @@
 server (docs/mcp.md). The view authenticates and resolves the workspace as
 every end-user route does (``EndUserApi``: an admin or chat key, or an
 end-user token of this workspace; its ``requests`` rate limit), then hands
-the body to the SDK's transport with a server bound to that caller. Every
-refusal is a JSON-RPC error carrying the REST envelope's ``code``."""
+the body to the SDK's transport with a server bound to that caller. A
+refusal of the request (no key, a web page's Origin the workspace does not
+allow, a rate limit) is a JSON-RPC error carrying the REST envelope's
+``code``; a tool's own failure is the tool's error result (server.py)."""
 
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ from chat.mcp_server.calls import Caller
 from chat.mcp_server.errors import mcp_error_body, transport_error_body
 from chat.mcp_server.server import mcp_server
 from chat.mcp_server.transport import serve
+from daneshyar.exceptions import Forbidden
 from daneshyar.schema import IDEMPOTENT_ATTRIBUTE
 from workspaces.access import EndUserApi
+from workspaces.cors import cors_allowed
 from workspaces.idempotency import idempotency_begin, idempotency_finish, idempotency_release
 
 
@@ -50,6 +54,11 @@ class McpErrorSchema(serializers.Serializer[Any]):
         ref_name = "McpError"
 
 
+ORIGIN_REFUSED = (
+    "Requests from this Origin are not allowed: a web page may call the MCP server only from one of the "
+    "workspace's allowed_origins, with an end-user token."
+)
+
 # Headers of the SDK's answer that the view passes on (Django sets the length).
 PASSED_HEADERS = frozenset({"content-type", "mcp-session-id", "mcp-protocol-version", "allow"})
 
@@ -73,8 +82,12 @@ class McpApi(EndUserApi):
     # Read by daneshyar.schema.AutoSchema for the documented error responses.
     error_schema = McpErrorSchema
     # The answer tool's end user is an argument, checked against a token's
-    # own when the tool runs (403), not a field of this route's body.
+    # own when the tool runs (a tool error), not a field of this route's body.
     names_end_user = False
+
+    def method_error_statuses(self, method: str) -> frozenset[int]:
+        # 403: a web page's Origin that the workspace does not allow.
+        return super().method_error_statuses(method) | {403}
 
     @extend_schema(
         operation_id="mcp",
@@ -84,8 +97,11 @@ class McpApi(EndUserApi):
             "transport (stateless; JSON responses): JSON-RPC messages in, JSON-RPC messages out. Tools "
             "`search`, `answer`, `list_documents`, `read_passage` (docs/mcp.md). Authenticated as the "
             "REST routes: `X-API-Key`, or `Authorization: Bearer` with an API key or an end-user token, "
-            "whose groups and resources apply. Errors are JSON-RPC errors whose `data` is the REST "
-            "envelope's error (`code`, `message`, `fields`). With an `Idempotency-Key`, a successful "
+            "whose groups and resources apply. A tool's own failure (a refused argument, a passage not "
+            "found, a rate limit) is a result with `isError` whose `structuredContent.error` is the REST "
+            "envelope's error (`code`, `message`, `fields`); a refused request is a JSON-RPC error whose "
+            "`data` is that error. A web page's `Origin` must be one of the workspace's `allowed_origins` "
+            "(403). With an `Idempotency-Key`, a successful "
             "reply is replayed to a retry with the same key and body, as on the REST routes."
         ),
         tags=["MCP"],
@@ -105,6 +121,10 @@ class McpApi(EndUserApi):
         },
     )
     def post(self, request: Request, workspace_id: Any) -> HttpResponse:
+        if request.headers.get("origin") and not cors_allowed(None, request._request):
+            # The transport's rule against DNS rebinding: a request from a web
+            # page only from an origin the workspace allows (workspaces/cors.py).
+            raise Forbidden(ORIGIN_REFUSED)
         body = request.body  # read first: an Idempotency-Key's fingerprint parses it again
         claim, replayed = idempotency_begin(request, self.principal, self.workspace)
         if replayed is not None:

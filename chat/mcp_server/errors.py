@@ -1,6 +1,8 @@
-"""Errors in the protocol's shape: a JSON-RPC error object whose ``data`` is
-the REST envelope's error (``code``, ``message``, ``fields`` for a
-validation error, ``retry_after`` for a rate limit) and its HTTP status. The
+"""Errors in the protocol's shapes, both carrying the REST envelope's error
+(``code``, ``message``, ``fields`` for a validation error, ``retry_after``
+for a rate limit) and its HTTP status: a JSON-RPC error object (its
+``data``) for a refused request, a tool's error result (its
+``structuredContent``) for a tool's own failure (server.py). The
 one exception handler (daneshyar/exceptions.py) classifies every error, so
 the codes and messages are the REST routes' own; an error raised before the
 view runs (an over-limit body) takes this shape too (registered in
@@ -100,11 +102,29 @@ def envelope_of(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str]]:
     return response.status_code, error, {name: value for name, value in response.items()}
 
 
-def mcp_error(exc: Exception) -> MCPError:
-    """``exc`` as the protocol's error, carrying the REST envelope's error."""
+def tool_error(exc: Exception) -> dict[str, Any]:
+    """The REST envelope's error for ``exc``, with its HTTP ``status`` and,
+    for a rate limit, ``retry_after`` (seconds)."""
     status, error, headers = envelope_of(exc)
     data = {**error, "status": status}
     if "Retry-After" in headers:
         data["retry_after"] = int(headers["Retry-After"])
-    code = INVALID_PARAMS if isinstance(exc, UnknownTool) else jsonrpc_code(status)
-    return MCPError(code=code, message=str(error["message"]), data=data)
+    return data
+
+
+def tool_error_text(error: Mapping[str, Any]) -> str:
+    """A tool execution error as the model reads it: the message, each
+    refused argument's messages, the wait of a rate limit, the code."""
+    lines = [f"{error['message']} ({error['code']})"]
+    for name, messages in (error.get("fields") or {}).items():
+        lines.append(f"{name}: {' '.join(str(m) for m in messages)}")
+    if "retry_after" in error:
+        lines.append(f"Retry after {error['retry_after']} seconds.")
+    return "\n".join(lines)
+
+
+def mcp_error(exc: Exception) -> MCPError:
+    """``exc`` as the protocol's error, carrying the REST envelope's error."""
+    data = tool_error(exc)
+    code = INVALID_PARAMS if isinstance(exc, UnknownTool) else jsonrpc_code(data["status"])
+    return MCPError(code=code, message=str(data["message"]), data=data)

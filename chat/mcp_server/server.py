@@ -15,7 +15,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from chat.mcp_server.calls import CALLS, Caller
-from chat.mcp_server.errors import UnknownTool, mcp_error
+from chat.mcp_server.errors import UnknownTool, mcp_error, tool_error, tool_error_text
 from chat.mcp_server.tools import arguments_parse, tool_list
 from workspaces.access import with_end_user
 
@@ -36,15 +36,31 @@ def tool_call(caller: Caller, name: str, arguments: dict[str, Any]) -> dict[str,
     return call(caller, arguments_parse(name, given))  # type: ignore[arg-type]
 
 
-def _tool_call_sync(
-    caller: Caller, name: str, arguments: dict[str, Any]
-) -> tuple[dict[str, Any] | None, Any]:
-    # Errors are translated here, in the request's thread: the exception
-    # handler logs an unexpected one with its stack, as the REST routes do.
+def _tool_call_sync(caller: Caller, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    """The tool's result, or its failure as the protocol reports one.
+
+    A tool this server does not have is a protocol error (JSON-RPC
+    ``-32602``). Every failure of the tool's own work (an argument refused,
+    a passage not found, the turn's rate limit) is a tool execution error:
+    a result with ``isError``, its text the message for the model to read
+    and correct itself by, its ``structuredContent`` the REST envelope's
+    error, as the protocol (2025-11-25, SEP-1303) and the SDK's own servers
+    report them. Translated here, in the request's thread: the exception
+    handler logs an unexpected error with its stack, as the REST routes do."""
     try:
-        return tool_call(caller, name, arguments), None
-    except Exception as exc:  # every error becomes the protocol's, never a 500
-        return None, mcp_error(exc)
+        result = tool_call(caller, name, arguments)
+    except UnknownTool as exc:
+        raise mcp_error(exc) from None
+    except Exception as exc:  # every failure becomes the protocol's, never a 500
+        error = tool_error(exc)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=tool_error_text(error))],
+            structured_content={"error": error},
+            is_error=True,
+        )
+    text = json.dumps(result, ensure_ascii=False)
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+    return types.CallToolResult(content=content, structured_content=result)
 
 
 def mcp_server(caller: Caller, run: Callable[[Callable[[], Any]], Awaitable[Any]]) -> Server[Any]:
@@ -60,14 +76,8 @@ def mcp_server(caller: Caller, run: Callable[[Callable[[], Any]], Awaitable[Any]
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
-        result, error = await run(lambda: _tool_call_sync(caller, params.name, arguments))
-        if error is not None:
-            raise error
-        assert result is not None
-        text = json.dumps(result, ensure_ascii=False)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=result
-        )
+        result: types.CallToolResult = await run(lambda: _tool_call_sync(caller, params.name, arguments))
+        return result
 
     server: Server[Any] = Server(
         "daneshyar",

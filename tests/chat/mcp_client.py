@@ -79,3 +79,19 @@ def _mcp_errors(error: BaseException) -> list[MCPError]:
     if isinstance(error, BaseExceptionGroup):
         return [e for inner in error.exceptions for e in _mcp_errors(inner)]
     return []
+
+
+def mcp_tool_error(url: str, headers: dict[str, str], tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The tool execution error a call is answered with (``isError``): the
+    REST envelope's error, after checking that the text the model reads
+    carries its message and code (the test fails if the tool succeeds)."""
+
+    async def work(client: Client) -> dict[str, Any]:
+        result = await client.call_tool(tool, arguments)
+        assert result.is_error and result.structured_content, result
+        error: dict[str, Any] = result.structured_content["error"]
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert text.startswith(f"{error['message']} ({error['code']})"), text
+        return error
+
+    return mcp_session(url, headers, work)

@@ -14,7 +14,15 @@ import pytest
 from chat.models import Message, Session
 from resources.models import Resource
 from tests.chat.helpers import ingest_text
-from tests.chat.mcp_client import bearer_headers, key_headers, mcp_call, mcp_error, mcp_session, mcp_url
+from tests.chat.mcp_client import (
+    bearer_headers,
+    key_headers,
+    mcp_call,
+    mcp_error,
+    mcp_session,
+    mcp_tool_error,
+    mcp_url,
+)
 from tests.conftest import Tenant
 from workspaces import tokens
 from workspaces.models import Workspace
@@ -139,10 +147,10 @@ def test_a_tokens_groups_and_resources_apply_and_cannot_be_widened(
     assert [d["id"] for d in listed["items"]] == [str(claims.id)]
     hr = mcp_call(url, _token(owner.workspace, groups=["hr"]), "search", {"query": "salary bands"})
     hidden = next(i["passage_id"] for i in hr["items"] if i["resource_id"] == str(salaries.id))
-    error = mcp_error(url, outside, "read_passage", {"passage_id": hidden})
-    assert error.data["code"] == "not_found"
-    widened = mcp_error(url, outside, "search", {"query": "salary", "groups": ["hr"]})
-    assert widened.data["code"] == "validation_error" and "groups" in widened.data["fields"]
+    error = mcp_tool_error(url, outside, "read_passage", {"passage_id": hidden})
+    assert error["code"] == "not_found" and error["status"] == 404
+    widened = mcp_tool_error(url, outside, "search", {"query": "salary", "groups": ["hr"]})
+    assert widened["code"] == "validation_error" and "groups" in widened["fields"]
     only_salaries = _token(owner.workspace, groups=["hr"], resource_ids=[salaries.id])
     found = mcp_call(url, only_salaries, "search", {"query": "inpatient claims", "top_k": 10})
     assert {i["resource_id"] for i in found["items"]} == {str(salaries.id)}
@@ -173,26 +181,29 @@ def test_refusals_carry_the_rest_codes(server: str, owner: Tenant, outsider: Ten
     assert mcp_error(url, other, "search", {"query": "a"}).data["code"] == "token_invalid"
     unknown = mcp_error(url, chat, "delete_everything", {})
     assert unknown.data["code"] == "not_found" and unknown.code == -32602
-    invalid = mcp_error(url, chat, "search", {"query": "a", "top_k": 500, "extra": 1})
-    assert invalid.data["code"] == "validation_error" and set(invalid.data["fields"]) == {"top_k", "extra"}
-    assert invalid.message == "The request has invalid fields."
-    huge = mcp_error(url, chat, "search", {"query": "a" * 5000})
-    assert huge.data["code"] == "validation_error" and "query" in huge.data["fields"]
-    other_user = mcp_error(
+    # A tool's own failures are tool execution errors (isError), for the model
+    # to read and correct itself by, as the protocol (2025-11-25) says.
+    invalid = mcp_tool_error(url, chat, "search", {"query": "a", "top_k": 500, "extra": 1})
+    assert invalid["code"] == "validation_error" and set(invalid["fields"]) == {"top_k", "extra"}
+    assert invalid["message"] == "The request has invalid fields." and invalid["status"] == 400
+    huge = mcp_tool_error(url, chat, "search", {"query": "a" * 5000})
+    assert huge["code"] == "validation_error" and "query" in huge["fields"]
+    other_user = mcp_tool_error(
         url, _token(owner.workspace), "answer", {"message": "hi", "external_user_id": "u2"}
     )
-    assert other_user.data["code"] == "forbidden"
+    assert other_user["code"] == "forbidden" and other_user["status"] == 403
 
 
-def test_a_chat_rate_limit_is_a_protocol_error_with_its_wait(
+def test_a_chat_rate_limit_is_a_tool_error_with_its_wait(
     server: str, owner: Tenant, documents: tuple[Resource, Resource]
 ) -> None:
     Workspace.objects.filter(id=owner.workspace.id).update(rate_chat_per_minute=1)
     url, chat = mcp_url(server, owner.workspace.id), key_headers(owner.chat_key)
     mcp_call(url, chat, "answer", {"message": "When are claims paid?", "external_user_id": "u9"})
-    error = mcp_error(url, chat, "answer", {"message": "When are claims paid?", "external_user_id": "u9"})
-    assert error.data["code"] == "rate_limited" and error.data["retry_after"] >= 1
-    assert error.message.startswith("Over the limit of 1 per minute")
+    asked = {"message": "When are claims paid?", "external_user_id": "u9"}
+    error = mcp_tool_error(url, chat, "answer", asked)
+    assert error["code"] == "rate_limited" and error["retry_after"] >= 1 and error["status"] == 429
+    assert error["message"].startswith("Over the limit of 1 per minute")
 
 
 def test_an_oversized_or_malformed_body_is_a_jsonrpc_error_not_a_500(server: str, owner: Tenant) -> None:
@@ -221,6 +232,30 @@ def test_an_oversized_or_malformed_body_is_a_jsonrpc_error_not_a_500(server: str
     assert opened.status_code == 200 and "mcp-session-id" not in opened.headers, opened.text
     missing = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=60)
     assert missing.status_code == 401 and missing.json()["error"]["data"]["code"] == "unauthenticated"
+
+
+def test_a_web_page_calls_only_from_an_allowed_origin_with_a_token(server: str, owner: Tenant) -> None:
+    """The transport's rule against DNS rebinding (a present ``Origin`` the
+    server does not allow: 403), with the widget's rule for which pages may
+    call: the workspace's ``allowed_origins``, an end-user token, never a key."""
+    Workspace.objects.filter(id=owner.workspace.id).update(allowed_origins=["https://shop.example"])
+    url = mcp_url(server, owner.workspace.id)
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    token = _token(owner.workspace)
+    for headers in (
+        {**token, "Origin": "https://evil.example"},
+        {**key_headers(owner.chat_key), "Origin": "https://shop.example"},
+    ):
+        refused = httpx.post(url, headers={**accept, **headers}, json=listing, timeout=60)
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["error"]["data"]["code"] == "forbidden" and refused.json()["jsonrpc"] == "2.0"
+    allowed = httpx.post(url, headers={**accept, **token, "Origin": "https://shop.example"}, json=listing)
+    assert (
+        allowed.status_code == 200
+        and allowed.headers["access-control-allow-origin"] == "https://shop.example"
+    )
+    assert "search" in {t["name"] for t in allowed.json()["result"]["tools"]}
 
 
 def test_an_idempotency_key_replays_an_answer_and_refuses_another_body(
@@ -263,5 +298,5 @@ def test_an_idempotency_key_replays_an_answer_and_refuses_another_body(
     refused = {**call, "params": {"name": "answer", "arguments": {"message": "no end user"}}}
     failed = httpx.post(url, headers={**headers, "Idempotency-Key": "retry-2"}, json=refused, timeout=60)
     retried = httpx.post(url, headers={**headers, "Idempotency-Key": "retry-2"}, json=refused, timeout=60)
-    assert "error" in failed.json() and "error" in retried.json()
+    assert failed.json()["result"]["isError"] and retried.json()["result"]["isError"]
     assert "idempotent-replayed" not in retried.headers
