@@ -21,7 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from chat.mcp_server.calls import Caller
-from chat.mcp_server.errors import mcp_error_body, transport_error_body
+from chat.mcp_server.errors import mcp_error_body, transport_error_body, with_envelope
 from chat.mcp_server.server import mcp_server
 from chat.mcp_server.transport import serve
 from daneshyar.exceptions import Forbidden
@@ -156,7 +156,10 @@ class McpApi(EndUserApi):
             # A refusal the transport words in plain text (a wrong Content-Type or
             # Accept): the same error, in the protocol's shape as every other.
             return JsonResponse(transport_error_body(reply.status, reply.body), status=reply.status)
-        response = HttpResponse(reply.body, status=reply.status)
+        # The SDK's own errors (a malformed message, a method it does not
+        # have) carry the envelope's code too, as every other.
+        body = with_envelope(reply.body, reply.status) or reply.body
+        response = HttpResponse(body, status=reply.status)
         for name, value in headers.items():
             if name in PASSED_HEADERS:
                 response[name] = value

@@ -10,6 +10,7 @@ chat/apps.py)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -92,6 +93,42 @@ def transport_error_body(status: int, text: bytes) -> dict[str, Any]:
     """A refusal of the SDK's transport that is not already a JSON-RPC error."""
     message = text.decode("utf-8", errors="replace").strip()[:500] or "The request was refused."
     return mcp_error_body(status, TRANSPORT_CODES.get(status, "internal_error"), message)
+
+
+# The envelope's code and HTTP status of the protocol's own errors, which the
+# SDK words without one: a message that is not JSON-RPC (-32700, -32600),
+# bad parameters (-32602), a method this server does not have (-32601, as
+# the REST routes answer an unknown path), its own failure (-32603).
+PROTOCOL_CODES = {
+    -32700: ("validation_error", 400),
+    -32600: ("validation_error", 400),
+    -32602: ("validation_error", 400),
+    -32601: ("not_found", 404),
+    -32603: ("internal_error", 500),
+}
+
+
+def with_envelope(body: bytes, status: int) -> bytes | None:
+    """``body`` again, when it is a JSON-RPC error of the SDK's own that
+    carries no envelope error in its ``data``, with one (the SDK's message,
+    cut at 500 characters; the HTTP status, or the error's own); None for
+    anything else (a result, or an error that already carries one)."""
+    if b'"error"' not in body[:200]:
+        return None
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if not isinstance(error, dict) or (isinstance(error.get("data"), dict) and "code" in error["data"]):
+        return None
+    code, own_status = PROTOCOL_CODES.get(error.get("code"), ("validation_error", 400))  # type: ignore[arg-type]
+    message = str(error.get("message") or "The request was refused.")[:500]
+    if error.get("code") == -32601 and isinstance(error.get("data"), str):
+        message = f"{message}: {error['data'][:100]}"  # the SDK's data is the method's name
+    error["message"] = message
+    error["data"] = error_data(status if status >= 400 else own_status, code, message)
+    return json.dumps(answer, ensure_ascii=False).encode("utf-8")
 
 
 def envelope_of(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str]]:

@@ -217,6 +217,15 @@ def test_an_oversized_or_malformed_body_is_a_jsonrpc_error_not_a_500(server: str
             url, headers={**headers, "Content-Type": "application/json"}, content=body, timeout=60
         )
         assert 400 <= response.status_code < 500, (body, response.status_code, response.text)
+        assert response.json()["error"]["data"]["code"] == "validation_error", response.text
+    # The SDK's own errors carry the envelope's code too: a method it does not have.
+    unknown = httpx.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 2, "method": "resources/list"})
+    assert unknown.json()["error"]["code"] == -32601, unknown.text
+    assert unknown.json()["error"]["data"] == {
+        "code": "not_found",
+        "message": "Method not found: resources/list",
+        "status": 404,
+    }
     # Found by schema fuzzing: the transport's own refusals were plain text.
     for refused in ({"Content-Type": "text/plain"}, {"Accept": "text/html"}):
         response = httpx.post(url, headers={**headers, **refused}, content=b"{}", timeout=60)
