@@ -25,7 +25,8 @@ families of bench/parallel_docs/fresh.py, written after the rules):
   "the documents don't say";
 - follow-up strays: after choosing a subject in the form, and after a
   qualified answer, the family's follow-up cites another document;
-- follow-up on subject: those follow-ups answered, citing the subject only;
+- follow-up on subject: those follow-ups answered, citing the subject only,
+  with the subject's value for the follow-up (its second fact);
 - p95: of every turn's time, in milliseconds.
 
 ``--sweep module.NAME=v1,v2,…`` measures again at each value of a module
@@ -148,23 +149,26 @@ def measure_family(family: Any, workspace: Any, ids: dict[str, str], verbose: bo
         if own in options:
             session, _ = runner.turn(str(options.index(own) + 1), session)
             _, follow = runner.turn(family.follow_up, session)
-            strays(out, follow, own)
+            strays(out, follow, own, subject.second)
         # The qualified question, then the follow-up.
         session, named = runner.turn(family.qualified.format(mention=subject.mention))
         out["named answered"].append(float(kind(named) == "answer" and cited(named) == {own}))
         if cited(named) == {own}:
             _, follow = runner.turn(family.follow_up, session)
-            strays(out, follow, own)
+            strays(out, follow, own, subject.second)
     _, uncovered = runner.turn(family.uncovered)
     out["uncovered no answer"].append(float(uncovered.grounding == Grounding.NONE))
     out["seconds"] = runner.seconds
     return out
 
 
-def strays(out: dict[str, list[float]], follow: Any, own: str) -> None:
-    """Whether the follow-up cites another document than ``own``, and whether it answers from ``own``."""
+def strays(out: dict[str, list[float]], follow: Any, own: str, fact: str) -> None:
+    """Whether the follow-up cites another document than ``own``, and whether
+    it answers from ``own`` with the follow-up's ``fact`` (the subject's
+    second value, as its document writes it)."""
     out["follow-up strays"].append(float(bool(cited(follow) - {own})))
-    out["follow-up on subject"].append(float(kind(follow) == "answer" and cited(follow) == {own}))
+    answered = kind(follow) == "answer" and cited(follow) == {own}
+    out["follow-up on subject"].append(float(answered and fact in text(follow)))
 
 
 COLUMNS = ("asked back", "named answered", "uncovered no answer", "follow-up strays", "follow-up on subject")

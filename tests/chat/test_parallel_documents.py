@@ -177,3 +177,54 @@ def test_a_named_subject_whose_sentence_does_not_name_it_is_answered_from_its_do
     assert cited(assistant) == {ids["Brio"]}, assistant
     assert "15,000 km" in assistant["content"]
     assert trace["subject"] == {"resource_id": ids["Brio"], "from": "named"}
+
+
+@pytest.fixture
+def bikes(owner: Tenant) -> dict[str, str]:
+    """Two data sheets of e-bikes, worded differently, told apart by their
+    model numbers only: ids by model."""
+    owner.workspace.answerability_threshold = DEFAULT_ANSWERABILITY_THRESHOLD
+    owner.workspace.save()
+    sheets = {
+        "Volt 20": (
+            "The Volt 20 is a folding e-bike for city commuters.\n\n"
+            "The Volt 20 weighs 18 kg.\n\n"
+            "On a full charge the Volt 20 rides 40 km."
+        ),
+        "Volt 28": (
+            "The Volt 28 is a folding e-bike for city commuters.\n\n"
+            "At 23 kg, the Volt 28 still folds small enough for a train.\n\n"
+            "The battery of the Volt 28 carries it 65 km."
+        ),
+    }
+    return {model: ready(owner.workspace, f"{model} data sheet", text) for model, text in sheets.items()}
+
+
+def test_a_model_number_names_one_of_sheets_worded_differently_and_its_follow_up_stays(
+    owner: Tenant, bikes: dict[str, str]
+) -> None:
+    """The Volt 28 is named by its number, though the two sheets word
+    their weights differently; the follow-up stays on it, not on the other
+    sheet that words its range as the question does."""
+    first, trace, session = ask(owner, "How much does the Volt 28 weigh?")
+    assert cited(first) == {bikes["Volt 28"]}, first
+    assert "23 kg" in first["content"] and trace["subject"]["from"] == "named"
+    follow, trace, _ = ask(owner, "And how far does it ride on a full charge?", session)
+    assert cited(follow) == {bikes["Volt 28"]}, follow
+    assert trace["subject"] == {"resource_id": bikes["Volt 28"], "from": "previous_answer"}
+
+
+def test_after_a_choice_a_follow_up_about_a_part_its_sheet_words_otherwise_stays_on_it(
+    owner: Tenant, bikes: dict[str, str]
+) -> None:
+    """The battery is a part of the chosen bike, not another subject,
+    though only the other sheet has the word."""
+    form, _, session = ask(owner, "How much does the e-bike weigh?")
+    options = choices(form)
+    assert set(options) == set(bikes.values())
+    chosen, _, _ = ask(owner, str(options.index(bikes["Volt 20"]) + 1), session)
+    assert cited(chosen) == {bikes["Volt 20"]} and "18 kg" in chosen["content"]
+    follow, trace, _ = ask(owner, "And how far does the battery ride on a full charge?", session)
+    assert cited(follow) == {bikes["Volt 20"]}, (follow["content"], trace.get("subject"))
+    assert "40 km" in follow["content"]
+    assert trace["subject"] == {"resource_id": bikes["Volt 20"], "from": "previous_answer"}

@@ -145,9 +145,16 @@ def named_subject(
     if not candidates:
         return None
     # Alike by the narrower tests (no ``asked``): answering from one document
-    # is the narrower reply, kept to the surer signals.
+    # is the narrower reply, kept to the surer signals; read as a form reads
+    # them (with the question's words) when the question names by a number
+    # ("the Aero 16" beside "the Aero 14", their weights worded apart: the
+    # fresh families of bench/parallel_documents.py). Always so, one MTRAG-UN
+    # follow-up was kept to one of its two relevant documents.
     lead = candidates[0]
     group = _distinct([lead, *(c for c in candidates[1:] if _alike(lead, c, threshold))])
+    asked = said_words(question)
+    if len(group) < 2 and any(any(ch.isdigit() for ch in word) for word in asked):
+        group = _distinct([lead, *(c for c in candidates[1:] if _alike(lead, c, threshold, asked=asked))])
     if len(group) < 2:
         return None
     names = [c.names for c in group]

@@ -10,9 +10,12 @@ about another subject, subjects.py: the other drugs' leaflets, not a
 leaflet of advice for older patients; and those a form offered beside it)
 — unless it asks to compare (the language's ``comparisons``: "compare",
 "both", "the others"), names a
-subject that document does not have (naming.py, or a word of another
-document's names: "And for paracetamol?"), or points at one the
-conversation never named (clarify.py). The prompt trace names the subject
+subject no retrieved document has (naming.py) or by a word of another
+document's names ("And for paracetamol?"), or points at one the
+conversation never named (clarify.py). Parallel is read with the
+documents' numbers aside, as a form reads it (two data sheets that word a
+weight differently); a word only other documents' text has is a thing of
+the subject worded otherwise ("the battery"), not another subject. The prompt trace names the subject
 and why (``subject``)."""
 
 from __future__ import annotations
@@ -118,10 +121,13 @@ def _kept_to(
     """``passages`` without those of documents parallel to ``subject``'s
     (the same kind of document about another subject: subjects.py); None
     when the follow-up names another subject (rules above): a word of
-    another document's names that ``subject``'s lacks, or a name its
-    passages do not have."""
+    another document's names that ``subject``'s lacks, or a name no
+    retrieved passage has. A name only other documents' text has, not their
+    names, is a thing of the subject that its passages word otherwise ("the
+    battery" of a laptop whose sheet says "on a full charge"): kept to it."""
     own = [p for p in passages if p.resource_id == subject]
-    if uncovered(question_names(context.question, context.language), own):
+    missing = uncovered(question_names(context.question, context.language), own)
+    if missing and uncovered(missing, passages):
         return None
     words = document_words([subject, *(p.resource_id for p in passages)])
     if subject not in words:
@@ -130,7 +136,9 @@ def _kept_to(
     mine = words[subject]
     if any(asked & (other.names - mine.names) for r, other in words.items() if r != subject):
         return None
-    counterparts = {r for r, other in words.items() if r != subject and parallel_documents(mine, other)}
+    counterparts = {
+        r for r, other in words.items() if r != subject and parallel_documents(mine, other, numbers=False)
+    }
     counterparts |= offered_beside(subject, context)
     return [p for p in passages if p.resource_id not in counterparts]
 
