@@ -172,6 +172,39 @@ def test_an_unnamed_subject_asks_even_below_the_threshold() -> None:
     assert [c.label for c in asked] == ["Deer", "Moose"]
 
 
+def test_the_kind_of_thing_in_the_phrase_names_none_of_the_candidates() -> None:
+    """ "this credit card" over documents about two cards asks which one,
+    though one card's title has the word "card"; "the Gold card" names one."""
+    gold = candidate("Gold card", 0.43, "Cash back on every purchase, with an annual fee.")
+    travel = candidate("Travel rewards", 0.33, "Miles on flights and hotels, no foreign fees.")
+    earlier = ["I'm not sure if I should take a credit card."]
+    asked = clarify.ambiguous(
+        "What are the potential rewards of this credit card?",
+        earlier,
+        [gold, travel],
+        threshold=0.38,
+        language=ENGLISH,
+    )
+    assert [c.label for c in asked] == ["Gold card", "Travel rewards"]
+    named = clarify.ambiguous(
+        "What are the rewards of the Gold card?", earlier, [gold, travel], threshold=0.38, language=ENGLISH
+    )
+    assert named == []
+
+
+def test_a_reference_the_conversation_resolved_by_the_best_candidates_name_is_not_asked_about() -> None:
+    """ "the video game" after questions about Fairy Tail is Fairy Tail's."""
+    fairy = candidate(
+        "Fairy Tail", 0.44, "An action video game for the PlayStation Portable came out in 2010."
+    )
+    turtles = candidate("Teenage Mutant Ninja Turtles", 0.38, "Konami also released a video game in 1989.")
+    question = "I wish they had the video game too! Which consoles was it on?"
+    earlier = ["When does the first Fairy Tail movie take place?"]
+    assert clarify.ambiguous(question, earlier, [fairy, turtles], threshold=0.38, language=ENGLISH) == []
+    asked = clarify.ambiguous(question, [], [fairy, turtles], threshold=0.38, language=ENGLISH)
+    assert [c.label for c in asked] == ["Fairy Tail", "Teenage Mutant Ninja Turtles"]
+
+
 def test_an_untitled_document_is_labelled_by_its_best_sentence() -> None:
     untitled = candidate(
         "162428-0-349", 0.5, "Electric vehicle batteries last longer than the first owners expect."

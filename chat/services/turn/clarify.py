@@ -9,7 +9,9 @@ Two signals, each measured on the MTRAG-UN development split
   stadium", "این کشور" — a demonstrative or "the" before a kind of thing
   (the turn's language's ``kinds``, languages/<code>/conversation.py)
   whose words appear nowhere earlier in the conversation or in the question
-  itself, and that no name or "of …" pins down (references.py).
+  itself, and that no name or "of …" pins down (references.py); asked
+  unless the phrase's other words name one of the candidates, or the
+  conversation named the best one by a word only it has.
 * **Evidence that answers differently per subject.** Each document's own
   naming words set aside (its title's, its metadata's, the names it
   repeats: subjects.py), the best sentences of two or more documents say
@@ -45,7 +47,7 @@ from chat import output
 from chat.contract import DecisionReason, Form, FormChoice, Part, Reply, ResponseType
 from chat.output import ParsedReply
 from chat.services.turn.choice import FIELD_NAME, labels_told_apart, numbered
-from chat.services.turn.references import said_words, unresolved_reference
+from chat.services.turn.references import is_kind, said_words, unresolved_reference
 from chat.services.turn.subjects import NO_WORDS, DocumentWords, parallel_documents
 from chat.text import content_words
 from languages import ENGLISH, Language, normalize
@@ -211,10 +213,30 @@ def _pointed(
     phrase = unresolved_reference(question, earlier_questions, language)
     if not phrase:
         return []
-    pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])
-    if len(pointed) < 2 or _named(phrase, [], pointed[:MAX_OPTIONS]):
+    pointed = _distinct([c for c in candidates if c.score >= REFERENCE_FLOOR])[:MAX_OPTIONS]
+    # The phrase's kind of thing says what is meant, not which one ("this
+    # credit card" names none of several documents about cards; "the bronze
+    # plan" names one by "bronze"); the conversation resolves the reference
+    # when it named the best candidate by a word only it has ("Fairy Tail",
+    # then "the video game").
+    qualifiers = " ".join(w for w in phrase.split() if not is_kind(w.lower(), language))
+    if (
+        len(pointed) < 2
+        or _named(qualifiers, [], pointed)
+        or _lead_named(pointed, earlier_questions, language)
+    ):
         return []
-    return pointed[:MAX_OPTIONS]
+    return pointed
+
+
+def _lead_named(
+    candidates: Sequence[Candidate], earlier_questions: Sequence[str], language: Language
+) -> bool:
+    """Whether the conversation named the best of ``candidates`` by a word
+    of its names that no other of them has, kinds of things aside."""
+    others = set().union(*(c.names for c in candidates[1:]))
+    own = {w for w in candidates[0].names - others if not is_kind(w, language)}
+    return bool(own & said_words(" ".join(earlier_questions)))
 
 
 def ask_reason(
