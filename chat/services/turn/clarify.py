@@ -48,7 +48,7 @@ from chat.contract import DecisionReason, Form, FormChoice, Part, Reply, Respons
 from chat.output import ParsedReply
 from chat.services.turn.choice import FIELD_NAME, labels_told_apart, numbered
 from chat.services.turn.references import is_kind, said_words, unresolved_reference
-from chat.services.turn.subjects import NO_WORDS, DocumentWords, parallel_documents
+from chat.services.turn.subjects import NO_WORDS, DocumentWords, has_digit, parallel_documents
 from chat.text import content_words
 from languages import ENGLISH, Language, normalize
 from resources.titles import shorten
@@ -155,7 +155,7 @@ def named_subject(
     lead = candidates[0]
     group = _distinct([lead, *(c for c in candidates[1:] if _alike(lead, c, threshold))])
     asked = said_words(question)
-    if len(group) < 2 and any(any(ch.isdigit() for ch in word) for word in asked):
+    if len(group) < 2 and any(has_digit(word) for word in asked):
         group = _distinct([lead, *(c for c in candidates[1:] if _alike(lead, c, threshold, asked=asked))])
     if len(group) < 2:
         return None

@@ -94,13 +94,13 @@ def parallel_documents(first: DocumentWords, other: DocumentWords, *, numbers: b
     own = first.names | other.names
     a, b = first.shape - own, other.shape - own
     if not numbers:
-        a, b = frozenset(w for w in a if not _has_digit(w)), frozenset(w for w in b if not _has_digit(w))
+        a, b = frozenset(w for w in a if not has_digit(w)), frozenset(w for w in b if not has_digit(w))
     if not a or not b:
         return False
     return len(a & b) / min(len(a), len(b)) >= DOCUMENT_OVERLAP
 
 
-def _has_digit(word: str) -> bool:
+def has_digit(word: str) -> bool:
     """A number, or a word with one ("1.2", "k1"): a slot's value or a name, not the shape."""
     return any(c.isdigit() for c in word)
 
